@@ -1,0 +1,210 @@
+/**
+ * Plugin configuration: one table of settings drives parsing, validation, defaults, the `LCM_*` environment
+ * overrides and the manifest's configSchema/uiHints (test/config.test.ts keeps the manifest in step).
+ * Resolution is all-or-nothing: an invalid value throws an LcmError naming the key, the value and the range.
+ */
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { LcmError } from "./errors.js";
+
+export interface LcmConfig {
+  enabled: boolean;
+  databasePath: string;
+  filesDirectory: string;
+  contextThreshold: number;
+  freshTailCount: number;
+  leafMinFanout: number;
+  condensedMinFanout: number;
+  condensedMinFanoutHard: number;
+  incrementalMaxDepth: number;
+  leafChunkTokens: number;
+  leafTargetTokens: number;
+  condensedTargetTokens: number;
+  maxExpandTokens: number;
+  largeFileTokenThreshold: number;
+  summaryModel: string | undefined;
+  summaryProvider: string | undefined;
+  autocompactDisabled: boolean;
+  defaultTokenBudget: number;
+  summaryTimeoutMs: number;
+  expansionTimeoutMs: number;
+  allowCrossAgentRecall: boolean;
+  customInstructions: string | undefined;
+}
+
+type SettingType = "boolean" | "integer" | "number" | "string";
+
+export interface SettingSpec {
+  key: keyof LcmConfig;
+  env: string;
+  type: SettingType;
+  /** Undefined means "no default": optional string settings, or paths derived at resolve time. */
+  defaultValue?: boolean | number | string;
+  min?: number;
+  max?: number;
+  /** For numbers: whether `min` itself is excluded (contextThreshold must be > 0). */
+  exclusiveMin?: boolean;
+  label: string;
+  help: string;
+}
+
+export const SETTINGS: readonly SettingSpec[] = [
+  { key: "enabled", env: "LCM_ENABLED", type: "boolean", defaultValue: true, label: "Enabled",
+    help: "When false the context engine is not registered (OpenClaw keeps its built-in engine); stored history stays untouched." },
+  { key: "databasePath", env: "LCM_DATABASE_PATH", type: "string", label: "Database path",
+    help: "SQLite file holding every message and summary. Default: $OPENCLAW_STATE_DIR/lcm.db, else ~/.openclaw/lcm.db." },
+  { key: "filesDirectory", env: "LCM_FILES_DIRECTORY", type: "string", label: "Large-file directory",
+    help: "Where intercepted large files are stored. Default: lcm-files/ beside the database." },
+  { key: "contextThreshold", env: "LCM_CONTEXT_THRESHOLD", type: "number", defaultValue: 0.75, min: 0, max: 1,
+    exclusiveMin: true, label: "Context threshold",
+    help: "Fraction of the token budget at which a full compaction sweep runs after a turn." },
+  { key: "freshTailCount", env: "LCM_FRESH_TAIL_COUNT", type: "integer", defaultValue: 32, min: 0, max: 10_000,
+    label: "Fresh tail", help: "Most recent raw messages that are never compacted and always assembled." },
+  { key: "leafMinFanout", env: "LCM_LEAF_MIN_FANOUT", type: "integer", defaultValue: 8, min: 2, max: 1_000,
+    label: "Leaf minimum fan-out", help: "Fewest raw messages one leaf summary may cover." },
+  { key: "condensedMinFanout", env: "LCM_CONDENSED_MIN_FANOUT", type: "integer", defaultValue: 4, min: 2, max: 1_000,
+    label: "Condensed minimum fan-out", help: "Fewest same-depth summaries merged into one condensed summary." },
+  { key: "condensedMinFanoutHard", env: "LCM_CONDENSED_MIN_FANOUT_HARD", type: "integer", defaultValue: 2, min: 2,
+    max: 1_000, label: "Condensed fan-out under pressure",
+    help: "Relaxed fan-out used by forced and budget-targeted sweeps. Must not exceed condensedMinFanout." },
+  { key: "incrementalMaxDepth", env: "LCM_INCREMENTAL_MAX_DEPTH", type: "integer", defaultValue: 0, min: 0, max: 32,
+    label: "Incremental depth", help: "Depth up to which condensation follows the per-turn leaf pass (0 = leaf only)." },
+  { key: "leafChunkTokens", env: "LCM_LEAF_CHUNK_TOKENS", type: "integer", defaultValue: 20_000, min: 256,
+    max: 1_000_000, label: "Leaf chunk tokens",
+    help: "Largest source size of one leaf pass; also the raw backlog that triggers the per-turn leaf pass." },
+  { key: "leafTargetTokens", env: "LCM_LEAF_TARGET_TOKENS", type: "integer", defaultValue: 1_200, min: 32,
+    max: 100_000, label: "Leaf target tokens", help: "Target size of a leaf summary." },
+  { key: "condensedTargetTokens", env: "LCM_CONDENSED_TARGET_TOKENS", type: "integer", defaultValue: 2_000, min: 32,
+    max: 100_000, label: "Condensed target tokens", help: "Target size of a condensed summary." },
+  { key: "maxExpandTokens", env: "LCM_MAX_EXPAND_TOKENS", type: "integer", defaultValue: 4_000, min: 100,
+    max: 1_000_000, label: "Expansion token cap", help: "Most source tokens one delegated expansion may read." },
+  { key: "largeFileTokenThreshold", env: "LCM_LARGE_FILE_TOKEN_THRESHOLD", type: "integer", defaultValue: 25_000,
+    min: 100, max: 10_000_000, label: "Large-file threshold",
+    help: "File blocks and tool outputs at or above this many tokens are stored aside and replaced by a reference." },
+  { key: "summaryModel", env: "LCM_SUMMARY_MODEL", type: "string", label: "Summary model",
+    help: "Model for summaries (\"provider/model\" for the host, a model id for the standalone Anthropic client)." },
+  { key: "summaryProvider", env: "LCM_SUMMARY_PROVIDER", type: "string", label: "Summary provider",
+    help: "Provider for summaries when summaryModel names only the model." },
+  { key: "autocompactDisabled", env: "LCM_AUTOCOMPACT_DISABLED", type: "boolean", defaultValue: false,
+    label: "Disable automatic compaction",
+    help: "When true, compaction runs only on /compact, /lcm compact or a provider overflow." },
+  { key: "defaultTokenBudget", env: "LCM_DEFAULT_TOKEN_BUDGET", type: "integer", defaultValue: 128_000, min: 1_000,
+    max: 10_000_000, label: "Default token budget",
+    help: "Budget used when the host gives neither tokenBudget nor a prompt token budget." },
+  { key: "summaryTimeoutMs", env: "LCM_SUMMARY_TIMEOUT_MS", type: "integer", defaultValue: 60_000, min: 1_000,
+    max: 3_600_000, label: "Summary timeout (ms)", help: "One summarizer call is abandoned (and escalated) after this." },
+  { key: "expansionTimeoutMs", env: "LCM_EXPANSION_TIMEOUT_MS", type: "integer", defaultValue: 120_000, min: 1_000,
+    max: 3_600_000, label: "Expansion deadline (ms)", help: "Deadline of one lcm_expand_query call, sub-agent included." },
+  { key: "allowCrossAgentRecall", env: "LCM_ALLOW_CROSS_AGENT_RECALL", type: "boolean", defaultValue: false,
+    label: "Cross-agent recall", help: "When true, recall tools may read conversations of other agents." },
+  { key: "customInstructions", env: "LCM_CUSTOM_INSTRUCTIONS", type: "string", label: "Summary instructions",
+    help: "Extra instructions appended to every summarization prompt." },
+];
+
+/** Default database location: $OPENCLAW_STATE_DIR/lcm.db, else ~/.openclaw/lcm.db. */
+export function defaultDatabasePath(env: NodeJS.ProcessEnv = process.env): string {
+  const stateDir = env.OPENCLAW_STATE_DIR?.trim();
+  return join(stateDir ? expandHome(stateDir) : join(homedir(), ".openclaw"), "lcm.db");
+}
+
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+}
+
+/**
+ * Resolves the configuration from plugin config (`api.pluginConfig`) and `LCM_*` environment variables;
+ * environment variables win. Throws LcmError("invalid_config") on the first invalid or unknown key.
+ */
+export function resolveConfig(pluginConfig: unknown = {}, env: NodeJS.ProcessEnv = process.env): LcmConfig {
+  const source = pluginConfig ?? {};
+  if (typeof source !== "object" || Array.isArray(source)) {
+    throw new LcmError("invalid_config", `Plugin config must be an object, got ${describe(source)}.`);
+  }
+  const known = new Set<string>(SETTINGS.map((setting) => setting.key));
+  for (const key of Object.keys(source)) {
+    if (!known.has(key)) {
+      throw new LcmError("invalid_config", `Unknown setting "${key}". Known settings: ${[...known].join(", ")}.`);
+    }
+  }
+  const values: Record<string, unknown> = {};
+  for (const setting of SETTINGS) {
+    const fromEnv = env[setting.env];
+    if (fromEnv !== undefined && fromEnv !== "") {
+      values[setting.key] = parseValue(setting, fromEnv, `environment variable ${setting.env}`);
+    } else if ((source as Record<string, unknown>)[setting.key] !== undefined) {
+      values[setting.key] = checkValue(setting, (source as Record<string, unknown>)[setting.key], `setting "${setting.key}"`);
+    } else {
+      values[setting.key] = setting.defaultValue;
+    }
+  }
+  const databasePath = expandHome((values.databasePath as string | undefined) ?? defaultDatabasePath(env));
+  values.databasePath = databasePath;
+  values.filesDirectory = expandHome((values.filesDirectory as string | undefined) ?? join(dirname(databasePath), "lcm-files"));
+  const config = values as unknown as LcmConfig;
+  if (config.condensedMinFanoutHard > config.condensedMinFanout) {
+    throw new LcmError(
+      "invalid_config",
+      `condensedMinFanoutHard (${config.condensedMinFanoutHard}) must not exceed condensedMinFanout (${config.condensedMinFanout}).`,
+    );
+  }
+  return Object.freeze(config);
+}
+
+function parseValue(setting: SettingSpec, raw: string, where: string): unknown {
+  const text = raw.trim();
+  switch (setting.type) {
+    case "boolean":
+      if (/^(1|true|yes|on)$/i.test(text)) return true;
+      if (/^(0|false|no|off)$/i.test(text)) return false;
+      throw invalid(setting, raw, where, "true or false");
+    case "integer":
+    case "number": {
+      const value = Number(text);
+      if (text === "" || !Number.isFinite(value)) throw invalid(setting, raw, where, rangeText(setting));
+      return checkValue(setting, value, where);
+    }
+    case "string":
+      return checkValue(setting, raw, where);
+  }
+}
+
+function checkValue(setting: SettingSpec, value: unknown, where: string): unknown {
+  switch (setting.type) {
+    case "boolean":
+      if (typeof value !== "boolean") throw invalid(setting, value, where, "true or false");
+      return value;
+    case "string":
+      if (typeof value !== "string" || value.trim() === "") throw invalid(setting, value, where, "a non-empty string");
+      return value;
+    case "integer":
+    case "number": {
+      const isNumber = typeof value === "number" && Number.isFinite(value);
+      const isWhole = isNumber && (setting.type === "number" || Number.isInteger(value));
+      const min = setting.min ?? -Infinity;
+      const max = setting.max ?? Infinity;
+      const aboveMin = isNumber && (setting.exclusiveMin ? value > min : value >= min);
+      if (!isWhole || !aboveMin || (value as number) > max) throw invalid(setting, value, where, rangeText(setting));
+      return value;
+    }
+  }
+}
+
+function rangeText(setting: SettingSpec): string {
+  const kind = setting.type === "integer" ? "an integer" : "a number";
+  const low = setting.min === undefined ? "" : `${setting.exclusiveMin ? ">" : ">="} ${setting.min}`;
+  const high = setting.max === undefined ? "" : `<= ${setting.max}`;
+  return [kind, [low, high].filter(Boolean).join(" and ")].filter(Boolean).join(" ");
+}
+
+function invalid(setting: SettingSpec, value: unknown, where: string, expected: string): LcmError {
+  return new LcmError(
+    "invalid_config",
+    `Invalid ${where}: ${describe(value)}. Expected ${expected} for "${setting.key}".`,
+  );
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null || typeof value !== "object") return String(value);
+  return Array.isArray(value) ? "an array" : "an object";
+}

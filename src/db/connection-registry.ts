@@ -1,0 +1,71 @@
+/**
+ * One shared database connection per file per process. The host builds a new engine for every turn and loads
+ * the plugin module several times per gateway process, so the registry lives on globalThis under a versioned
+ * symbol: every copy of the module, every engine instance and every tool shares one connection and one
+ * migration check. Engines never close it; `closeAllDatabases` exists for tests and process shutdown.
+ */
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { Database } from "./database.js";
+import { migrate } from "./migrations.js";
+
+interface Registry {
+  databases: Map<string, Database>;
+}
+
+const REGISTRY_KEY = Symbol.for("openclaw-lcm.connection-registry.v1");
+
+function registry(): Registry {
+  const holder = globalThis as unknown as Record<symbol, Registry | undefined>;
+  let found = holder[REGISTRY_KEY];
+  if (!found) {
+    found = { databases: new Map() };
+    holder[REGISTRY_KEY] = found;
+  }
+  return found;
+}
+
+/** The shared, migrated connection for `path`, opened (owner-only, WAL) on first use. */
+export function openSharedDatabase(path: string): Database {
+  const key = path === ":memory:" ? path : resolve(path);
+  const databases = registry().databases;
+  const existing = databases.get(key);
+  if (existing?.raw.isOpen) return existing;
+  const database = openDatabase(key);
+  databases.set(key, database);
+  return database;
+}
+
+/** Opens and migrates a private connection (tests, tools that need their own handle). */
+export function openDatabase(path: string): Database {
+  if (path !== ":memory:") createOwnerOnly(path);
+  const database = new Database(path);
+  try {
+    database.raw.exec("PRAGMA journal_mode = WAL");
+    database.raw.exec("PRAGMA synchronous = NORMAL");
+    database.raw.exec("PRAGMA temp_store = MEMORY");
+    database.raw.exec("PRAGMA cache_size = -32000");
+    migrate(database);
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+  return database;
+}
+
+function createOwnerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+  chmodSync(path, 0o600);
+}
+
+export function closeSharedDatabase(path: string): void {
+  const key = path === ":memory:" ? path : resolve(path);
+  registry().databases.get(key)?.close();
+  registry().databases.delete(key);
+}
+
+export function closeAllDatabases(): void {
+  for (const database of registry().databases.values()) database.close();
+  registry().databases.clear();
+}

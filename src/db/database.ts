@@ -1,0 +1,94 @@
+/**
+ * A node:sqlite connection with the two things every store needs: statements prepared once per connection
+ * (cached by SQL text), and write transactions that never block the event loop while another process holds the
+ * lock. SQLite's own busy handler sleeps synchronously on the main thread, so the connection's busy timeout is
+ * kept tiny and contention is retried here with async back-off until a deadline.
+ */
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { LcmError } from "../errors.js";
+
+/** SQLite's own busy wait per attempt: short enough that a contended lock never stalls the event loop. */
+export const BUSY_TIMEOUT_MS = 5;
+/** How long a write keeps retrying a locked database before it fails with LcmError("busy"). */
+export const DEFAULT_WRITE_DEADLINE_MS = 15_000;
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+
+export type Row = Record<string, SQLInputValue>;
+
+export class Database {
+  readonly raw: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(readonly path: string) {
+    this.raw = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
+  }
+
+  /** The cached prepared statement for this SQL text. */
+  statement(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.raw.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  get<T>(sql: string, ...params: SQLInputValue[]): T | undefined {
+    const row = this.statement(sql).get(...params);
+    return row === undefined ? undefined : ({ ...row } as T);
+  }
+
+  all<T>(sql: string, ...params: SQLInputValue[]): T[] {
+    return this.statement(sql).all(...params).map((row) => ({ ...row }) as T);
+  }
+
+  run(sql: string, ...params: SQLInputValue[]): { changes: number; lastInsertRowid: number } {
+    const result = this.statement(sql).run(...params);
+    return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
+  }
+
+  /**
+   * Runs `body` in one IMMEDIATE transaction. The body is synchronous, so no transaction ever spans an await.
+   * When another connection holds the write lock, waits asynchronously and retries until `deadlineMs`.
+   */
+  async write<T>(body: () => T, deadlineMs = DEFAULT_WRITE_DEADLINE_MS): Promise<T> {
+    const started = Date.now();
+    let delay = 2;
+    for (;;) {
+      try {
+        return this.writeNow(body);
+      } catch (error) {
+        if (!isBusyError(error)) throw error;
+        if (Date.now() - started + delay > deadlineMs) {
+          throw new LcmError("busy", `The database ${this.path} stayed locked by another writer for ${deadlineMs} ms.`, {}, { cause: error });
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 100);
+      }
+    }
+  }
+
+  /** Synchronous variant for migrations and tests; throws a busy error instead of waiting. */
+  writeNow<T>(body: () => T): T {
+    this.raw.exec("BEGIN IMMEDIATE");
+    try {
+      const result = body();
+      this.raw.exec("COMMIT");
+      return result;
+    } catch (error) {
+      if (this.raw.isTransaction) this.raw.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.statements.clear();
+    if (this.raw.isOpen) this.raw.close();
+  }
+}
+
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === "number" && ((code & 0xff) === SQLITE_BUSY || (code & 0xff) === SQLITE_LOCKED);
+}

@@ -1,0 +1,217 @@
+/**
+ * Versioned schema migrations, tracked with PRAGMA user_version. Each runs in its own transaction; a shipped
+ * migration is never edited (add a new one). When the database is up to date, `migrate` reads one pragma and
+ * returns. The data model is described in docs/architecture.md.
+ */
+import { isBusyError, type Database } from "./database.js";
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    up: `
+      CREATE TABLE conversations (
+        conversation_id INTEGER PRIMARY KEY,
+        agent_id        TEXT NOT NULL,
+        session_id      TEXT NOT NULL UNIQUE,
+        session_key     TEXT,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        last_ingest_at  INTEGER,
+        next_seq        INTEGER NOT NULL DEFAULT 1,
+        next_ordinal    INTEGER NOT NULL DEFAULT 1,
+        message_count   INTEGER NOT NULL DEFAULT 0,
+        message_tokens  INTEGER NOT NULL DEFAULT 0,
+        context_tokens  INTEGER NOT NULL DEFAULT 0,
+        context_raw_tokens INTEGER NOT NULL DEFAULT 0,
+        context_items   INTEGER NOT NULL DEFAULT 0,
+        bootstrap_state TEXT,
+        last_compaction TEXT
+      );
+      CREATE INDEX conversations_agent_session_key ON conversations (agent_id, session_key);
+
+      CREATE TABLE messages (
+        message_id      INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        seq             INTEGER NOT NULL,
+        role            TEXT NOT NULL,
+        content         TEXT NOT NULL,
+        token_count     INTEGER NOT NULL,
+        created_at      INTEGER NOT NULL,
+        identity_key    TEXT NOT NULL,
+        flags           INTEGER NOT NULL DEFAULT 0,
+        meta            TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (conversation_id, identity_key),
+        UNIQUE (conversation_id, seq)
+      );
+
+      CREATE TABLE message_parts (
+        message_id INTEGER NOT NULL REFERENCES messages (message_id),
+        ordinal    INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        text_start INTEGER,
+        text_end   INTEGER,
+        data       TEXT,
+        meta       TEXT,
+        PRIMARY KEY (message_id, ordinal)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE committed_turns (
+        conversation_id INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        advancement_key TEXT NOT NULL,
+        committed_at    INTEGER NOT NULL,
+        message_count   INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, advancement_key)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE summaries (
+        id                 INTEGER PRIMARY KEY,
+        summary_id         TEXT NOT NULL UNIQUE,
+        conversation_id    INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        kind               TEXT NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+        depth              INTEGER NOT NULL,
+        content            TEXT NOT NULL,
+        token_count        INTEGER NOT NULL,
+        source_token_count INTEGER NOT NULL,
+        earliest_at        INTEGER NOT NULL,
+        latest_at          INTEGER NOT NULL,
+        descendant_count   INTEGER NOT NULL,
+        source_message_count INTEGER NOT NULL,
+        seq_start          INTEGER NOT NULL,
+        seq_end            INTEGER NOT NULL,
+        file_ids           TEXT NOT NULL DEFAULT '[]',
+        level              TEXT NOT NULL CHECK (level IN ('normal', 'aggressive', 'fallback')),
+        created_at         INTEGER NOT NULL
+      );
+      CREATE INDEX summaries_conversation_seq ON summaries (conversation_id, seq_start);
+
+      CREATE TABLE summary_messages (
+        summary_id INTEGER NOT NULL REFERENCES summaries (id),
+        message_id INTEGER NOT NULL REFERENCES messages (message_id),
+        ordinal    INTEGER NOT NULL,
+        PRIMARY KEY (summary_id, message_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE summary_parents (
+        summary_id        INTEGER NOT NULL REFERENCES summaries (id),
+        parent_summary_id INTEGER NOT NULL REFERENCES summaries (id),
+        ordinal           INTEGER NOT NULL,
+        PRIMARY KEY (summary_id, parent_summary_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX summary_parents_parent ON summary_parents (parent_summary_id);
+
+      CREATE TABLE context_items (
+        conversation_id INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        ordinal         INTEGER NOT NULL,
+        message_id      INTEGER REFERENCES messages (message_id),
+        summary_id      INTEGER REFERENCES summaries (id),
+        token_count     INTEGER NOT NULL,
+        flags           INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (conversation_id, ordinal),
+        CHECK ((message_id IS NULL) <> (summary_id IS NULL))
+      ) WITHOUT ROWID;
+
+      CREATE TABLE large_files (
+        file_id             TEXT PRIMARY KEY,
+        conversation_id     INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        content_hash        TEXT NOT NULL,
+        file_name           TEXT,
+        mime_type           TEXT,
+        byte_size           INTEGER NOT NULL,
+        token_count         INTEGER NOT NULL,
+        storage_path        TEXT NOT NULL,
+        exploration_summary TEXT NOT NULL,
+        explorer            TEXT NOT NULL,
+        origin              TEXT NOT NULL,
+        tool_name           TEXT,
+        created_at          INTEGER NOT NULL,
+        UNIQUE (conversation_id, content_hash)
+      );
+
+      CREATE TABLE expansion_grants (
+        grant_id          TEXT PRIMARY KEY,
+        agent_id          TEXT NOT NULL,
+        child_session_key TEXT,
+        conversation_ids  TEXT NOT NULL,
+        token_cap         INTEGER NOT NULL,
+        tokens_used       INTEGER NOT NULL DEFAULT 0,
+        created_at        INTEGER NOT NULL,
+        expires_at        INTEGER NOT NULL,
+        revoked_at        INTEGER,
+        revoke_reason     TEXT
+      );
+      CREATE INDEX expansion_grants_child ON expansion_grants (child_session_key);
+
+      CREATE VIRTUAL TABLE messages_fts USING fts5 (
+        content, content = 'messages', content_rowid = 'message_id', tokenize = 'unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content) VALUES (new.message_id, new.content);
+      END;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.message_id, old.content);
+      END;
+
+      CREATE VIRTUAL TABLE summaries_fts USING fts5 (
+        content, content = 'summaries', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
+        INSERT INTO summaries_fts (rowid, content) VALUES (new.id, new.content);
+      END;
+      CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
+        INSERT INTO summaries_fts (summaries_fts, rowid, content) VALUES ('delete', old.id, old.content);
+      END;
+    `,
+  },
+];
+
+/** Brings the schema up to date. Cheap when already current: one pragma read. */
+export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number {
+  const current = currentVersion(db);
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new Error(
+      `Database ${db.path} has schema version ${current}, newer than this plugin supports (${latest}). Upgrade the plugin.`,
+    );
+  }
+  for (const migration of migrations) {
+    if (migration.version <= current) continue;
+    withBusyRetry(db, () =>
+      db.writeNow(() => {
+        // Re-check inside the write lock: another process may have migrated meanwhile.
+        if (currentVersion(db) >= migration.version) return;
+        db.raw.exec(migration.up);
+        db.raw.exec(`PRAGMA user_version = ${migration.version}`);
+      }),
+    );
+  }
+  return latest;
+}
+
+/**
+ * Migrations run once per process when the first engine opens the file, synchronously (the host's factory is
+ * synchronous). If another gateway holds the write lock, wait in short sleeps for up to MIGRATION_WAIT_MS.
+ */
+const MIGRATION_WAIT_MS = 10_000;
+function withBusyRetry(db: Database, body: () => void): void {
+  const started = Date.now();
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return body();
+    } catch (error) {
+      if (!isBusyError(error) || Date.now() - started > MIGRATION_WAIT_MS) throw error;
+      Atomics.wait(sleeper, 0, 0, 20);
+    }
+  }
+}
+
+function currentVersion(db: Database): number {
+  return Number((db.raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version);
+}

@@ -1,0 +1,78 @@
+/**
+ * Imports host-provided history (assemble's `messages`, afterTurn's `messages`) that the store does not have
+ * yet, without ever duplicating. Identity keys come from the host (entry id, idempotency key) or a content
+ * fingerprint. The newest host message the store already has is the anchor: messages after it are new and are
+ * appended in order. With no anchor, an empty conversation imports everything; a non-empty one imports nothing
+ * (the host view does not overlap what we stored, so order cannot be known) and bootstrap reconciles from the
+ * transcript file instead.
+ */
+import type { Clock, Logger, TokenEstimator } from "../contracts.js";
+import { describeError } from "../errors.js";
+import type { AgentMessage } from "../host/openclaw-types.js";
+import { type EncodedMessage, encodeMessage } from "../messages/message-codec.js";
+import type { ConversationRecord } from "../records.js";
+import type { MessageStore } from "../store/store.js";
+
+export interface HistoryImportDeps {
+  store: MessageStore;
+  tokens: TokenEstimator;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface HistoryImportResult {
+  imported: number;
+  skippedInvalid: number;
+  /** True when the host history had no message in common with a non-empty stored conversation. */
+  noOverlap: boolean;
+}
+
+/** Encodes what can be encoded; invalid messages are logged and skipped, never stored half-way. */
+export function encodeAll(messages: readonly unknown[], deps: Pick<HistoryImportDeps, "tokens" | "clock" | "logger">): {
+  encoded: EncodedMessage[];
+  invalid: number;
+} {
+  const encoded: EncodedMessage[] = [];
+  let invalid = 0;
+  const now = deps.clock.now();
+  for (const message of messages) {
+    try {
+      encoded.push(encodeMessage(message as AgentMessage, deps.tokens, now));
+    } catch (error) {
+      invalid++;
+      deps.logger.warn(`Skipped a message that cannot be stored: ${describeError(error)}`);
+    }
+  }
+  return { encoded, invalid };
+}
+
+export async function importHostHistory(
+  conversation: ConversationRecord,
+  messages: readonly unknown[],
+  deps: HistoryImportDeps,
+): Promise<HistoryImportResult> {
+  if (messages.length === 0) return { imported: 0, skippedInvalid: 0, noOverlap: false };
+  const { encoded, invalid } = encodeAll(messages, deps);
+  const existing = await deps.store.findExistingIdentities(
+    conversation.conversationId,
+    encoded.map((message) => message.identityKey),
+  );
+  let anchor = -1;
+  for (let index = encoded.length - 1; index >= 0; index--) {
+    if (existing.has(encoded[index]!.identityKey)) {
+      anchor = index;
+      break;
+    }
+  }
+  if (anchor === -1 && conversation.messageCount > 0) {
+    deps.logger.warn(
+      `Host history for session ${conversation.sessionId} has no message in common with the ${conversation.messageCount} stored; ` +
+        "nothing imported from it (bootstrap reconciles from the transcript).",
+    );
+    return { imported: 0, skippedInvalid: invalid, noOverlap: true };
+  }
+  const fresh = encoded.slice(anchor + 1).filter((message) => !existing.has(message.identityKey));
+  if (fresh.length === 0) return { imported: 0, skippedInvalid: invalid, noOverlap: false };
+  const result = await deps.store.appendMessages(conversation.conversationId, fresh, deps.clock.now());
+  return { imported: result.inserted, skippedInvalid: invalid, noOverlap: false };
+}

@@ -1,0 +1,224 @@
+/**
+ * The subset of OpenClaw 2026.9.6 host types this plugin reads or returns (see
+ * ../shared/reference/openclaw-host.md). Declared here instead of imported so the plugin never loads OpenClaw at
+ * runtime and compiles without it. Only the fields we use are listed; hosts may send more.
+ */
+
+export interface TextContent { type: "text"; text: string; textSignature?: string }
+export interface ThinkingContent { type: "thinking"; thinking: string; thinkingSignature?: string; redacted?: boolean }
+export interface ImageContent { type: "image"; data: string; mimeType: string }
+export interface ToolCallContent {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+export type ContentBlock = TextContent | ThinkingContent | ImageContent | ToolCallContent;
+
+/**
+ * A host message. Roles seen live: user, assistant, toolResult, custom, compactionSummary, branchSummary,
+ * bashExecution. Persisted messages also carry undeclared fields (`idempotencyKey`, `__openclaw`).
+ */
+export interface AgentMessage {
+  role: string;
+  content?: unknown;
+  timestamp?: number | string;
+  [field: string]: unknown;
+}
+
+export interface TranscriptEntryAnchor {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly sessionKey: string;
+  readonly entryId: string;
+  readonly rawSeq: number;
+  readonly idempotencyKey?: string;
+  readonly [field: string]: unknown;
+}
+
+export interface LlmCompleteParams {
+  messages: { role: "system" | "user" | "assistant"; content: string }[];
+  model?: string;
+  maxTokens?: number;
+  temperature?: number;
+  systemPrompt?: string;
+  signal?: AbortSignal;
+  purpose?: string;
+}
+export interface LlmCompleteResult { text: string; provider?: string; model?: string; stopReason?: string }
+export interface HostLlm { complete(params: LlmCompleteParams): Promise<LlmCompleteResult> }
+
+export interface RuntimeContext {
+  tokenBudget?: number;
+  currentTokenCount?: number;
+  llm?: HostLlm;
+  [field: string]: unknown;
+}
+
+export interface RuntimeSettings {
+  limits?: { promptTokenBudget?: number | null; maxOutputTokens?: number | null };
+  model?: { resolved?: string | null; provider?: string | null };
+  [field: string]: unknown;
+}
+
+export interface SessionTarget { agentId?: string; sessionId?: string; sessionKey?: string; [field: string]: unknown }
+
+/** Fields every session-scoped hook receives. */
+export interface SessionParams {
+  sessionId: string;
+  sessionKey?: string;
+  sessionTarget?: SessionTarget;
+  runtimeSettings?: RuntimeSettings;
+  runtimeContext?: RuntimeContext;
+}
+
+export interface BootstrapParams extends SessionParams { sessionFile?: string }
+export interface MaintainParams extends SessionParams { sessionFile?: string; abortSignal?: AbortSignal }
+export interface IngestParams { sessionId: string; sessionKey?: string; message: AgentMessage; isHeartbeat?: boolean }
+export interface IngestBatchParams { sessionId: string; sessionKey?: string; messages: AgentMessage[]; isHeartbeat?: boolean }
+export interface AfterTurnParams extends SessionParams {
+  sessionFile?: string;
+  messages: AgentMessage[];
+  prePromptMessageCount: number;
+  isHeartbeat?: boolean;
+  tokenBudget?: number;
+}
+export interface CommitTurnParams extends SessionParams {
+  advancementKey: string;
+  admission?: TranscriptEntryAnchor;
+  terminal?: TranscriptEntryAnchor;
+  messages: AgentMessage[];
+  isHeartbeat?: boolean;
+}
+export interface AssembleParams extends SessionParams {
+  messages: AgentMessage[];
+  tokenBudget?: number;
+  availableTools?: Set<string>;
+  model?: string;
+  prompt?: string;
+}
+export interface CompactParams extends SessionParams {
+  sessionKey: string;
+  agentId?: string;
+  tokenBudget?: number;
+  force?: boolean;
+  currentTokenCount?: number;
+  compactionTarget?: "budget" | "threshold";
+  customInstructions?: string;
+  abortSignal?: AbortSignal;
+}
+
+export interface AssembleResult {
+  messages: AgentMessage[];
+  estimatedTokens: number;
+  systemPromptAddition?: string;
+}
+export interface CompactResult {
+  ok: boolean;
+  compacted: boolean;
+  reason?: string;
+  result?: { summary?: string; tokensBefore: number; tokensAfter?: number; details?: unknown };
+}
+export interface BootstrapResult { bootstrapped: boolean; importedMessages?: number; reason?: string }
+export interface MaintenanceResult { changed: boolean; bytesFreed: number; rewrittenEntries: number; reason?: string }
+
+export interface ContextEngineInfo {
+  id: string;
+  name: string;
+  version?: string;
+  ownsCompaction?: boolean;
+  transcriptSemantics?: {
+    currentTurnFence?: "before-current-turn-entry-v1";
+    turnAdvancementIdempotency?: "atomic-idempotent-v1";
+  };
+}
+
+export interface ContextEngine {
+  readonly info: ContextEngineInfo;
+  bootstrap(params: BootstrapParams): Promise<BootstrapResult>;
+  maintain(params: MaintainParams): Promise<MaintenanceResult>;
+  ingest(params: IngestParams): Promise<{ ingested: boolean }>;
+  ingestBatch(params: IngestBatchParams): Promise<{ ingestedCount: number }>;
+  afterTurn(params: AfterTurnParams): Promise<void>;
+  commitTurn(params: CommitTurnParams): Promise<{ status: "committed" | "duplicate" }>;
+  assemble(params: AssembleParams): Promise<AssembleResult>;
+  compact(params: CompactParams): Promise<CompactResult>;
+  onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export interface ContextEngineFactoryContext { config?: unknown; agentDir?: string; workspaceDir?: string }
+
+export interface PluginLogger {
+  debug?(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ToolResultContent { type: "text"; text: string }
+export interface AgentTool {
+  name: string;
+  label: string;
+  description: string;
+  parameters: unknown;
+  catalogMode?: "direct-only";
+  execute(
+    toolCallId: string,
+    params: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ content: ToolResultContent[]; details: unknown; isError?: boolean }>;
+}
+export interface ToolContext { agentId?: string; sessionKey?: string; sessionId?: string; [field: string]: unknown }
+export type ToolFactory = (context: ToolContext) => AgentTool | AgentTool[] | null | undefined;
+
+export interface CommandContext {
+  agentId?: string;
+  sessionKey?: string;
+  sessionId?: string;
+  args?: string;
+  commandBody?: string;
+  runtimeContext?: {
+    llm?: HostLlm;
+    compactCurrent?: () => Promise<{ compacted: boolean; reason?: string; tokensBefore?: number; tokensAfter?: number }>;
+  };
+  [field: string]: unknown;
+}
+export interface CommandDefinition {
+  name: string;
+  description: string;
+  acceptsArgs?: boolean;
+  requireAuth?: boolean;
+  handler(context: CommandContext): Promise<{ text: string }>;
+}
+
+export interface SubagentRuntime {
+  run(params: {
+    sessionKey: string;
+    message: string;
+    toolsAlsoAllow?: string[];
+    disableTools?: boolean;
+    extraSystemPrompt?: string;
+    deliver?: boolean;
+    idempotencyKey?: string;
+    model?: string;
+    provider?: string;
+    lightContext?: boolean;
+    promptMode?: "minimal";
+  }): Promise<{ runId: string; sessionKey?: string }>;
+  waitForRun(params: { runId: string; timeoutMs?: number }): Promise<{ status: string; terminalReply?: { text?: string }; error?: unknown }>;
+  getSessionMessages?(params: { sessionKey: string; limit?: number }): Promise<{ messages: unknown[] }>;
+  deleteSession?(params: { sessionKey: string; deleteTranscript?: boolean }): Promise<void>;
+}
+
+export interface PluginApi {
+  id?: string;
+  registrationMode?: string;
+  pluginConfig?: Record<string, unknown>;
+  logger?: PluginLogger;
+  runtime?: { llm?: HostLlm; subagent?: SubagentRuntime; [field: string]: unknown };
+  registerContextEngine(id: string, factory: (context: ContextEngineFactoryContext) => ContextEngine): void;
+  registerTool?(tool: AgentTool | ToolFactory, options?: { name?: string; names?: string[]; optional?: boolean }): void;
+  registerCommand?(command: CommandDefinition): void;
+}

@@ -1,0 +1,284 @@
+/**
+ * Converts host AgentMessages to the stored form and back, losslessly and storing each payload once.
+ *
+ * `content` is a plain-text rendering of the message (what full-text and regex search read). Every text-like
+ * payload (text, thinking, tool-call arguments as JSON, summary/command/output fields) appears in it exactly
+ * once, and its part records the span [start, end) that holds it, so decoding slices instead of keeping a second
+ * copy. Binary-ish payloads (image data, unknown blocks) live in the part's `data`. Everything else about the
+ * message (model, usage, timestamps, host ids, tool-result details) is kept verbatim in `meta` JSON.
+ */
+import { createHash } from "node:crypto";
+import type { TokenEstimator } from "../contracts.js";
+import { LcmError } from "../errors.js";
+import type { AgentMessage } from "../host/openclaw-types.js";
+
+export type PartKind = "text" | "thinking" | "toolCall" | "image" | "field" | "raw";
+
+export interface StoredPart {
+  kind: PartKind;
+  start: number | null;
+  end: number | null;
+  data: string | null;
+  meta: string | null;
+}
+
+/** Bit flags on messages.flags. */
+export const MessageFlags = {
+  /** `content` was a string rather than a block array. */
+  contentString: 1,
+  /** The message had no `content` field. */
+  contentAbsent: 2,
+  /** `content` had an unexpected shape; it is kept verbatim in meta. */
+  contentInMeta: 4,
+  /** Stored but never assembled (host `excludeFromContext`, or a role providers cannot take). */
+  excluded: 8,
+} as const;
+
+/** Bit flags on context_items.flags, so planners and the assembler need not load messages. */
+export const ItemFlags = {
+  /** An assistant message holding at least one tool call. */
+  toolCalls: 1,
+  /** A tool result; it must stay with the assistant message that called it. */
+  toolResult: 2,
+} as const;
+
+export interface EncodedMessage {
+  role: string;
+  content: string;
+  parts: StoredPart[];
+  meta: string;
+  flags: number;
+  itemFlags: number;
+  tokenCount: number;
+  /** Milliseconds since the epoch: the host timestamp, else the ingest time. */
+  createdAt: number;
+  /** The canonical identity used for idempotency (UNIQUE per conversation). */
+  identityKey: string;
+}
+
+export const KNOWN_ROLES = new Set([
+  "user", "assistant", "toolResult", "custom", "compactionSummary", "branchSummary", "bashExecution",
+]);
+const TEXT_FIELDS = ["summary", "command", "output"] as const;
+/** Per-message framing overhead providers charge (role markers, separators). */
+const MESSAGE_OVERHEAD_TOKENS = 4;
+
+/** Validates the shape of a host message; throws LcmError("invalid_message") with the reason. */
+export function assertAgentMessage(value: unknown): asserts value is AgentMessage {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new LcmError("invalid_message", `A message must be an object, got ${value === null ? "null" : typeof value}.`);
+  }
+  const role = (value as { role?: unknown }).role;
+  if (typeof role !== "string" || role.trim() === "") {
+    throw new LcmError("invalid_message", "A message must have a non-empty string `role`.");
+  }
+}
+
+/**
+ * The message's identity: the host's entry id (`__openclaw.id`), else its `idempotencyKey`, else a fingerprint
+ * of role, timestamp and content, so a replay of the same message always maps to the same key.
+ */
+export function identityKeyOf(message: AgentMessage): string {
+  const hostMeta = message.__openclaw;
+  if (hostMeta && typeof hostMeta === "object") {
+    const id = (hostMeta as { id?: unknown }).id;
+    if (typeof id === "string" && id !== "") return `id:${id}`;
+  }
+  if (typeof message.idempotencyKey === "string" && message.idempotencyKey !== "") return `key:${message.idempotencyKey}`;
+  return `fp:${fingerprintOf(message)}`;
+}
+
+export function fingerprintOf(message: AgentMessage): string {
+  const hash = createHash("sha256");
+  hash.update(message.role);
+  hash.update("\u0000");
+  hash.update(String(message.timestamp ?? ""));
+  hash.update("\u0000");
+  hash.update(stableJson(message.content ?? null));
+  for (const field of TEXT_FIELDS) {
+    if (typeof message[field] === "string") hash.update(`\u0000${field}=${message[field] as string}`);
+  }
+  return hash.digest("hex").slice(0, 32);
+}
+
+function stableJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? "null";
+  } catch {
+    return "[unserializable]"; // cyclic content: the role and timestamp still distinguish it
+  }
+}
+
+export function timestampToMillis(value: unknown, fallback: number): number {
+  if (typeof value === "number" && Number.isFinite(value)) return value < 1e11 ? Math.round(value * 1000) : Math.round(value);
+  if (typeof value === "string") {
+    const parsed = Date.parse(value);
+    if (Number.isFinite(parsed)) return parsed;
+  }
+  return fallback;
+}
+
+class ContentBuilder {
+  private readonly pieces: string[] = [];
+  private length = 0;
+
+  /** Appends a searchable span and returns its [start, end). */
+  span(text: string): [number, number] {
+    this.separate();
+    const start = this.length;
+    this.pieces.push(text);
+    this.length += text.length;
+    return [start, this.length];
+  }
+
+  /** Appends a label that helps search and reading but is not part of any payload. */
+  label(text: string): void {
+    this.separate();
+    this.pieces.push(text);
+    this.length += text.length;
+  }
+
+  private separate(): void {
+    if (this.length > 0 || this.pieces.length > 0) {
+      this.pieces.push("\n");
+      this.length += 1;
+    }
+  }
+
+  text(): string {
+    return this.pieces.join("");
+  }
+}
+
+function metaOf(block: Record<string, unknown>, omit: readonly string[]): string | null {
+  const rest: Record<string, unknown> = {};
+  let any = false;
+  for (const [key, value] of Object.entries(block)) {
+    if (omit.includes(key)) continue;
+    rest[key] = value;
+    any = true;
+  }
+  return any ? JSON.stringify(rest) : null;
+}
+
+/** Encodes one host message. `now` is used when the message has no usable timestamp. */
+export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now: number): EncodedMessage {
+  assertAgentMessage(message);
+  const builder = new ContentBuilder();
+  const parts: StoredPart[] = [];
+  let flags = 0;
+  let itemFlags = 0;
+  let tokenCount = MESSAGE_OVERHEAD_TOKENS;
+  const omitFromMeta: string[] = ["role"];
+
+  const addSpan = (kind: PartKind, text: string, meta: string | null) => {
+    const [start, end] = builder.span(text);
+    parts.push({ kind, start, end, data: null, meta });
+    tokenCount += tokens.estimate(text);
+  };
+
+  const content = message.content;
+  if (content === undefined) {
+    flags |= MessageFlags.contentAbsent;
+  } else if (typeof content === "string") {
+    flags |= MessageFlags.contentString;
+    omitFromMeta.push("content");
+    addSpan("text", content, null);
+  } else if (Array.isArray(content)) {
+    omitFromMeta.push("content");
+    for (const block of content) encodeBlock(block);
+  } else {
+    flags |= MessageFlags.contentInMeta;
+  }
+
+  function encodeBlock(block: unknown): void {
+    const record = block !== null && typeof block === "object" ? (block as Record<string, unknown>) : null;
+    const type = record?.type;
+    if (record && type === "text" && typeof record.text === "string") {
+      addSpan("text", record.text, metaOf(record, ["type", "text"]));
+    } else if (record && type === "thinking" && typeof record.thinking === "string") {
+      addSpan("thinking", record.thinking, metaOf(record, ["type", "thinking"]));
+    } else if (record && type === "toolCall" && typeof record.name === "string" && isPlainObject(record.arguments)) {
+      builder.label(`[tool call ${record.name}]`);
+      tokenCount += tokens.estimate(record.name) + 2;
+      addSpan("toolCall", JSON.stringify(record.arguments), metaOf(record, ["type", "arguments"]));
+      itemFlags |= ItemFlags.toolCalls;
+    } else if (record && type === "image" && typeof record.data === "string") {
+      builder.label(`[image ${typeof record.mimeType === "string" ? record.mimeType : ""}]`.trim());
+      parts.push({ kind: "image", start: null, end: null, data: record.data, meta: metaOf(record, ["type", "data"]) });
+      tokenCount += tokens.imageTokens;
+    } else {
+      const data = stableJson(block);
+      parts.push({ kind: "raw", start: null, end: null, data, meta: null });
+      tokenCount += tokens.estimate(data);
+    }
+  }
+
+  for (const field of TEXT_FIELDS) {
+    const value = message[field];
+    if (typeof value === "string") {
+      omitFromMeta.push(field);
+      builder.label(`[${field}]`);
+      addSpan("field", value, JSON.stringify({ field }));
+    }
+  }
+
+  if (message.role === "toolResult") {
+    itemFlags |= ItemFlags.toolResult;
+    if (typeof message.toolName === "string") builder.label(`[tool result ${message.toolName}]`);
+  }
+  if (message.excludeFromContext === true || !KNOWN_ROLES.has(message.role)) flags |= MessageFlags.excluded;
+
+  return {
+    role: message.role,
+    content: builder.text(),
+    parts,
+    meta: metaOf(message, omitFromMeta) ?? "{}",
+    flags,
+    itemFlags,
+    tokenCount,
+    createdAt: timestampToMillis(message.timestamp, now),
+    identityKey: identityKeyOf(message),
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Rebuilds the host message exactly as it was ingested. */
+export function decodeMessage(stored: { role: string; content: string; flags: number; meta: string; parts: StoredPart[] }): AgentMessage {
+  const slice = (part: StoredPart) => stored.content.slice(part.start ?? 0, part.end ?? 0);
+  const blocks: unknown[] = [];
+  const fields: Record<string, string> = {};
+  for (const part of stored.parts) {
+    const extra = part.meta ? (JSON.parse(part.meta) as Record<string, unknown>) : {};
+    switch (part.kind) {
+      case "text":
+        blocks.push({ type: "text", text: slice(part), ...extra });
+        break;
+      case "thinking":
+        blocks.push({ type: "thinking", thinking: slice(part), ...extra });
+        break;
+      case "toolCall":
+        blocks.push({ type: "toolCall", ...extra, arguments: JSON.parse(slice(part)) });
+        break;
+      case "image":
+        blocks.push({ type: "image", data: part.data ?? "", ...extra });
+        break;
+      case "raw":
+        blocks.push(JSON.parse(part.data ?? "null"));
+        break;
+      case "field":
+        fields[(extra as { field: string }).field] = slice(part);
+        break;
+    }
+  }
+  const message: AgentMessage = { role: stored.role };
+  if (stored.flags & MessageFlags.contentString) {
+    message.content = (blocks[0] as { text: string } | undefined)?.text ?? "";
+  } else if (!(stored.flags & (MessageFlags.contentAbsent | MessageFlags.contentInMeta))) {
+    message.content = blocks;
+  }
+  return Object.assign(message, JSON.parse(stored.meta) as Record<string, unknown>, fields);
+}

@@ -1,0 +1,108 @@
+/**
+ * Records: the camelCase shapes the store hands to the rest of the plugin. Row types (snake_case) stay inside
+ * the SQLite store. Ids are named after what they identify.
+ */
+import type { StoredPart } from "./messages/message-codec.js";
+
+export type ConversationId = number;
+export type MessageId = number;
+/** `sum_` + 16 hex characters. */
+export type SummaryId = string;
+/** `file_` + 16 hex characters. */
+export type FileId = string;
+
+export const SUMMARY_ID_PATTERN = /^sum_[a-f0-9]{16}$/;
+export const FILE_ID_PATTERN = /^file_[a-f0-9]{16}$/;
+
+export interface ConversationKey {
+  agentId: string;
+  sessionId: string;
+  sessionKey?: string;
+}
+
+export interface ConversationRecord {
+  conversationId: ConversationId;
+  agentId: string;
+  sessionId: string;
+  sessionKey: string | null;
+  createdAt: number;
+  updatedAt: number;
+  lastIngestAt: number | null;
+  messageCount: number;
+  messageTokens: number;
+  /** Sum of token counts over the context items (summaries and raw messages). */
+  contextTokens: number;
+  /** Sum of token counts over raw-message context items only. */
+  contextRawTokens: number;
+  contextItemCount: number;
+  bootstrapState: BootstrapState | null;
+  lastCompaction: CompactionOutcome | null;
+}
+
+/** How far the host transcript file has been imported, so the next bootstrap reads only what is new. */
+export interface BootstrapState {
+  file: string;
+  offset: number;
+  size: number;
+  importedAt: number;
+}
+
+/** What the last compaction of a conversation did, shown by `/lcm status`. */
+export interface CompactionOutcome {
+  at: number;
+  trigger: string;
+  compacted: boolean;
+  tokensBefore: number;
+  tokensAfter: number;
+  passes: number;
+  reason?: string;
+}
+
+export interface MessageRecord {
+  messageId: MessageId;
+  conversationId: ConversationId;
+  seq: number;
+  role: string;
+  content: string;
+  tokenCount: number;
+  createdAt: number;
+  identityKey: string;
+  flags: number;
+  meta: string;
+  parts: StoredPart[];
+}
+
+export interface ContextItemRecord {
+  ordinal: number;
+  messageId: MessageId | null;
+  /** Internal row id of the summary (summaries.id), not the public `sum_` id. */
+  summaryRowId: number | null;
+  tokenCount: number;
+  /** ItemFlags bits (tool call / tool result). */
+  flags: number;
+}
+
+export type SummaryKind = "leaf" | "condensed";
+export type SummaryLevel = "normal" | "aggressive" | "fallback";
+
+export interface SummaryRecord {
+  rowId: number;
+  summaryId: SummaryId;
+  conversationId: ConversationId;
+  kind: SummaryKind;
+  depth: number;
+  content: string;
+  tokenCount: number;
+  sourceTokenCount: number;
+  earliestAt: number;
+  latestAt: number;
+  descendantCount: number;
+  sourceMessageCount: number;
+  seqStart: number;
+  seqEnd: number;
+  fileIds: FileId[];
+  level: SummaryLevel;
+  createdAt: number;
+  /** For condensed summaries: the summaries it was made from, in order (the XML `<parents>`). */
+  parentSummaryIds: SummaryId[];
+}

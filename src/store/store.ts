@@ -1,0 +1,76 @@
+/**
+ * Store contracts. They are async so that a server database can implement them later; the embedded SQLite
+ * backend lives in ./sqlite. Every method that writes more than one table runs one transaction inside, and no
+ * transaction spans an await. Compaction, retrieval, large files and grants add their own contracts beside
+ * these (see the files next to this one).
+ */
+import type { EncodedMessage } from "../messages/message-codec.js";
+import type {
+  BootstrapState,
+  CompactionOutcome,
+  ContextItemRecord,
+  ConversationId,
+  ConversationKey,
+  ConversationRecord,
+  MessageId,
+  MessageRecord,
+  SummaryRecord,
+} from "../records.js";
+
+export interface AppendResult {
+  /** Messages newly stored. */
+  inserted: number;
+  /** Messages whose identity was already stored (replays): nothing changed for them. */
+  duplicates: number;
+}
+
+export interface ConversationStore {
+  /** The conversation of this session, created on first use. */
+  getOrCreateConversation(key: ConversationKey, now: number): Promise<ConversationRecord>;
+  findConversationBySessionId(sessionId: string): Promise<ConversationRecord | null>;
+  getConversation(conversationId: ConversationId): Promise<ConversationRecord | null>;
+  /** Conversations, newest activity first; `agentId` filters to one agent. */
+  listConversations(filter?: { agentId?: string; limit?: number }): Promise<ConversationRecord[]>;
+  setBootstrapState(conversationId: ConversationId, state: BootstrapState): Promise<void>;
+  setLastCompaction(conversationId: ConversationId, outcome: CompactionOutcome): Promise<void>;
+}
+
+export interface MessageStore {
+  /**
+   * Stores messages in order, skipping any whose identity key is already stored; appends a context item for
+   * each stored message that is not excluded from context. One transaction.
+   */
+  appendMessages(conversationId: ConversationId, messages: EncodedMessage[], now: number): Promise<AppendResult>;
+  /**
+   * Stores one accepted host turn atomically and idempotently: if `advancementKey` was committed before, returns
+   * "duplicate" and changes nothing. One transaction.
+   */
+  commitTurn(
+    conversationId: ConversationId,
+    advancementKey: string,
+    messages: EncodedMessage[],
+    now: number,
+  ): Promise<{ status: "committed" | "duplicate" } & AppendResult>;
+  /** Which of these identity keys the conversation already has. */
+  findExistingIdentities(conversationId: ConversationId, identityKeys: string[]): Promise<Set<string>>;
+  /** Messages with their parts, in the order of `messageIds`; unknown ids are skipped. */
+  getMessages(messageIds: MessageId[]): Promise<MessageRecord[]>;
+  /** Messages of a conversation with seq in [fromSeq, toSeq], oldest first, at most `limit`. */
+  getMessagesBySeq(conversationId: ConversationId, fromSeq: number, toSeq: number, limit: number): Promise<MessageRecord[]>;
+}
+
+export interface ContextStore {
+  /** Context items with ordinal < `beforeOrdinal` (all when null), newest first, at most `limit`. */
+  listContextNewestFirst(conversationId: ConversationId, beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]>;
+  /** Context items with ordinal > `afterOrdinal` (all when null), oldest first, at most `limit`. */
+  listContextOldestFirst(conversationId: ConversationId, afterOrdinal: number | null, limit: number): Promise<ContextItemRecord[]>;
+}
+
+export interface SummaryReadStore {
+  /** Summaries by internal row id, in the order given; unknown ids are skipped. */
+  getSummariesByRowIds(rowIds: number[]): Promise<SummaryRecord[]>;
+  getSummary(summaryId: string): Promise<SummaryRecord | null>;
+}
+
+/** The embedded backend implements all of these on one connection. */
+export interface LcmStore extends ConversationStore, MessageStore, ContextStore, SummaryReadStore {}
