@@ -8,6 +8,7 @@ import { type LcmConfig, resolveConfig } from "./config.js";
 import { systemClock } from "./contracts.js";
 import { openSharedDatabase } from "./db/connection-registry.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
+import { openClawTranscriptSource } from "./engine/transcript-source.js";
 import type { PluginApi } from "./host/openclaw-types.js";
 import { hostLogger } from "./runtime/host-logger.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
@@ -33,9 +34,10 @@ export function register(api: PluginApi): void {
     return;
   }
   const tokens = new DefaultTokenEstimator();
+  const transcriptSource = openClawTranscriptSource();
   api.registerContextEngine(ENGINE_ID, () => {
     const services = openServices(config);
-    return new LcmContextEngine({ config, store: services.store, tokens, clock: systemClock, logger });
+    return new LcmContextEngine({ config, store: services.store, tokens, clock: systemClock, logger, transcriptSource });
   });
 }
 

@@ -35,17 +35,18 @@ export interface ConversationRecord {
   /** Sum of token counts over raw-message context items only. */
   contextRawTokens: number;
   contextItemCount: number;
+  /** The budget the host gave the last assemble; compaction thresholds are measured against it. */
+  lastTokenBudget: number | null;
   bootstrapState: BootstrapState | null;
   lastCompaction: CompactionOutcome | null;
 }
 
-/** How far the host transcript file has been imported, so the next bootstrap reads only what is new. */
-export interface BootstrapState {
-  file: string;
-  offset: number;
-  size: number;
-  importedAt: number;
-}
+/** How far the host transcript has been imported, so the next bootstrap reads only what is new. */
+export type BootstrapState =
+  /** A JSONL transcript file (older hosts): byte offset and size at the last read. */
+  | { source: "file"; file: string; offset: number; size: number; importedAt: number }
+  /** The host's transcript store, read through the SDK's append-stable cursor. */
+  | { source: "host"; cursor: string; importedAt: number };
 
 /** What the last compaction of a conversation did, shown by `/lcm status`. */
 export interface CompactionOutcome {

@@ -31,6 +31,7 @@ export const MIGRATIONS: readonly Migration[] = [
         context_tokens  INTEGER NOT NULL DEFAULT 0,
         context_raw_tokens INTEGER NOT NULL DEFAULT 0,
         context_items   INTEGER NOT NULL DEFAULT 0,
+        last_token_budget INTEGER,
         bootstrap_state TEXT,
         last_compaction TEXT
       );

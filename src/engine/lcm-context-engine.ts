@@ -31,6 +31,7 @@ import type { LcmStore } from "../store/store.js";
 import { encodeAll, importHostHistory } from "./history-import.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
+import type { TranscriptSource } from "./transcript-source.js";
 
 export const ENGINE_ID = "lcm";
 export const ENGINE_VERSION = "0.1.0";
@@ -52,6 +53,8 @@ export interface EngineDeps {
   tokens: TokenEstimator;
   clock: Clock;
   logger: Logger;
+  /** The host transcript reader used by bootstrap (absent outside OpenClaw). */
+  transcriptSource?: TranscriptSource;
 }
 
 export class LcmContextEngine implements ContextEngine {
@@ -78,7 +81,6 @@ export class LcmContextEngine implements ContextEngine {
     return this.guard<BootstrapResult>("bootstrap", (reason) => ({ bootstrapped: false, reason }), () =>
       this.serialized(params.sessionId, async (): Promise<BootstrapResult> => {
         const conversation = await this.conversationFor(params);
-        if (!params.sessionFile) return { bootstrapped: false, importedMessages: 0, reason: "no session file" };
         const result = await importTranscript(conversation, params.sessionFile, this.deps);
         return { bootstrapped: true, importedMessages: result.imported, ...(result.note ? { reason: result.note } : {}) };
       }),
@@ -107,7 +109,7 @@ export class LcmContextEngine implements ContextEngine {
     await this.guard("afterTurn", () => undefined, () =>
       this.serialized(params.sessionId, async () => {
         const conversation = await this.conversationFor(params);
-        await importHostHistory(conversation, Array.isArray(params.messages) ? params.messages : [], this.deps);
+        await this.importUncommittedHistory(conversation, params.messages);
       }),
     );
   }
@@ -136,10 +138,12 @@ export class LcmContextEngine implements ContextEngine {
     return this.guard("assemble", passThrough, () =>
       this.serialized(params.sessionId, async () => {
         const conversation = await this.conversationFor(params);
-        await importHostHistory(conversation, Array.isArray(params.messages) ? params.messages : [], this.deps);
+        await this.importUncommittedHistory(conversation, params.messages);
+        const tokenBudget = this.budgetFor(params);
+        await this.deps.store.setLastTokenBudget(conversation.conversationId, tokenBudget);
         const assembled = await this.assembler.assemble({
           conversationId: conversation.conversationId,
-          tokenBudget: this.budgetFor(params),
+          tokenBudget,
           freshTailCount: this.deps.config.freshTailCount,
         });
         return {
@@ -190,6 +194,17 @@ export class LcmContextEngine implements ContextEngine {
       return hostBudget;
     }
     return Math.min(first, hostBudget);
+  }
+
+  /**
+   * Hosts that commit durable turns are the source of truth through commitTurn and bootstrap; their assemble
+   * history is a sanitized view (rewritten tool-call ids, no details) that is never imported. Other hosts
+   * (non-durable runs, older versions) deliver history only this way.
+   */
+  private async importUncommittedHistory(conversation: ConversationRecord, messages: unknown): Promise<void> {
+    if (!Array.isArray(messages) || messages.length === 0) return;
+    if (await this.deps.store.hasCommittedTurns(conversation.conversationId)) return;
+    await importHostHistory(conversation, messages, this.deps);
   }
 
   private async append(params: { sessionId: string; sessionKey?: string }, messages: readonly unknown[]) {

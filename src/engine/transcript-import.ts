@@ -1,9 +1,11 @@
 /**
- * Bootstrap import of the host's transcript file (JSONL), so installing the plugin on a live agent loses
- * nothing and a commit that failed is recovered on the next turn. The host calls bootstrap on every turn, so the
- * import remembers how far it read (byte offset and size) and reads only what was appended since; a file that
- * shrank was rewritten and is read again from the start (identity keys make that idempotent). Reading is
- * streamed and async, and each call imports at most MAX_IMPORT_BYTES so one call never stalls the gateway.
+ * Bootstrap import of the host's transcript, so installing the plugin on a live agent loses nothing and a turn
+ * whose commit failed is recovered on the next turn. Two sources:
+ * - the host's transcript store, through the SDK's paged reader (OpenClaw 2026.9.6; `sessionFile` is then the
+ *   session key), resuming from a persisted cursor;
+ * - a JSONL transcript file (older hosts), resuming from a persisted byte offset.
+ * The host calls bootstrap on every turn, so each call reads only what was appended since the last one, and at
+ * most a bounded amount (the rest follows on later turns). Identity keys make every re-read idempotent.
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -13,9 +15,13 @@ import type { AgentMessage } from "../host/openclaw-types.js";
 import type { ConversationRecord } from "../records.js";
 import type { ConversationStore, MessageStore } from "../store/store.js";
 import { encodeAll } from "./history-import.js";
+import type { TranscriptSource } from "./transcript-source.js";
 
-/** Bytes of transcript read per bootstrap call; the rest is read by the following calls. */
+/** Bytes of a transcript file read per bootstrap call. */
 export const MAX_IMPORT_BYTES = 16 * 1024 * 1024;
+/** Messages read from the host store per bootstrap call (pages of PAGE_MESSAGES). */
+export const MAX_IMPORT_MESSAGES = 5_000;
+const PAGE_MESSAGES = 250;
 const BATCH_SIZE = 500;
 
 export interface TranscriptImportDeps {
@@ -23,55 +29,112 @@ export interface TranscriptImportDeps {
   tokens: TokenEstimator;
   clock: Clock;
   logger: Logger;
+  transcriptSource?: TranscriptSource;
 }
 
 export interface TranscriptImportResult {
   imported: number;
-  /** Set when the import did not (fully) happen, e.g. the file is missing or only partly read. */
+  /** Set when the import did not (fully) happen, e.g. no source, or only part was read this time. */
   note?: string;
 }
 
-/** The AgentMessage inside one transcript line, or null for lines that are not messages. */
+export async function importTranscript(
+  conversation: ConversationRecord,
+  sessionFile: string | undefined,
+  deps: TranscriptImportDeps,
+): Promise<TranscriptImportResult> {
+  const fileSize = sessionFile ? await sizeOf(sessionFile) : null;
+  if (sessionFile && fileSize !== null) return importFile(conversation, sessionFile, fileSize, deps);
+  if (deps.transcriptSource) return importFromHost(conversation, deps.transcriptSource, deps);
+  return { imported: 0, note: "no transcript source" };
+}
+
+async function sizeOf(path: string): Promise<number | null> {
+  try {
+    const info = await stat(path);
+    return info.isFile() ? info.size : null;
+  } catch {
+    return null; // not a path (OpenClaw passes the session key) or not readable
+  }
+}
+
+async function appendBatch(conversation: ConversationRecord, messages: AgentMessage[], deps: TranscriptImportDeps): Promise<number> {
+  if (messages.length === 0) return 0;
+  const { encoded } = encodeAll(messages, deps);
+  return (await deps.store.appendMessages(conversation.conversationId, encoded, deps.clock.now())).inserted;
+}
+
+async function importFromHost(
+  conversation: ConversationRecord,
+  source: TranscriptSource,
+  deps: TranscriptImportDeps,
+): Promise<TranscriptImportResult> {
+  const state = conversation.bootstrapState;
+  let cursor = state?.source === "host" ? state.cursor : undefined;
+  const scope = {
+    agentId: conversation.agentId,
+    sessionId: conversation.sessionId,
+    ...(conversation.sessionKey ? { sessionKey: conversation.sessionKey } : {}),
+  };
+  let imported = 0;
+  let read = 0;
+  let resets = 0;
+  let note: string | undefined;
+  const startCursor = cursor;
+  while (read < MAX_IMPORT_MESSAGES) {
+    const page = await source.readPage(scope, cursor, PAGE_MESSAGES);
+    if (page.kind === "reset") {
+      if (++resets > 1) {
+        note = `transcript reader reset twice (${page.reason})`;
+        break;
+      }
+      cursor = page.cursor;
+      continue;
+    }
+    if (page.kind !== "page") {
+      note = `host transcript ${page.kind}: ${page.reason}`;
+      break;
+    }
+    read += page.messages.length;
+    imported += await appendBatch(conversation, page.messages, deps);
+    cursor = page.cursor;
+    if (!page.hasMore) break;
+    if (read >= MAX_IMPORT_MESSAGES) note = `read ${read} messages; the rest follows on later turns`;
+  }
+  if (cursor !== undefined && cursor !== startCursor) {
+    await deps.store.setBootstrapState(conversation.conversationId, { source: "host", cursor, importedAt: deps.clock.now() });
+  }
+  return note ? { imported, note } : { imported };
+}
+
+/** The AgentMessage inside one JSONL transcript line, or null for lines that are not messages. */
 export function messageFromTranscriptLine(entry: unknown): AgentMessage | null {
   if (entry === null || typeof entry !== "object") return null;
   const record = entry as Record<string, unknown>;
   const nested = record.message;
   if (record.type === "message" && nested && typeof nested === "object" && typeof (nested as AgentMessage).role === "string") {
-    const message = nested as AgentMessage;
-    if (message.__openclaw === undefined && typeof record.id === "string") return { ...message, __openclaw: { id: record.id } };
-    return message;
+    return nested as AgentMessage;
   }
   if (typeof record.role === "string" && record.type === undefined) return record as AgentMessage;
   return null;
 }
 
-export async function importTranscript(
+async function importFile(
   conversation: ConversationRecord,
   file: string,
+  size: number,
   deps: TranscriptImportDeps,
 ): Promise<TranscriptImportResult> {
-  let size: number;
-  try {
-    size = (await stat(file)).size;
-  } catch {
-    return { imported: 0, note: `session file ${file} not found` };
-  }
-  const previous = conversation.bootstrapState?.file === file ? conversation.bootstrapState : null;
-  let start = previous && previous.offset <= size ? previous.offset : 0;
-  if (previous && previous.size > size) start = 0; // rewritten or truncated: re-read, identity keys dedupe
+  const state = conversation.bootstrapState;
+  const previous = state?.source === "file" && state.file === file ? state : null;
+  // A file that shrank was rewritten or truncated: read it again from the start (identity keys dedupe).
+  const start = previous && previous.size <= size ? previous.offset : 0;
   if (start === size) return { imported: 0 };
 
   const end = Math.min(size, start + MAX_IMPORT_BYTES);
   let imported = 0;
   let consumed = start;
   let batch: AgentMessage[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const { encoded } = encodeAll(batch, deps);
-    batch = [];
-    imported += (await deps.store.appendMessages(conversation.conversationId, encoded, deps.clock.now())).inserted;
-  };
-
   const stream = createReadStream(file, { start, end: size - 1, encoding: "utf8" });
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   try {
@@ -81,16 +144,19 @@ export async function importTranscript(
       consumed += lineBytes;
       const message = parseLine(line, deps.logger);
       if (message) batch.push(message);
-      if (batch.length >= BATCH_SIZE) await flush();
+      if (batch.length >= BATCH_SIZE) {
+        imported += await appendBatch(conversation, batch, deps);
+        batch = [];
+      }
       if (consumed >= end) break;
     }
-    await flush();
+    imported += await appendBatch(conversation, batch, deps);
   } finally {
     lines.close();
     stream.destroy();
   }
   await deps.store.setBootstrapState(conversation.conversationId, {
-    file, offset: consumed, size, importedAt: deps.clock.now(),
+    source: "file", file, offset: consumed, size, importedAt: deps.clock.now(),
   });
   return consumed < size ? { imported, note: `read ${consumed} of ${size} bytes; the rest follows on later turns` } : { imported };
 }

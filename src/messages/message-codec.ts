@@ -75,38 +75,70 @@ export function assertAgentMessage(value: unknown): asserts value is AgentMessag
 }
 
 /**
- * The message's identity: the host's entry id (`__openclaw.id`), else its `idempotencyKey`, else a fingerprint
- * of role, timestamp and content, so a replay of the same message always maps to the same key.
+ * The message's identity. OpenClaw gives user messages an `idempotencyKey`; assistant and tool-result messages
+ * carry no id that survives from commitTurn to later views, so their identity is a canonical fingerprint of what
+ * does: role, timestamp and visible content. The fingerprint ignores what the host rewrites between views (the
+ * key order, tool-call ids reduced to [A-Za-z0-9], tool-result `details`, `__openclaw` bookkeeping), so the same
+ * message seen through commitTurn, the transcript or assemble's history always maps to the same key.
  */
 export function identityKeyOf(message: AgentMessage): string {
-  const hostMeta = message.__openclaw;
-  if (hostMeta && typeof hostMeta === "object") {
-    const id = (hostMeta as { id?: unknown }).id;
-    if (typeof id === "string" && id !== "") return `id:${id}`;
-  }
   if (typeof message.idempotencyKey === "string" && message.idempotencyKey !== "") return `key:${message.idempotencyKey}`;
   return `fp:${fingerprintOf(message)}`;
 }
 
 export function fingerprintOf(message: AgentMessage): string {
   const hash = createHash("sha256");
-  hash.update(message.role);
-  hash.update("\u0000");
-  hash.update(String(message.timestamp ?? ""));
-  hash.update("\u0000");
-  hash.update(stableJson(message.content ?? null));
+  const add = (label: string, value: string) => hash.update(`\u0000${label}=${value}`);
+  add("role", message.role);
+  add("timestamp", String(message.timestamp ?? ""));
+  if (typeof message.toolCallId === "string") add("toolCallId", sanitizeToolCallId(message.toolCallId));
+  if (typeof message.toolName === "string") add("toolName", message.toolName);
+  if (typeof message.customType === "string") add("customType", message.customType);
+  const content = message.content;
+  if (typeof content === "string") add("text", content);
+  else if (Array.isArray(content)) for (const block of content) add("block", canonicalBlock(block));
+  else if (content !== undefined) add("content", canonicalJson(content));
   for (const field of TEXT_FIELDS) {
-    if (typeof message[field] === "string") hash.update(`\u0000${field}=${message[field] as string}`);
+    if (typeof message[field] === "string") add(field, message[field] as string);
   }
   return hash.digest("hex").slice(0, 32);
 }
 
-function stableJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? "null";
-  } catch {
-    return "[unserializable]"; // cyclic content: the role and timestamp still distinguish it
+/** OpenClaw's strict tool-call id sanitizer keeps only ASCII letters and digits. */
+export function sanitizeToolCallId(id: string): string {
+  return id.replace(/[^A-Za-z0-9]/g, "");
+}
+
+function canonicalBlock(block: unknown): string {
+  if (block === null || typeof block !== "object") return canonicalJson(block);
+  const record = block as Record<string, unknown>;
+  switch (record.type) {
+    case "text":
+      return `text:${String(record.text)}`;
+    case "thinking":
+      return `thinking:${String(record.thinking)}`;
+    case "toolCall":
+      return `toolCall:${sanitizeToolCallId(String(record.id ?? ""))}:${String(record.name)}:${canonicalJson(record.arguments)}`;
+    case "image":
+      return `image:${String(record.mimeType)}:${createHash("sha256").update(String(record.data)).digest("hex")}`;
+    default:
+      return canonicalJson(record);
   }
+}
+
+/** JSON with object keys sorted, so key order never changes a fingerprint. */
+function canonicalJson(value: unknown): string {
+  const seen = new WeakSet<object>();
+  const normalize = (item: unknown): unknown => {
+    if (item === null || typeof item !== "object") return item;
+    if (seen.has(item)) return "[cycle]";
+    seen.add(item);
+    if (Array.isArray(item)) return item.map(normalize);
+    return Object.fromEntries(
+      Object.keys(item).sort().map((key) => [key, normalize((item as Record<string, unknown>)[key])]),
+    );
+  };
+  return JSON.stringify(normalize(value)) ?? "null";
 }
 
 export function timestampToMillis(value: unknown, fallback: number): number {
@@ -208,7 +240,7 @@ export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now
       parts.push({ kind: "image", start: null, end: null, data: record.data, meta: metaOf(record, ["type", "data"]) });
       tokenCount += tokens.imageTokens;
     } else {
-      const data = stableJson(block);
+      const data = JSON.stringify(block) ?? "null";
       parts.push({ kind: "raw", start: null, end: null, data, meta: null });
       tokenCount += tokens.estimate(data);
     }
@@ -227,7 +259,9 @@ export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now
     itemFlags |= ItemFlags.toolResult;
     if (typeof message.toolName === "string") builder.label(`[tool result ${message.toolName}]`);
   }
-  if (message.excludeFromContext === true || !KNOWN_ROLES.has(message.role)) flags |= MessageFlags.excluded;
+  if (message.excludeFromContext === true || !KNOWN_ROLES.has(message.role) || isHostInjectedReply(message)) {
+    flags |= MessageFlags.excluded;
+  }
 
   return {
     role: message.role,
@@ -240,6 +274,11 @@ export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now
     createdAt: timestampToMillis(message.timestamp, now),
     identityKey: identityKeyOf(message),
   };
+}
+
+/** Status replies the gateway writes into the transcript itself (e.g. "Compacted ..."); the host never sends them to the model. */
+function isHostInjectedReply(message: AgentMessage): boolean {
+  return message.role === "assistant" && message.provider === "openclaw" && message.model === "gateway-injected";
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -33,6 +33,8 @@ export interface ConversationStore {
   listConversations(filter?: { agentId?: string; limit?: number }): Promise<ConversationRecord[]>;
   setBootstrapState(conversationId: ConversationId, state: BootstrapState): Promise<void>;
   setLastCompaction(conversationId: ConversationId, outcome: CompactionOutcome): Promise<void>;
+  /** Records the budget of the latest assemble (a no-op write is skipped). */
+  setLastTokenBudget(conversationId: ConversationId, tokenBudget: number): Promise<void>;
 }
 
 export interface MessageStore {
@@ -51,6 +53,8 @@ export interface MessageStore {
     messages: EncodedMessage[],
     now: number,
   ): Promise<{ status: "committed" | "duplicate" } & AppendResult>;
+  /** Whether the host ever committed a durable turn to this conversation. */
+  hasCommittedTurns(conversationId: ConversationId): Promise<boolean>;
   /** Which of these identity keys the conversation already has. */
   findExistingIdentities(conversationId: ConversationId, identityKeys: string[]): Promise<Set<string>>;
   /** Messages with their parts, in the order of `messageIds`; unknown ids are skipped. */

@@ -29,6 +29,7 @@ export interface ConversationRow {
   context_tokens: number;
   context_raw_tokens: number;
   context_items: number;
+  last_token_budget: number | null;
   bootstrap_state: string | null;
   last_compaction: string | null;
 }
@@ -47,6 +48,7 @@ export function toConversation(row: ConversationRow): ConversationRecord {
     contextTokens: row.context_tokens,
     contextRawTokens: row.context_raw_tokens,
     contextItemCount: row.context_items,
+    lastTokenBudget: row.last_token_budget,
     bootstrapState: row.bootstrap_state ? (JSON.parse(row.bootstrap_state) as BootstrapState) : null,
     lastCompaction: row.last_compaction ? (JSON.parse(row.last_compaction) as CompactionOutcome) : null,
   };

@@ -86,6 +86,16 @@ export class SqliteStore implements LcmStore {
     );
   }
 
+  async setLastTokenBudget(conversationId: ConversationId, tokenBudget: number): Promise<void> {
+    const current = this.db.get<{ last_token_budget: number | null }>(
+      "SELECT last_token_budget FROM conversations WHERE conversation_id = ?", conversationId,
+    );
+    if (current?.last_token_budget === tokenBudget) return;
+    await this.db.write(() =>
+      this.db.run("UPDATE conversations SET last_token_budget = ? WHERE conversation_id = ?", tokenBudget, conversationId),
+    );
+  }
+
   private conversationBySession(sessionId: string): ConversationRecord | null {
     const row = this.db.get<ConversationRow>("SELECT * FROM conversations WHERE session_id = ?", sessionId);
     return row ? toConversation(row) : null;
@@ -168,6 +178,10 @@ export class SqliteStore implements LcmStore {
       );
     }
     return { inserted, duplicates };
+  }
+
+  async hasCommittedTurns(conversationId: ConversationId): Promise<boolean> {
+    return this.db.get("SELECT 1 AS found FROM committed_turns WHERE conversation_id = ? LIMIT 1", conversationId) !== undefined;
   }
 
   async findExistingIdentities(conversationId: ConversationId, identityKeys: string[]): Promise<Set<string>> {

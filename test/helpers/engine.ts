@@ -1,0 +1,41 @@
+/**
+ * Builds engines the way the plugin does, on a fresh SQLite file, with injectable contracts (a word-count
+ * estimator makes budget arithmetic readable). `newEngine()` returns a new instance per call, as the host builds
+ * one per turn; all instances share one connection.
+ */
+import { type LcmConfig, resolveConfig } from "../../src/config.js";
+import type { Clock, Logger, TokenEstimator } from "../../src/contracts.js";
+import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { LcmContextEngine } from "../../src/engine/lcm-context-engine.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
+import { SteppingClock } from "../fakes/clocks.js";
+import type { LogLine } from "../fakes/fake-plugin-api.js";
+import { tempDatabasePath } from "./temp-dir.js";
+
+export class RecordingLogger implements Logger {
+  readonly lines: LogLine[] = [];
+  debug(message: string): void { this.lines.push({ level: "debug", message }); }
+  info(message: string): void { this.lines.push({ level: "info", message }); }
+  warn(message: string): void { this.lines.push({ level: "warn", message }); }
+  error(message: string): void { this.lines.push({ level: "error", message }); }
+  errors(): string[] { return this.lines.filter((line) => line.level === "error").map((line) => line.message); }
+}
+
+export interface TestEngineOptions {
+  config?: Partial<Record<keyof LcmConfig, unknown>>;
+  tokens?: TokenEstimator;
+  clock?: Clock;
+  databasePath?: string;
+}
+
+export function createTestEngine(options: TestEngineOptions = {}) {
+  const databasePath = options.databasePath ?? tempDatabasePath();
+  const config = resolveConfig({ databasePath, ...options.config }, {});
+  const store = new SqliteStore(openSharedDatabase(config.databasePath));
+  const tokens = options.tokens ?? new DefaultTokenEstimator();
+  const clock = options.clock ?? new SteppingClock();
+  const logger = new RecordingLogger();
+  const newEngine = () => new LcmContextEngine({ config, store, tokens, clock, logger });
+  return { config, store, tokens, clock, logger, newEngine, db: store.db };
+}

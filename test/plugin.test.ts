@@ -1,0 +1,100 @@
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { closeAllDatabases, openSharedDatabase } from "../src/db/connection-registry.js";
+import { LcmError } from "../src/errors.js";
+import plugin from "../index.js";
+import { FakePluginApi } from "./fakes/fake-plugin-api.js";
+import { userMessage, withIdempotencyKey } from "./helpers/messages.js";
+import { tempDir } from "./helpers/temp-dir.js";
+
+describe("plugin entry", () => {
+  it("default-exports id, name, description and register", () => {
+    expect(plugin.id).toBe("lcm");
+    expect(plugin.name).toBeTruthy();
+    expect(plugin.description).toBeTruthy();
+    expect(typeof plugin.register).toBe("function");
+  });
+
+  it("registers the lcm engine with durable transcript semantics and owned compaction", () => {
+    const api = new FakePluginApi({ databasePath: join(tempDir(), "lcm.db") });
+    plugin.register(api);
+    const engine = api.engine("lcm");
+    expect(engine.info).toMatchObject({
+      id: "lcm",
+      ownsCompaction: true,
+      transcriptSemantics: {
+        currentTurnFence: "before-current-turn-entry-v1",
+        turnAdvancementIdempotency: "atomic-idempotent-v1",
+      },
+    });
+    for (const hook of ["ingest", "assemble", "compact", "commitTurn", "bootstrap", "maintain", "afterTurn", "dispose"] as const) {
+      expect(typeof engine[hook]).toBe("function");
+    }
+  });
+
+  it("registers without side effects: no database until an engine is built, in every registration mode", () => {
+    const databasePath = join(tempDir(), "nested", "lcm.db");
+    for (const registrationMode of ["full", "discovery", "tool-discovery", "full"]) {
+      const api = new FakePluginApi({ databasePath }, { registrationMode });
+      plugin.register(api);
+      expect([...api.engines.keys()]).toEqual(["lcm"]);
+    }
+    expect(existsSync(databasePath)).toBe(false);
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    api.engine();
+    expect(existsSync(databasePath)).toBe(true);
+  });
+
+  it("creates the database owner-only", () => {
+    const databasePath = join(tempDir(), "private", "lcm.db");
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    api.engine();
+    expect(statSync(databasePath).mode & 0o777).toBe(0o600);
+  });
+
+  it("refuses an invalid configuration with a message naming the key", () => {
+    const api = new FakePluginApi({ freshTailCount: -1 });
+    expect(() => plugin.register(api)).toThrow(LcmError);
+    expect(() => plugin.register(api)).toThrow(/"freshTailCount"/);
+    expect(api.engines.size).toBe(0);
+  });
+
+  it("registers no engine when disabled", () => {
+    const api = new FakePluginApi({ enabled: false });
+    plugin.register(api);
+    expect(api.engines.size).toBe(0);
+    expect(api.logs.some((line) => /disabled/.test(line.message))).toBe(true);
+  });
+
+  it("shares one connection between engine instances and keeps it open across dispose", async () => {
+    const databasePath = join(tempDir(), "lcm.db");
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    const first = api.engine();
+    await first.commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [withIdempotencyKey(userMessage("hello"), "run1:user")] });
+    await first.dispose();
+    const second = api.engine();
+    const assembled = await second.assemble({ sessionId: "s1", messages: [] });
+    expect(assembled.messages).toHaveLength(1);
+    expect(openSharedDatabase(databasePath)).toBe(openSharedDatabase(databasePath));
+  });
+
+  it("keeps everything across a process restart (connection closed and reopened)", async () => {
+    const databasePath = join(tempDir(), "lcm.db");
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    await api.engine().commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [withIdempotencyKey(userMessage("kept"), "run1:user")] });
+    closeAllDatabases();
+    const again = new FakePluginApi({ databasePath });
+    plugin.register(again);
+    const engine = again.engine();
+    expect(await engine.commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [] })).toEqual({ status: "duplicate" });
+    expect((await engine.assemble({ sessionId: "s1", messages: [] })).messages).toMatchObject([{ role: "user", content: "kept" }]);
+    expect(
+      Number((openSharedDatabase(databasePath).raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version),
+    ).toBe(1);
+  });
+});
