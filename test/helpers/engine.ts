@@ -7,6 +7,7 @@ import { type LcmConfig, resolveConfig } from "../../src/config.js";
 import type { Clock, Logger, TokenEstimator } from "../../src/contracts.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
 import { LcmContextEngine } from "../../src/engine/lcm-context-engine.js";
+import type { TranscriptSource } from "../../src/engine/transcript-source.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { SteppingClock } from "../fakes/clocks.js";
@@ -27,6 +28,7 @@ export interface TestEngineOptions {
   tokens?: TokenEstimator;
   clock?: Clock;
   databasePath?: string;
+  transcriptSource?: TranscriptSource;
 }
 
 export function createTestEngine(options: TestEngineOptions = {}) {
@@ -36,6 +38,8 @@ export function createTestEngine(options: TestEngineOptions = {}) {
   const tokens = options.tokens ?? new DefaultTokenEstimator();
   const clock = options.clock ?? new SteppingClock();
   const logger = new RecordingLogger();
-  const newEngine = () => new LcmContextEngine({ config, store, tokens, clock, logger });
+  const transcriptSource = options.transcriptSource;
+  const newEngine = () =>
+    new LcmContextEngine({ config, store, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}) });
   return { config, store, tokens, clock, logger, newEngine, db: store.db };
 }

@@ -1,0 +1,175 @@
+import { describe, expect, it } from "vitest";
+import type { AgentMessage } from "../../src/host/openclaw-types.js";
+import { SYSTEM_PROMPT_ADDITION } from "../../src/engine/lcm-context-engine.js";
+import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
+import { createTestEngine } from "../helpers/engine.js";
+import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
+
+// With the word estimator a message of six words costs 6 + 4 (framing) = 10 tokens.
+const sixWords = (label: string) => `${label} two three four five six`;
+const wordEngine = (config: Record<string, unknown> = {}) => createTestEngine({ tokens: new WordTokenEstimator(), config });
+
+function texts(messages: AgentMessage[]): string[] {
+  return messages.map((message) =>
+    typeof message.content === "string" ? message.content : JSON.stringify(message.content),
+  );
+}
+
+async function seed(engine: ReturnType<typeof wordEngine>, count: number): Promise<AgentMessage[]> {
+  const messages = Array.from({ length: count }, (_, index) =>
+    index % 2 === 0 ? userMessage(sixWords(`m${index}`)) : assistantMessage(sixWords(`m${index}`)),
+  );
+  await engine.newEngine().ingestBatch({ sessionId: "s1", messages });
+  return messages;
+}
+
+describe("assemble", () => {
+  it("returns everything, in order, when it fits the budget, with an honest estimate", async () => {
+    const setup = wordEngine();
+    const messages = await seed(setup, 6);
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_000 });
+    expect(result.messages).toEqual(messages);
+    expect(result.estimatedTokens).toBe(60); // 6 messages × 10 tokens
+    expect(result.systemPromptAddition).toBe(SYSTEM_PROMPT_ADDITION);
+  });
+
+  it("fills newest-first within the budget and drops the oldest", async () => {
+    const setup = wordEngine({ freshTailCount: 2 });
+    await seed(setup, 10);
+    // budget 45: fresh tail m8, m9 (20) + m7, m6 (40); m5 would make 50 > 45
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 45 });
+    expect(texts(result.messages).map((text) => /m\d+/.exec(text)?.[0])).toEqual(["m6", "m7", "m8", "m9"]);
+    expect(result.estimatedTokens).toBe(40);
+  });
+
+  it("always includes the fresh tail, even over budget", async () => {
+    const setup = wordEngine({ freshTailCount: 4 });
+    await seed(setup, 10);
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 15 });
+    expect(result.messages).toHaveLength(4);
+    expect(result.estimatedTokens).toBe(40);
+  });
+
+  it("takes the budget from runtimeSettings, then the configured default, when tokenBudget is absent", async () => {
+    const setup = wordEngine({ freshTailCount: 0, defaultTokenBudget: 1_000 });
+    await seed(setup, 10);
+    const fromSettings = await setup.newEngine().assemble({
+      sessionId: "s1", messages: [], runtimeSettings: { limits: { promptTokenBudget: 30, maxOutputTokens: null } },
+    });
+    expect(fromSettings.messages).toHaveLength(3);
+    const fromDefault = await setup.newEngine().assemble({ sessionId: "s1", messages: [] });
+    expect(fromDefault.messages).toHaveLength(10);
+  });
+
+  it("caps later calls of the same turn at the first budget (the host's tool-loop budget ignores the system prompt)", async () => {
+    const setup = wordEngine({ freshTailCount: 0 });
+    await seed(setup, 10);
+    const engine = setup.newEngine();
+    const first = await engine.assemble({ sessionId: "s1", messages: [], tokenBudget: 30 });
+    const toolLoop = await engine.assemble({ sessionId: "s1", messages: [], tokenBudget: 31_960 });
+    expect(toolLoop.messages).toEqual(first.messages);
+    expect(first.messages).toHaveLength(3);
+  });
+
+  it("keeps a tool call and its results together when the budget cuts between them", async () => {
+    const setup = wordEngine({ freshTailCount: 1 });
+    const call = toolCallMessage([{ id: "c1", name: "grep", arguments: { q: "x" } }, { id: "c2", name: "grep", arguments: { q: "y" } }]);
+    const messages = [
+      userMessage(sixWords("first")), call, toolResultMessage("c1", "grep", sixWords("r1")),
+      toolResultMessage("c2", "grep", sixWords("r2")), userMessage(sixWords("last")),
+    ];
+    await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
+    // Room for the tail and one result, but not for the whole call unit: the unit goes as a whole.
+    const tight = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 25 });
+    expect(tight.messages.map((message) => message.role)).toEqual(["user"]);
+    const roomy = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_000 });
+    expect(roomy.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "user"]);
+  });
+
+  it("extends the fresh tail to the call of a tool result at its edge", async () => {
+    const setup = wordEngine({ freshTailCount: 1 });
+    const messages = [
+      userMessage(sixWords("first")),
+      toolCallMessage([{ id: "c1", name: "grep", arguments: {} }]),
+      toolResultMessage("c1", "grep", sixWords("result")),
+    ];
+    await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1 });
+    expect(result.messages.map((message) => message.role)).toEqual(["assistant", "toolResult"]);
+  });
+
+  it("never assembles an orphan tool result or an unanswered tool call", async () => {
+    const setup = wordEngine();
+    const messages = [
+      toolResultMessage("ghost", "grep", "result without a call"),
+      userMessage("question"),
+      toolCallMessage([{ id: "c1", name: "grep", arguments: {} }, { id: "c2", name: "grep", arguments: {} }], "working"),
+      toolResultMessage("c1", "grep", "only one answered"),
+      assistantMessage("done"),
+    ];
+    await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_000 });
+    expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    const callBlocks = (result.messages[1]!.content as { type: string; id?: string }[]).filter((block) => block.type === "toolCall");
+    expect(callBlocks.map((block) => block.id)).toEqual(["c1"]);
+  });
+
+  it("keeps the assembled prefix byte-identical from turn to turn", async () => {
+    const setup = wordEngine();
+    let previous = "";
+    for (let turn = 0; turn < 10; turn++) {
+      await setup.newEngine().commitTurn({
+        sessionId: "s1", advancementKey: `t${turn}`,
+        messages: [userMessage(`question ${turn}`), assistantMessage(`answer ${turn}`)],
+      });
+      const assembled = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 10_000 });
+      const serialized = JSON.stringify(assembled.messages);
+      expect(serialized.startsWith(previous.slice(0, -1))).toBe(true);
+      previous = serialized;
+    }
+  });
+
+  it("gives assistant content as blocks even when a host stored a string", async () => {
+    const setup = wordEngine();
+    await setup.newEngine().ingest({ sessionId: "s1", message: { role: "assistant", content: "legacy string", timestamp: 1 } });
+    const [message] = (await setup.newEngine().assemble({ sessionId: "s1", messages: [] })).messages;
+    expect(message?.content).toEqual([{ type: "text", text: "legacy string" }]);
+  });
+});
+
+describe("bad input", () => {
+  it("skips malformed messages with a warning and stores the valid ones", async () => {
+    const setup = wordEngine();
+    const batch = [null, 42, "text", { content: "no role" }, { role: "" }, userMessage("valid one")] as unknown as AgentMessage[];
+    expect(await setup.newEngine().ingestBatch({ sessionId: "s1", messages: batch })).toEqual({ ingestedCount: 1 });
+    expect(setup.logger.lines.filter((line) => line.level === "warn")).toHaveLength(5);
+    expect(setup.logger.errors()).toEqual([]);
+  });
+
+  it("stores unknown roles but never sends them to the model", async () => {
+    const setup = wordEngine();
+    await setup.newEngine().ingestBatch({ sessionId: "s1", messages: [{ role: "telemetry", content: "x", timestamp: 1 }, userMessage("hi")] });
+    expect(setup.db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n).toBe(2);
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [] });
+    expect(result.messages.map((message) => message.role)).toEqual(["user"]);
+  });
+
+  it("stores and assembles a 10 MB message", async () => {
+    const setup = createTestEngine();
+    const huge = "x".repeat(10 * 1024 * 1024);
+    await setup.newEngine().ingest({ sessionId: "s1", message: userMessage(huge) });
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 10_000 });
+    expect(result.messages[0]?.content).toBe(huge); // the fresh tail is always included
+  });
+
+  it("answers every hook without throwing when the host omits the session id", async () => {
+    const setup = wordEngine();
+    const engine = setup.newEngine();
+    const noSession = { sessionId: undefined as unknown as string };
+    await expect(engine.assemble({ ...noSession, messages: [userMessage("x")] })).resolves.toMatchObject({ estimatedTokens: 0 });
+    await expect(engine.commitTurn({ ...noSession, advancementKey: "k", messages: [] })).resolves.toEqual({ status: "committed" });
+    await expect(engine.ingest({ ...noSession, message: userMessage("x") })).resolves.toEqual({ ingested: false });
+    await expect(engine.bootstrap({ ...noSession })).resolves.toMatchObject({ bootstrapped: false });
+    expect(setup.logger.errors().length).toBe(4);
+  });
+});

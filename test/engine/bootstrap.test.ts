@@ -1,0 +1,119 @@
+import { appendFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createTestEngine } from "../helpers/engine.js";
+import { conversation, userMessage } from "../helpers/messages.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { FakeTranscriptSource } from "../fakes/fake-transcript-source.js";
+
+const messageCount = (db: ReturnType<typeof createTestEngine>["db"]) =>
+  db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n;
+
+describe("bootstrap from the host transcript store", () => {
+  it("imports an existing session so installing on a live agent loses nothing", async () => {
+    const source = new FakeTranscriptSource(conversation(300));
+    const { newEngine, db } = createTestEngine({ transcriptSource: source });
+    const result = await newEngine().bootstrap({ sessionId: "s1", sessionKey: "agent:main:main", sessionFile: "agent:main:main" });
+    expect(result).toEqual({ bootstrapped: true, importedMessages: 600 });
+    expect(messageCount(db)).toBe(600);
+    expect(source.reads[0]).toMatchObject({ scope: { agentId: "main", sessionId: "s1", sessionKey: "agent:main:main" }, cursor: undefined });
+  });
+
+  it("reads only what was appended since the last bootstrap and never duplicates", async () => {
+    const source = new FakeTranscriptSource(conversation(5));
+    const { newEngine, db } = createTestEngine({ transcriptSource: source });
+    await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    // The host committed the next turn through commitTurn, and it is also in its transcript.
+    const next = [userMessage("sixth"), userMessage("seventh")];
+    await newEngine().commitTurn({ sessionId: "s1", advancementKey: "t6", messages: next });
+    source.messages.push(...next);
+    const readsBefore = source.reads.length;
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" })).toEqual({
+      bootstrapped: true, importedMessages: 0,
+    });
+    expect(source.reads[readsBefore]?.cursor).toBe("10");
+    expect(messageCount(db)).toBe(12);
+  });
+
+  it("recovers a turn whose commit never reached the store", async () => {
+    const source = new FakeTranscriptSource(conversation(2));
+    const { newEngine, db } = createTestEngine({ transcriptSource: source });
+    await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    source.messages.push(userMessage("lost commit"));
+    await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    expect(messageCount(db)).toBe(5);
+  });
+
+  it("starts over without duplicates when the host resets the cursor", async () => {
+    const source = new FakeTranscriptSource(conversation(3));
+    const { newEngine, db } = createTestEngine({ transcriptSource: source });
+    await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    source.resetNext = true;
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" })).toEqual({
+      bootstrapped: true, importedMessages: 0,
+    });
+    expect(messageCount(db)).toBe(6);
+  });
+
+  it("reports a failing reader truthfully without throwing", async () => {
+    const source = new FakeTranscriptSource();
+    source.readPage = async () => {
+      throw new Error("Transcript read cursor has crossed the current-turn admission fence");
+    };
+    const { newEngine, logger } = createTestEngine({ transcriptSource: source });
+    const result = await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    expect(result).toEqual({ bootstrapped: false, reason: expect.stringContaining("admission fence") });
+    expect(logger.errors()).toHaveLength(1);
+  });
+
+  it("imports at most a bounded number of messages per call and continues on the next", async () => {
+    const source = new FakeTranscriptSource(conversation(3_000));
+    const { newEngine, db } = createTestEngine({ transcriptSource: source });
+    const first = await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    expect(first.importedMessages).toBe(5_000);
+    expect(first.reason).toMatch(/rest follows/);
+    await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    expect(messageCount(db)).toBe(6_000);
+  });
+});
+
+describe("bootstrap from a JSONL transcript file (older hosts)", () => {
+  function jsonl(messages: unknown[]): string {
+    return messages.map((message, index) => JSON.stringify({ type: "message", id: `e${index}`, message })).join("\n") + "\n";
+  }
+
+  it("imports message entries, skips other entries and bad lines, and resumes from its offset", async () => {
+    const file = join(tempDir(), "session.jsonl");
+    const history = conversation(3);
+    writeFileSync(file, JSON.stringify({ type: "session", id: "s1" }) + "\n" + jsonl(history) + "not json\n");
+    const { newEngine, db, logger } = createTestEngine();
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 6 });
+    expect(logger.lines.some((line) => /not valid JSON/.test(line.message))).toBe(true);
+    appendFileSync(file, jsonl([userMessage("appended later")]));
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 1 });
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 0 });
+    expect(messageCount(db)).toBe(7);
+  });
+
+  it("does not duplicate what ingest stored before", async () => {
+    const file = join(tempDir(), "session.jsonl");
+    const history = conversation(2);
+    writeFileSync(file, jsonl(history));
+    const { newEngine, db } = createTestEngine();
+    await newEngine().ingestBatch({ sessionId: "s1", messages: history });
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 0 });
+    expect(messageCount(db)).toBe(4);
+  });
+
+  it("leaves a half-written last line for the next call", async () => {
+    const file = join(tempDir(), "session.jsonl");
+    writeFileSync(file, jsonl([userMessage("complete")]) + '{"type":"message","message":{"role":"user"');
+    const { newEngine, db } = createTestEngine();
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({
+      bootstrapped: true, importedMessages: 1, reason: expect.stringMatching(/the rest follows on later turns/),
+    });
+    appendFileSync(file, ',"content":"finished","timestamp":1}}\n');
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 1 });
+    expect(messageCount(db)).toBe(2);
+  });
+});
