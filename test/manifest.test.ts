@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../src/config.js";
-import { buildManifest, manifestText } from "../src/manifest.js";
+import { buildManifest, configurationTable, manifestText } from "../src/manifest.js";
 
 describe("openclaw.plugin.json", () => {
   const committed = readFileSync(new URL("../openclaw.plugin.json", import.meta.url), "utf8");
@@ -22,6 +22,10 @@ describe("openclaw.plugin.json", () => {
       expect(manifest.uiHints[setting.key]?.label).toBeTruthy();
       expect(manifest.uiHints[setting.key]?.help).toBeTruthy();
     }
+  });
+
+  it.each(["../README.md", "../docs/configuration.md"])("%s documents every setting (the generated table)", (document) => {
+    expect(readFileSync(new URL(document, import.meta.url), "utf8")).toContain(configurationTable());
   });
 
   it("is pointed at by package.json as a built JavaScript extension", () => {
