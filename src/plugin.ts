@@ -9,6 +9,8 @@ import { systemClock } from "./contracts.js";
 import { openSharedDatabase } from "./db/connection-registry.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
 import { openClawTranscriptSource } from "./engine/transcript-source.js";
+import { UnavailableEngine } from "./engine/unavailable-engine.js";
+import { describeError } from "./errors.js";
 import type { PluginApi } from "./host/openclaw-types.js";
 import { hostLogger } from "./runtime/host-logger.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
@@ -36,7 +38,12 @@ export function register(api: PluginApi): void {
   const tokens = new DefaultTokenEstimator();
   const transcriptSource = openClawTranscriptSource();
   api.registerContextEngine(ENGINE_ID, () => {
-    const services = openServices(config);
+    let services: PluginServices;
+    try {
+      services = openServices(config);
+    } catch (error) {
+      return new UnavailableEngine(`cannot open ${config.databasePath}: ${describeError(error)}`, logger);
+    }
     return new LcmContextEngine({ config, store: services.store, tokens, clock: systemClock, logger, transcriptSource });
   });
 }

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { closeAllDatabases, openSharedDatabase } from "../src/db/connection-registry.js";
@@ -96,5 +96,21 @@ describe("plugin entry", () => {
     expect(
       Number((openSharedDatabase(databasePath).raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version),
     ).toBe(1);
+  });
+});
+
+describe("when the database cannot be opened", () => {
+  it("serves the turn on the host's messages and says why, without throwing", async () => {
+    const blocker = join(tempDir(), "not-a-directory");
+    writeFileSync(blocker, "a file where the database folder should be");
+    const api = new FakePluginApi({ databasePath: join(blocker, "lcm.db") });
+    plugin.register(api);
+    const engine = api.engine();
+    const history = [userMessage("keep going")];
+    expect((await engine.assemble({ sessionId: "s1", messages: history })).messages).toEqual(history);
+    expect(await engine.compact({ sessionId: "s1", sessionKey: "agent:main:main" })).toMatchObject({
+      ok: false, compacted: false, reason: expect.stringMatching(/LCM is unavailable \(cannot open .*lcm\.db/),
+    });
+    expect(api.errors().length).toBeGreaterThanOrEqual(2);
   });
 });

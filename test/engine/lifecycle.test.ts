@@ -40,7 +40,8 @@ describe("commitTurn", () => {
       ...call,
       content: [{ type: "toolCall", name: "read", id: "call2", arguments: { depth: 1, path: "/a" } }],
     };
-    const { details: _dropped, ...sanitizedResult } = { ...result, toolCallId: "call2" };
+    const sanitizedResult: AgentMessage = { ...result, toolCallId: "call2" };
+    delete sanitizedResult.details;
     await newEngine().ingestBatch({ sessionId: "s1", messages: [sanitizedCall, sanitizedResult] });
     expect(count(db, "SELECT count(*) AS n FROM messages")).toBe(2);
   });
