@@ -1,0 +1,42 @@
+/**
+ * The queries the IntegrityChecker needs: each verifies one invariant over one conversation or table and returns
+ * the offending rows (bounded), plus the two non-destructive repairs. Async like every store contract.
+ */
+import type { ConversationId } from "../records.js";
+
+export interface SummaryMismatch {
+  summaryId: string;
+  what: string;
+}
+
+export interface ItemForPairing {
+  ordinal: number;
+  /** ItemFlags: 1 = assistant message with tool calls, 2 = tool result. */
+  flags: number;
+  /** For tool results: the id of the call they answer. */
+  toolCallId: string | null;
+  /** For assistant messages with tool calls: the call ids. */
+  callIds: string[];
+}
+
+export interface IntegrityStore {
+  conversationIds(afterId: number, limit: number): Promise<ConversationId[]>;
+  summariesWithoutSource(conversationId: ConversationId): Promise<string[]>;
+  danglingContextItems(conversationId: ConversationId): Promise<number[]>;
+  contextOutOfOrder(conversationId: ConversationId, fromOrdinal?: number): Promise<{ ordinal: number; start: number; previousEnd: number }[]>;
+  messageSeqStats(conversationId: ConversationId): Promise<{ count: number; minSeq: number | null; maxSeq: number | null }>;
+  /** Messages not excluded from context, and how many are in context or under a leaf summary. */
+  coverage(conversationId: ConversationId): Promise<{ visibleMessages: number; inContext: number; summarized: number }>;
+  partSpansOutOfRange(conversationId: ConversationId): Promise<number[]>;
+  summaryMetadataMismatches(conversationId: ConversationId): Promise<SummaryMismatch[]>;
+  /** A description of the conversation counters that disagree with the rows, or null. */
+  counterMismatch(conversationId: ConversationId): Promise<string | null>;
+  itemsForPairing(conversationId: ConversationId, fromOrdinal: number): Promise<ItemForPairing[]>;
+  /** The ordinal of the n-th newest context item (the start of a bounded window). */
+  ordinalOfNthNewestItem(conversationId: ConversationId, n: number): Promise<number>;
+  largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]>;
+  /** Null when the full-text index agrees with its content table, else SQLite's message. */
+  ftsIntegrity(table: "messages_fts" | "summaries_fts"): Promise<string | null>;
+  rebuildFts(table: "messages_fts" | "summaries_fts"): Promise<void>;
+  recountConversation(conversationId: ConversationId): Promise<void>;
+}
