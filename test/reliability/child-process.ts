@@ -1,0 +1,57 @@
+/**
+ * Spawns the crash child (test/reliability/crash-child.mjs, which drives the built plugin) in its own process
+ * group, collects its acknowledgements, and kills it with SIGKILL at a chosen moment.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const CHILD = fileURLToPath(new URL("./crash-child.mjs", import.meta.url));
+
+export interface ChildRun {
+  acked: number[];
+  done: string | null;
+  killed: boolean;
+  stderr: string;
+}
+
+export function runChild(args: string[], killAfterMs: number | null): Promise<ChildRun> {
+  return new Promise((resolve) => {
+    const child: ChildProcess = spawn(process.execPath, [CHILD, ...args], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const run: ChildRun = { acked: [], done: null, killed: false, stderr: "" };
+    let buffer = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      buffer += chunk;
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.startsWith("ACK ")) run.acked.push(Number(line.slice(4)));
+        else if (line.startsWith("DONE")) run.done = line;
+      }
+    });
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (run.stderr += chunk));
+    const timer = killAfterMs === null ? null : setTimeout(() => {
+      run.killed = true;
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already exited
+      }
+    }, killAfterMs);
+    child.on("close", () => {
+      if (timer) clearTimeout(timer);
+      resolve(run);
+    });
+  });
+}
+
+/** A small seeded PRNG (mulberry32): the same seed replays the same kill schedule. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
