@@ -4,7 +4,7 @@
  * Resolution is all-or-nothing: an invalid value throws an LcmError naming the key, the value and the range.
  */
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { LcmError } from "./errors.js";
 
 export interface LcmConfig {
@@ -54,7 +54,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "databasePath", env: "LCM_DATABASE_PATH", type: "string", label: "Database path",
     help: "SQLite file holding every message and summary. Default: $OPENCLAW_STATE_DIR/lcm.db, else ~/.openclaw/lcm.db." },
   { key: "filesDirectory", env: "LCM_FILES_DIRECTORY", type: "string", label: "Large-file directory",
-    help: "Where intercepted large files are stored. Default: lcm-files/ beside the database." },
+    help: "Where intercepted large files are stored. Default: <database name>-files/ beside the database (lcm-files/ for lcm.db), so two databases never share one." },
   { key: "contextThreshold", env: "LCM_CONTEXT_THRESHOLD", type: "number", defaultValue: 0.75, min: 0, max: 1,
     exclusiveMin: true, label: "Context threshold",
     help: "Fraction of the token budget at which a full compaction sweep runs after a turn." },
@@ -107,6 +107,11 @@ export function defaultDatabasePath(env: NodeJS.ProcessEnv = process.env): strin
   return join(stateDir ? expandHome(stateDir) : join(homedir(), ".openclaw"), "lcm.db");
 }
 
+/** `<name>-files` beside the database file: `lcm-files/` for `lcm.db`. One directory per database. */
+export function defaultFilesDirectory(databasePath: string): string {
+  return join(dirname(databasePath), `${basename(databasePath).replace(/\.(db|sqlite3?)$/i, "")}-files`);
+}
+
 function expandHome(path: string): string {
   return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
@@ -139,7 +144,7 @@ export function resolveConfig(pluginConfig: unknown = {}, env: NodeJS.ProcessEnv
   }
   const databasePath = expandHome((values.databasePath as string | undefined) ?? defaultDatabasePath(env));
   values.databasePath = databasePath;
-  values.filesDirectory = expandHome((values.filesDirectory as string | undefined) ?? join(dirname(databasePath), "lcm-files"));
+  values.filesDirectory = expandHome((values.filesDirectory as string | undefined) ?? defaultFilesDirectory(databasePath));
   const config = values as unknown as LcmConfig;
   if (config.condensedMinFanoutHard > config.condensedMinFanout) {
     throw new LcmError(

@@ -107,3 +107,26 @@ export interface SummaryRecord {
   /** For condensed summaries: the summaries it was made from, in order (the XML `<parents>`). */
   parentSummaryIds: SummaryId[];
 }
+
+/** Where an externalized large file came from: a `<file>` block in a user message, or an oversized tool output. */
+export type LargeFileOrigin = "file-block" | "tool-result";
+
+/** A large file block or tool output stored aside on disk; the message keeps a `[LCM File: …]` reference. */
+export interface LargeFileRecord {
+  fileId: FileId;
+  conversationId: ConversationId;
+  /** SHA-256 of the UTF-8 content (hex); unique per conversation, so the same content is stored once. */
+  contentHash: string;
+  fileName: string | null;
+  mimeType: string | null;
+  byteSize: number;
+  tokenCount: number;
+  /** Absolute path of the stored content. */
+  storagePath: string;
+  explorationSummary: string;
+  /** Which explorer wrote the summary: json, csv, code:python, text:model, text:fallback, ... */
+  explorer: string;
+  origin: LargeFileOrigin;
+  toolName: string | null;
+  createdAt: number;
+}

@@ -34,6 +34,11 @@ describe("resolveConfig", () => {
     expect(config.filesDirectory).toBe("/srv/claw/lcm-files");
   });
 
+  it("gives every database its own large-file directory", () => {
+    expect(resolveConfig({ databasePath: "/data/team.sqlite" }, {}).filesDirectory).toBe("/data/team-files");
+    expect(resolveConfig({ databasePath: "/data/lcm.db", filesDirectory: "/blobs" }, {}).filesDirectory).toBe("/blobs");
+  });
+
   it("lets LCM_* environment variables override plugin config", () => {
     const config = resolveConfig(
       { freshTailCount: 10, contextThreshold: 0.5, summaryModel: "a/b" },

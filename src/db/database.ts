@@ -43,6 +43,15 @@ export class Database {
     return this.statement(sql).all(...params).map((row) => ({ ...row }) as T);
   }
 
+  /**
+   * Rows as node:sqlite returns them (null-prototype objects), without the copy `all` makes: for hot reads whose
+   * rows are mapped to records right away and never handed on. Copying costs as much as the query itself
+   * (the rows are dictionary-mode objects): 1,300 message rows take 4.7 ms to read and 3.8 ms more to spread.
+   */
+  rows<T>(sql: string, ...params: SQLInputValue[]): T[] {
+    return this.statement(sql).all(...params) as T[];
+  }
+
   run(sql: string, ...params: SQLInputValue[]): { changes: number; lastInsertRowid: number } {
     const result = this.statement(sql).run(...params);
     return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };

@@ -142,6 +142,7 @@ export const MIGRATIONS: readonly Migration[] = [
         conversation_ids  TEXT NOT NULL,
         token_cap         INTEGER NOT NULL,
         tokens_used       INTEGER NOT NULL DEFAULT 0,
+        summaries_expanded INTEGER NOT NULL DEFAULT 0,
         created_at        INTEGER NOT NULL,
         expires_at        INTEGER NOT NULL,
         revoked_at        INTEGER,
@@ -152,9 +153,9 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE VIRTUAL TABLE messages_fts USING fts5 (
         content, content = 'messages', content_rowid = 'message_id', tokenize = 'unicode61 remove_diacritics 2'
       );
-      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-        INSERT INTO messages_fts (rowid, content) VALUES (new.message_id, new.content);
-      END;
+      -- No insert trigger: SqliteStore writes messages_fts beside each message. An FTS5 write inside a trigger
+      -- runs in a statement savepoint, and FTS5 flushes its pending terms to a new segment at every savepoint:
+      -- one segment per message, then merges (3.5x the CPU of a direct insert; docs/benchmarks.md).
       CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
         INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.message_id, old.content);
       END;

@@ -10,6 +10,7 @@ import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import { describeError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import { type EncodedMessage, encodeMessage } from "../messages/message-codec.js";
+import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
 import type { MessageStore } from "../store/store.js";
 
@@ -18,6 +19,8 @@ export interface HistoryImportDeps {
   tokens: TokenEstimator;
   clock: Clock;
   logger: Logger;
+  /** Stores large file blocks and tool output aside before the messages are stored. */
+  largeFiles?: LargeContentExternalizer;
 }
 
 export interface HistoryImportResult {
@@ -73,6 +76,7 @@ export async function importHostHistory(
   }
   const fresh = encoded.slice(anchor + 1).filter((message) => !existing.has(message.identityKey));
   if (fresh.length === 0) return { imported: 0, skippedInvalid: invalid, noOverlap: false };
-  const result = await deps.store.appendMessages(conversation.conversationId, fresh, deps.clock.now());
+  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation.conversationId, fresh) : fresh;
+  const result = await deps.store.appendMessages(conversation.conversationId, toStore, deps.clock.now());
   return { imported: result.inserted, skippedInvalid: invalid, noOverlap: false };
 }

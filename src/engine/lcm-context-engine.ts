@@ -25,9 +25,17 @@ import type {
   MaintainParams,
   MaintenanceResult,
 } from "../host/openclaw-types.js";
+import { LargeFileInterceptor } from "../large-files/large-file-interceptor.js";
+import { LargeFileStorage } from "../large-files/large-file-storage.js";
+import type { TextCompletion } from "../large-files/text-explorer.js";
+import type { EncodedMessage } from "../messages/message-codec.js";
 import type { ConversationRecord } from "../records.js";
 import { runSerialized } from "../runtime/session-queue.js";
+import type { CompactionStore } from "../store/compaction-store.js";
+import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
 import type { LcmStore } from "../store/store.js";
+import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
+import { runCompact, runMaintain } from "./compaction-hooks.js";
 import { encodeAll, importHostHistory } from "./history-import.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
@@ -55,6 +63,14 @@ export interface EngineDeps {
   logger: Logger;
   /** The host transcript reader used by bootstrap (absent outside OpenClaw). */
   transcriptSource?: TranscriptSource;
+  /** The model that writes exploration summaries of large text files (absent: deterministic summaries). */
+  textCompletion?: TextCompletion;
+  /** Summary writes (same database as `store`). */
+  compactionStore: CompactionStore;
+  /** Picks the summarizer of one compaction (the session's host model when a hook received one). */
+  summarizers: SummarizerSelector;
+  /** Delegated-expansion grants, revoked when their helper sub-agent ends (absent: nothing to revoke). */
+  grants?: Pick<GrantStore, "revokeGrantsForChild">;
 }
 
 export class LcmContextEngine implements ContextEngine {
@@ -73,15 +89,25 @@ export class LcmContextEngine implements ContextEngine {
   /** The first budget each session's assemble saw in this instance (one instance = one turn); see budgetFor. */
   private readonly firstBudgets = new Map<string, number>();
 
+  /** Stores large files and tool output aside on every ingest path (see encodeForStorage and importDeps). */
+  private readonly largeFiles: LargeFileInterceptor;
+  private readonly importDeps: EngineDeps & { largeFiles: LargeFileInterceptor };
+
   constructor(private readonly deps: EngineDeps) {
     this.assembler = new Assembler({ store: deps.store, tokens: deps.tokens });
+    this.largeFiles = new LargeFileInterceptor({
+      ...deps,
+      storage: new LargeFileStorage(deps.config.filesDirectory),
+      ...(deps.textCompletion ? { completion: deps.textCompletion } : {}),
+    });
+    this.importDeps = { ...deps, largeFiles: this.largeFiles };
   }
 
   async bootstrap(params: BootstrapParams): Promise<BootstrapResult> {
     return this.guard<BootstrapResult>("bootstrap", (reason) => ({ bootstrapped: false, reason }), () =>
       this.serialized(params.sessionId, async (): Promise<BootstrapResult> => {
         const conversation = await this.conversationFor(params);
-        const result = await importTranscript(conversation, params.sessionFile, this.deps);
+        const result = await importTranscript(conversation, params.sessionFile, this.importDeps);
         return { bootstrapped: true, importedMessages: result.imported, ...(result.note ? { reason: result.note } : {}) };
       }),
     );
@@ -121,7 +147,7 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, async () => {
         if (params.isHeartbeat) return { status: "committed" as const };
         const conversation = await this.conversationFor(params);
-        const { encoded } = encodeAll(Array.isArray(params.messages) ? params.messages : [], this.deps);
+        const encoded = await this.encodeForStorage(conversation, params.messages);
         const result = await this.deps.store.commitTurn(
           conversation.conversationId, String(params.advancementKey), encoded, this.deps.clock.now(),
         );
@@ -156,20 +182,22 @@ export class LcmContextEngine implements ContextEngine {
   }
 
   async compact(params: CompactParams): Promise<CompactResult> {
-    return this.guard("compact", (reason) => ({ ok: false, compacted: false, reason }), async () => ({
-      ok: false,
-      compacted: false,
-      reason: "compaction is not available in this build",
-    }));
+    return this.guard("compact", (reason) => ({ ok: false, compacted: false, reason }), () =>
+      this.serialized(params.sessionId, () => runCompact(params, this.deps)),
+    );
   }
 
   async maintain(params: MaintainParams): Promise<MaintenanceResult> {
-    void params;
-    return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: "nothing to do" };
+    const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
+    return this.guard("maintain", unchanged, () => this.serialized(params.sessionId, () => runMaintain(params, this.deps)));
   }
 
   async onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void> {
-    void params;
+    const grants = this.deps.grants;
+    if (!grants || !isExpansionSessionKey(params?.childSessionKey)) return;
+    await this.guard("onSubagentEnded", () => undefined, async () => {
+      await grants.revokeGrantsForChild(params.childSessionKey, `sub-agent ended: ${params.reason}`, this.deps.clock.now());
+    });
   }
 
   async dispose(): Promise<void> {
@@ -204,13 +232,19 @@ export class LcmContextEngine implements ContextEngine {
   private async importUncommittedHistory(conversation: ConversationRecord, messages: unknown): Promise<void> {
     if (!Array.isArray(messages) || messages.length === 0) return;
     if (await this.deps.store.hasCommittedTurns(conversation.conversationId)) return;
-    await importHostHistory(conversation, messages, this.deps);
+    await importHostHistory(conversation, messages, this.importDeps);
   }
 
   private async append(params: { sessionId: string; sessionKey?: string }, messages: readonly unknown[]) {
     const conversation = await this.conversationFor(params);
-    const { encoded } = encodeAll(Array.isArray(messages) ? messages : [], this.deps);
+    const encoded = await this.encodeForStorage(conversation, messages);
     return this.deps.store.appendMessages(conversation.conversationId, encoded, this.deps.clock.now());
+  }
+
+  /** Encodes host messages, then stores large file blocks and tool output aside (fail-soft, never throws). */
+  private async encodeForStorage(conversation: ConversationRecord, messages: unknown): Promise<EncodedMessage[]> {
+    const { encoded } = encodeAll(Array.isArray(messages) ? messages : [], this.deps);
+    return this.largeFiles.externalize(conversation.conversationId, encoded);
   }
 
   private conversationFor(params: Parameters<typeof conversationKeyOf>[0]): Promise<ConversationRecord> {

@@ -12,6 +12,7 @@ import { stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
+import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
 import type { ConversationStore, MessageStore } from "../store/store.js";
 import { encodeAll } from "./history-import.js";
@@ -30,6 +31,8 @@ export interface TranscriptImportDeps {
   clock: Clock;
   logger: Logger;
   transcriptSource?: TranscriptSource;
+  /** Stores large file blocks and tool output aside before the messages are stored. */
+  largeFiles?: LargeContentExternalizer;
 }
 
 export interface TranscriptImportResult {
@@ -61,7 +64,8 @@ async function sizeOf(path: string): Promise<number | null> {
 async function appendBatch(conversation: ConversationRecord, messages: AgentMessage[], deps: TranscriptImportDeps): Promise<number> {
   if (messages.length === 0) return 0;
   const { encoded } = encodeAll(messages, deps);
-  return (await deps.store.appendMessages(conversation.conversationId, encoded, deps.clock.now())).inserted;
+  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation.conversationId, encoded) : encoded;
+  return (await deps.store.appendMessages(conversation.conversationId, toStore, deps.clock.now())).inserted;
 }
 
 async function importFromHost(

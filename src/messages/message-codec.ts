@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { TokenEstimator } from "../contracts.js";
 import { LcmError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
+import type { LargeFileRecord } from "../records.js";
 
 export type PartKind = "text" | "thinking" | "toolCall" | "image" | "field" | "raw";
 
@@ -32,6 +33,8 @@ export const MessageFlags = {
   contentInMeta: 4,
   /** Stored but never assembled (host `excludeFromContext`, or a role providers cannot take). */
   excluded: 8,
+  /** `timestamp` was a number equal to `created_at`, so it is not repeated in meta (saves ~3% of the file). */
+  timestampIsCreatedAt: 16,
 } as const;
 
 /** Bit flags on context_items.flags, so planners and the assembler need not load messages. */
@@ -54,6 +57,8 @@ export interface EncodedMessage {
   createdAt: number;
   /** The canonical identity used for idempotency (UNIQUE per conversation). */
   identityKey: string;
+  /** Large files this message references; their rows are written in the same transaction as the message. */
+  largeFiles?: LargeFileRecord[];
 }
 
 export const KNOWN_ROLES = new Set([
@@ -87,8 +92,9 @@ export function identityKeyOf(message: AgentMessage): string {
 }
 
 export function fingerprintOf(message: AgentMessage): string {
-  const hash = createHash("sha256");
-  const add = (label: string, value: string) => hash.update(`\u0000${label}=${value}`);
+  // One update over the joined pieces: the same digest as one update per piece, at a fraction of the calls.
+  const pieces: string[] = [];
+  const add = (label: string, value: string) => pieces.push(`\u0000${label}=${value}`);
   add("role", message.role);
   add("timestamp", String(message.timestamp ?? ""));
   if (typeof message.toolCallId === "string") add("toolCallId", sanitizeToolCallId(message.toolCallId));
@@ -101,7 +107,8 @@ export function fingerprintOf(message: AgentMessage): string {
   for (const field of TEXT_FIELDS) {
     if (typeof message[field] === "string") add(field, message[field] as string);
   }
-  return hash.digest("hex").slice(0, 32);
+  // 128 bits in 22 base64url characters: the key is stored twice (row and UNIQUE index), once per message.
+  return createHash("sha256").update(pieces.join("")).digest("base64url").slice(0, 22);
 }
 
 /** OpenClaw's strict tool-call id sanitizer keeps only ASCII letters and digits. */
@@ -202,6 +209,11 @@ export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now
   let itemFlags = 0;
   let tokenCount = MESSAGE_OVERHEAD_TOKENS;
   const omitFromMeta: string[] = ["role"];
+  const createdAt = timestampToMillis(message.timestamp, now);
+  if (typeof message.timestamp === "number" && message.timestamp === createdAt) {
+    flags |= MessageFlags.timestampIsCreatedAt;
+    omitFromMeta.push("timestamp");
+  }
 
   const addSpan = (kind: PartKind, text: string, meta: string | null) => {
     const [start, end] = builder.span(text);
@@ -271,7 +283,7 @@ export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now
     flags,
     itemFlags,
     tokenCount,
-    createdAt: timestampToMillis(message.timestamp, now),
+    createdAt,
     identityKey: identityKeyOf(message),
   };
 }
@@ -286,7 +298,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Rebuilds the host message exactly as it was ingested. */
-export function decodeMessage(stored: { role: string; content: string; flags: number; meta: string; parts: StoredPart[] }): AgentMessage {
+export function decodeMessage(stored: {
+  role: string;
+  content: string;
+  flags: number;
+  meta: string;
+  parts: StoredPart[];
+  createdAt: number;
+}): AgentMessage {
   const slice = (part: StoredPart) => stored.content.slice(part.start ?? 0, part.end ?? 0);
   const blocks: unknown[] = [];
   const fields: Record<string, string> = {};
@@ -319,5 +338,6 @@ export function decodeMessage(stored: { role: string; content: string; flags: nu
   } else if (!(stored.flags & (MessageFlags.contentAbsent | MessageFlags.contentInMeta))) {
     message.content = blocks;
   }
+  if (stored.flags & MessageFlags.timestampIsCreatedAt) message.timestamp = stored.createdAt;
   return Object.assign(message, JSON.parse(stored.meta) as Record<string, unknown>, fields);
 }

@@ -16,6 +16,7 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../records.js";
+import type { LargeFileStore } from "./large-file-store.js";
 
 export interface AppendResult {
   /** Messages newly stored. */
@@ -77,4 +78,4 @@ export interface SummaryReadStore {
 }
 
 /** The embedded backend implements all of these on one connection. */
-export interface LcmStore extends ConversationStore, MessageStore, ContextStore, SummaryReadStore {}
+export interface LcmStore extends ConversationStore, MessageStore, ContextStore, SummaryReadStore, LargeFileStore {}

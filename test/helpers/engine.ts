@@ -8,7 +8,10 @@ import type { Clock, Logger, TokenEstimator } from "../../src/contracts.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
 import { LcmContextEngine } from "../../src/engine/lcm-context-engine.js";
 import type { TranscriptSource } from "../../src/engine/transcript-source.js";
+import type { HostLlm } from "../../src/host/openclaw-types.js";
+import { SqliteCompactionStore } from "../../src/store/sqlite/sqlite-compaction-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { createSummarizerSelector } from "../../src/summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { SteppingClock } from "../fakes/clocks.js";
 import type { LogLine } from "../fakes/fake-plugin-api.js";
@@ -29,6 +32,8 @@ export interface TestEngineOptions {
   clock?: Clock;
   databasePath?: string;
   transcriptSource?: TranscriptSource;
+  /** The plugin-wide host model (api.runtime.llm); without one, compaction uses the extractive summarizer. */
+  pluginLlm?: HostLlm;
 }
 
 export function createTestEngine(options: TestEngineOptions = {}) {
@@ -39,7 +44,11 @@ export function createTestEngine(options: TestEngineOptions = {}) {
   const clock = options.clock ?? new SteppingClock();
   const logger = new RecordingLogger();
   const transcriptSource = options.transcriptSource;
+  const compactionStore = new SqliteCompactionStore(store.db);
+  const summarizers = createSummarizerSelector({ config, tokens, pluginLlm: options.pluginLlm, env: {} });
   const newEngine = () =>
-    new LcmContextEngine({ config, store, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}) });
-  return { config, store, tokens, clock, logger, newEngine, db: store.db };
+    new LcmContextEngine({
+      config, store, compactionStore, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}),
+    });
+  return { config, store, compactionStore, tokens, clock, logger, newEngine, db: store.db };
 }

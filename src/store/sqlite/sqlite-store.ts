@@ -13,11 +13,14 @@ import type {
   ConversationId,
   ConversationKey,
   ConversationRecord,
+  FileId,
+  LargeFileRecord,
   MessageId,
   MessageRecord,
   SummaryRecord,
 } from "../../records.js";
 import type { AppendResult, LcmStore } from "../store.js";
+import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
 import {
   type ContextItemRow,
   type ConversationRow,
@@ -137,19 +140,21 @@ export class SqliteStore implements LcmStore {
     let contextTokens = 0;
     let contextItems = 0;
     for (const message of messages) {
-      const exists = this.db.get(
-        "SELECT 1 AS found FROM messages WHERE conversation_id = ? AND identity_key = ?", conversationId, message.identityKey,
+      // The UNIQUE identity index decides: a replayed message changes nothing (no separate probe per message).
+      const { changes, lastInsertRowid: messageId } = this.db.run(
+        `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, identity_key) DO NOTHING`,
+        conversationId, nextSeq, message.role, message.content, message.tokenCount, message.createdAt,
+        message.identityKey, message.flags, message.meta,
       );
-      if (exists) {
+      if (changes === 0) {
         duplicates++;
         continue;
       }
-      const { lastInsertRowid: messageId } = this.db.run(
-        `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        conversationId, nextSeq++, message.role, message.content, message.tokenCount, message.createdAt,
-        message.identityKey, message.flags, message.meta,
-      );
+      nextSeq++;
+      // Indexed here rather than by a trigger: see the note on messages_fts in src/db/migrations.ts.
+      this.db.run("INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", messageId, message.content);
+      if (message.largeFiles?.length) insertLargeFiles(this.db, conversationId, message.largeFiles);
       message.parts.forEach((part, ordinal) => {
         this.db.run(
           "INSERT INTO message_parts (message_id, ordinal, kind, text_start, text_end, data, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -197,7 +202,7 @@ export class SqliteStore implements LcmStore {
   async getMessages(messageIds: MessageId[]): Promise<MessageRecord[]> {
     if (messageIds.length === 0) return [];
     const ids = JSON.stringify(messageIds);
-    const rows = this.db.all<MessageRow>(
+    const rows = this.db.rows<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE message_id IN (SELECT value FROM json_each(?))`, ids,
     );
     const parts = this.partsFor(ids);
@@ -206,7 +211,7 @@ export class SqliteStore implements LcmStore {
   }
 
   async getMessagesBySeq(conversationId: ConversationId, fromSeq: number, toSeq: number, limit: number): Promise<MessageRecord[]> {
-    const rows = this.db.all<MessageRow>(
+    const rows = this.db.rows<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT ?`,
       conversationId, fromSeq, toSeq, limit,
     );
@@ -215,7 +220,7 @@ export class SqliteStore implements LcmStore {
   }
 
   private partsFor(messageIdsJson: string): Map<number, StoredPart[]> {
-    const rows = this.db.all<PartRow>(
+    const rows = this.db.rows<PartRow>(
       `SELECT message_id, kind, text_start, text_end, data, meta FROM message_parts
        WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, ordinal`,
       messageIdsJson,
@@ -233,7 +238,7 @@ export class SqliteStore implements LcmStore {
 
   async listContextNewestFirst(conversationId: ConversationId, beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
     return this.db
-      .all<ContextItemRow>(
+      .rows<ContextItemRow>(
         `SELECT ordinal, message_id, summary_id, token_count, flags FROM context_items
          WHERE conversation_id = ? AND ordinal < ? ORDER BY ordinal DESC LIMIT ?`,
         conversationId, beforeOrdinal ?? Number.MAX_SAFE_INTEGER, limit,
@@ -243,7 +248,7 @@ export class SqliteStore implements LcmStore {
 
   async listContextOldestFirst(conversationId: ConversationId, afterOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
     return this.db
-      .all<ContextItemRow>(
+      .rows<ContextItemRow>(
         `SELECT ordinal, message_id, summary_id, token_count, flags FROM context_items
          WHERE conversation_id = ? AND ordinal > ? ORDER BY ordinal ASC LIMIT ?`,
         conversationId, afterOrdinal ?? Number.MIN_SAFE_INTEGER, limit,
@@ -251,12 +256,31 @@ export class SqliteStore implements LcmStore {
       .map(toContextItem);
   }
 
+  // ── large files (rows are written with their message in appendInTransaction) ─────────────────────────
+
+  private largeFileStore: SqliteLargeFileStore | undefined;
+  private get largeFiles(): SqliteLargeFileStore {
+    return (this.largeFileStore ??= new SqliteLargeFileStore(this.db));
+  }
+
+  getLargeFile(fileId: FileId): Promise<LargeFileRecord | null> {
+    return this.largeFiles.getLargeFile(fileId);
+  }
+
+  findLargeFileByHash(conversationId: ConversationId, contentHash: string): Promise<LargeFileRecord | null> {
+    return this.largeFiles.findLargeFileByHash(conversationId, contentHash);
+  }
+
+  listLargeFiles(conversationId: ConversationId, limit?: number): Promise<LargeFileRecord[]> {
+    return this.largeFiles.listLargeFiles(conversationId, limit);
+  }
+
   // ── summaries (reads) ───────────────────────────────────────────────────────────────────────────────────
 
   async getSummariesByRowIds(rowIds: number[]): Promise<SummaryRecord[]> {
     if (rowIds.length === 0) return [];
     const ids = JSON.stringify(rowIds);
-    const rows = this.db.all<SummaryRow>(
+    const rows = this.db.rows<SummaryRow>(
       `SELECT ${SUMMARY_COLUMNS} FROM summaries WHERE id IN (SELECT value FROM json_each(?))`, ids,
     );
     const parents = this.parentsFor(ids);
@@ -271,7 +295,7 @@ export class SqliteStore implements LcmStore {
   }
 
   private parentsFor(summaryRowIdsJson: string): Map<number, string[]> {
-    const rows = this.db.all<{ summary_id: number; parent: string }>(
+    const rows = this.db.rows<{ summary_id: number; parent: string }>(
       `SELECT p.summary_id, s.summary_id AS parent FROM summary_parents p JOIN summaries s ON s.id = p.parent_summary_id
        WHERE p.summary_id IN (SELECT value FROM json_each(?)) ORDER BY p.summary_id, p.ordinal`,
       summaryRowIdsJson,

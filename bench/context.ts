@@ -1,0 +1,57 @@
+/**
+ * What every phase group receives: the host (real plugin entry, instant model), the working database, the
+ * dataset's manifest, and how many repetitions to run. Phases are written against the public surface only:
+ * engine hooks from `api.engine()`, tools from `registerTool`, and SQL reads for bookkeeping (counts, ids).
+ */
+import type { Database } from "../src/db/database.js";
+import { openSharedDatabase } from "../src/db/connection-registry.js";
+import type { AgentMessage } from "../src/host/openclaw-types.js";
+import type { ConversationInfo, DatasetManifest } from "./dataset.js";
+import { type ConversationPlan, SessionGenerator } from "./generate.js";
+import type { BenchHost } from "./host.js";
+import { Random } from "./random.js";
+import { Vocabulary } from "./vocabulary.js";
+
+export interface BenchContext {
+  host: BenchHost;
+  databasePath: string;
+  manifest: DatasetManifest;
+  /** Repetitions for latency phases (smaller when --quick). */
+  repetitions: number;
+  log(line: string): void;
+}
+
+export function conversationOf(context: BenchContext, role: ConversationInfo["role"]): ConversationInfo {
+  const found = context.manifest.conversations.find((conversation) => conversation.role === role);
+  if (!found) throw new Error(`The dataset has no "${role}" conversation.`);
+  return found;
+}
+
+/** The shared connection, for bookkeeping reads only (the engine opened it). */
+export function databaseOf(context: BenchContext): Database {
+  return openSharedDatabase(context.databasePath);
+}
+
+export function summaryCount(context: BenchContext, sessionId: string): number {
+  return databaseOf(context).get<{ count: number }>(
+    "SELECT count(*) AS count FROM summaries WHERE conversation_id = (SELECT conversation_id FROM conversations WHERE session_id = ?)",
+    sessionId,
+  )!.count;
+}
+
+/**
+ * New turns for a conversation that are not in the dataset: a generator on a different seed, with its own run
+ * ids and timestamps after the dataset's, so every message is new to the store.
+ */
+export function freshTurns(seed: number, target: ConversationInfo, turns: number, label: string): AgentMessage[][] {
+  const root = new Random(seed ^ 0x5bd1e995);
+  const plan: ConversationPlan = {
+    role: target.role,
+    agentId: target.agentId,
+    sessionId: `${target.sessionId}-${label}`,
+    sessionKey: target.sessionKey,
+    messageTarget: Number.MAX_SAFE_INTEGER,
+  };
+  const generator = new SessionGenerator(plan, root.fork(), new Vocabulary(root.fork(), 20_000), Date.UTC(2027, 0, 1), false);
+  return Array.from({ length: turns }, () => generator.nextTurn());
+}

@@ -1,0 +1,225 @@
+/**
+ * Generated benchmark databases, cached under bench/.data/ and keyed by seed, size, schema and generator
+ * version, so a re-run skips generation. A dataset is built through the real plugin entry (register(api), a new
+ * engine per batch, ingestBatch), then its "compacted" conversation is swept once through engine.compact with
+ * the instant summarizer. Phases never touch the cache: they run on a working copy, so ingest and sweep phases
+ * measure real writes and every run starts from the same bytes.
+ */
+import { createHash } from "node:crypto";
+import { constants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { closeSharedDatabase, openSharedDatabase } from "../src/db/connection-registry.js";
+import { MIGRATIONS } from "../src/db/migrations.js";
+import type { AgentMessage } from "../src/host/openclaw-types.js";
+import { type ConversationRole, GENERATOR_VERSION, RARE_TERM, createGenerators } from "./generate.js";
+import { BenchHost } from "./host.js";
+import { round } from "./measure.js";
+import { DATA_DIR, ROOT } from "./paths.js";
+
+const BATCH_SIZE = 1_000;
+
+export interface ConversationInfo {
+  role: ConversationRole;
+  agentId: string;
+  sessionId: string;
+  sessionKey: string;
+  messages: number;
+  /** UTF-8 bytes of the text the host sent (text, thinking, tool-call arguments, string content). */
+  textBytes: number;
+}
+
+export interface DatasetManifest {
+  seed: number;
+  size: number;
+  generatorVersion: number;
+  schemaKey: string;
+  messages: number;
+  textBytes: number;
+  /** UTF-8 bytes of the messages as host JSON (what a transcript file would hold). */
+  jsonBytes: number;
+  conversations: ConversationInfo[];
+  needles: { rareTerm: string; rareTermMessages: number; incidents: string[] };
+  build: { seconds: number; messagesPerSecond: number; eventLoopMaxMs: number };
+  compaction:
+    | { status: "compacted"; seconds: number; summaries: number; contextItems: number; reason?: string }
+    | { status: "pending"; reason: string };
+}
+
+/**
+ * Source files that decide the bytes of a stored dataset (schema, connection pragmas, message encoding, the
+ * insert path). A change to any of them makes the cached datasets stale; other changes reuse them.
+ * `npm run bench -- --rebuild` regenerates regardless.
+ */
+const STORAGE_SOURCES = ["src/db/connection-registry.ts", "src/messages/message-codec.ts", "src/store/sqlite/sqlite-store.ts"];
+
+export function schemaKey(): string {
+  const hash = createHash("sha256").update(JSON.stringify(MIGRATIONS));
+  for (const file of STORAGE_SOURCES) {
+    const path = join(ROOT, file);
+    hash.update(existsSync(path) ? readFileSync(path) : file);
+  }
+  return hash.digest("hex").slice(0, 10);
+}
+
+export function datasetPaths(seed: number, size: number): { database: string; manifest: string } {
+  const base = join(DATA_DIR, `lcm-seed${seed}-n${size}-schema${schemaKey()}-gen${GENERATOR_VERSION}`);
+  return { database: `${base}.db`, manifest: `${base}.json` };
+}
+
+export function readManifest(seed: number, size: number): DatasetManifest | null {
+  const paths = datasetPaths(seed, size);
+  if (!existsSync(paths.database) || !existsSync(paths.manifest)) return null;
+  return JSON.parse(readFileSync(paths.manifest, "utf8")) as DatasetManifest;
+}
+
+/** Text bytes of one host message: the payloads a user would call "the message text". */
+export function textBytesOf(message: AgentMessage): number {
+  const content = message.content;
+  if (typeof content === "string") return Buffer.byteLength(content);
+  if (!Array.isArray(content)) return 0;
+  let total = 0;
+  for (const block of content as Record<string, unknown>[]) {
+    if (typeof block.text === "string") total += Buffer.byteLength(block.text);
+    else if (typeof block.thinking === "string") total += Buffer.byteLength(block.thinking);
+    else if (block.type === "toolCall") total += Buffer.byteLength(JSON.stringify(block.arguments));
+  }
+  return total;
+}
+
+export function benchConfig(databasePath: string): Record<string, unknown> {
+  return { databasePath, filesDirectory: join(dirname(databasePath), "files") };
+}
+
+/** Builds the dataset into the cache (atomically: a partial file is renamed only when complete). */
+export async function buildDataset(seed: number, size: number, log: (line: string) => void): Promise<DatasetManifest> {
+  mkdirSync(DATA_DIR, { recursive: true });
+  const paths = datasetPaths(seed, size);
+  const partial = `${paths.database}.partial`;
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(partial + suffix, { force: true });
+  const host = new BenchHost(benchConfig(partial));
+  const generators = createGenerators(seed, size);
+  const infos = new Map<string, ConversationInfo>();
+  const buffers = new Map<string, AgentMessage[]>();
+  let messages = 0;
+  let textBytes = 0;
+  let jsonBytes = 0;
+  let ingestMillis = 0;
+  let longestBatch = 0;
+
+  const flush = async (sessionId: string, sessionKey: string) => {
+    const batch = buffers.get(sessionId) ?? [];
+    if (batch.length === 0) return;
+    buffers.set(sessionId, []);
+    const started = performance.now();
+    const result = await host.engine().ingestBatch({ sessionId, sessionKey, messages: batch });
+    const elapsed = performance.now() - started;
+    ingestMillis += elapsed;
+    longestBatch = Math.max(longestBatch, elapsed);
+    if (result.ingestedCount !== batch.length) {
+      throw new Error(`ingestBatch stored ${result.ingestedCount} of ${batch.length} messages: ${host.errors.join("; ")}`);
+    }
+  };
+
+  // Interleave conversations in proportion to their size, as a busy gateway does.
+  const random = (() => {
+    let state = seed >>> 0;
+    return () => ((state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4294967296);
+  })();
+  const totalTarget = generators.reduce((sum, generator) => sum + generator.plan.messageTarget, 0);
+  let lastLog = performance.now();
+  while (generators.some((generator) => !generator.isDone)) {
+    let roll = random() * totalTarget;
+    let generator = generators.find((candidate) => (roll -= candidate.plan.messageTarget) < 0) ?? generators[0]!;
+    if (generator.isDone) generator = generators.find((candidate) => !candidate.isDone)!;
+    const { plan } = generator;
+    const info = infos.get(plan.sessionId) ?? { role: plan.role, agentId: plan.agentId, sessionId: plan.sessionId, sessionKey: plan.sessionKey, messages: 0, textBytes: 0 };
+    infos.set(plan.sessionId, info);
+    const buffer = buffers.get(plan.sessionId) ?? [];
+    buffers.set(plan.sessionId, buffer);
+    for (const message of generator.nextTurn()) {
+      const bytes = textBytesOf(message);
+      info.messages++;
+      info.textBytes += bytes;
+      messages++;
+      textBytes += bytes;
+      jsonBytes += Buffer.byteLength(JSON.stringify(message));
+      buffer.push(message);
+    }
+    if (buffer.length >= BATCH_SIZE) await flush(plan.sessionId, plan.sessionKey);
+    if (performance.now() - lastLog > 10_000) {
+      lastLog = performance.now();
+      log(`  built ${messages.toLocaleString("en")} / ${totalTarget.toLocaleString("en")} messages`);
+    }
+  }
+  for (const info of infos.values()) await flush(info.sessionId, info.sessionKey);
+
+  const compacted = [...infos.values()].find((info) => info.role === "compacted")!;
+  const compaction = await compactOnce(host, compacted);
+  closeSharedDatabase(partial);
+
+  const incidents = generators.flatMap((generator) => generator.needleMessages.filter((needle) => needle.kind === "pattern").map((needle) => needle.text));
+  const manifest: DatasetManifest = {
+    seed,
+    size,
+    generatorVersion: GENERATOR_VERSION,
+    schemaKey: schemaKey(),
+    messages,
+    textBytes,
+    jsonBytes,
+    conversations: [...infos.values()],
+    needles: {
+      rareTerm: RARE_TERM,
+      rareTermMessages: generators.reduce((sum, generator) => sum + generator.needleMessages.filter((needle) => needle.kind === "term").length, 0),
+      incidents,
+    },
+    build: {
+      seconds: round(ingestMillis / 1000, 2),
+      messagesPerSecond: Math.round(messages / (ingestMillis / 1000)),
+      eventLoopMaxMs: round(longestBatch, 1),
+    },
+    compaction,
+  };
+  renameSync(partial, paths.database);
+  writeFileSync(paths.manifest, JSON.stringify(manifest, null, 2));
+  return manifest;
+}
+
+/** Sweeps the "compacted" conversation once; "pending" when engine.compact cannot compact yet. */
+export async function compactOnce(host: BenchHost, conversation: ConversationInfo): Promise<DatasetManifest["compaction"]> {
+  const started = performance.now();
+  const result = await host.engine().compact({
+    sessionId: conversation.sessionId,
+    sessionKey: conversation.sessionKey,
+    force: true,
+    compactionTarget: "threshold",
+    tokenBudget: 128_000,
+    runtimeContext: { llm: host.llm },
+  });
+  if (!result.compacted) return { status: "pending", reason: result.reason ?? "engine.compact did not compact" };
+  const db = openSharedDatabase(String(host.pluginConfig.databasePath));
+  const counts = db.get<{ summaries: number; items: number }>(
+    `SELECT (SELECT count(*) FROM summaries s JOIN conversations c USING (conversation_id) WHERE c.session_id = ?) AS summaries,
+            (SELECT context_items FROM conversations WHERE session_id = ?) AS items`,
+    conversation.sessionId, conversation.sessionId,
+  )!;
+  return {
+    status: "compacted",
+    seconds: round((performance.now() - started) / 1000, 2),
+    summaries: counts.summaries,
+    contextItems: counts.items,
+    ...(result.reason ? { reason: result.reason } : {}),
+  };
+}
+
+/** A fresh working copy of the cached dataset (copy-on-write where the filesystem can). */
+export function workingCopy(seed: number, size: number): string {
+  const source = datasetPaths(seed, size).database;
+  const target = join(DATA_DIR, `work-n${size}.db`);
+  removeDatabase(target);
+  copyFileSync(source, target, constants.COPYFILE_FICLONE);
+  return target;
+}
+
+export function removeDatabase(path: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+}

@@ -1,0 +1,117 @@
+/**
+ * Ingest phases, on top of the full history: commitTurn one turn at a time (the durable host path, a new engine
+ * per turn), ingestBatch in batches of 1,000 (non-durable hosts, imports), and a whole host turn (bootstrap,
+ * assemble twice, commitTurn, maintain) whose longest event-loop block is the "during a turn's hooks" figure.
+ */
+import { performance } from "node:perf_hooks";
+import type { AgentMessage } from "../../src/host/openclaw-types.js";
+import { type BenchContext, conversationOf, freshTurns } from "../context.js";
+import { Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
+
+const BATCH_SIZE = 1_000;
+/** The budget the compacted conversation was swept for (the plugin's default), so turns find it in steady state. */
+const TURN_BUDGET = 128_000;
+
+export async function runIngestPhases(context: BenchContext): Promise<PhaseResult[]> {
+  return [await ingestTurns(context), await ingestBatches(context), await hostTurns(context)];
+}
+
+async function ingestTurns(context: BenchContext): Promise<PhaseResult> {
+  const main = conversationOf(context, "main");
+  const turns = freshTurns(context.manifest.seed, main, Math.min(2_000, Math.max(200, context.manifest.size / 50)), "turns");
+  const phase = new Phase("ingest.turn");
+  let messages = 0;
+  let duplicates = 0;
+  for (const [index, turn] of turns.entries()) {
+    const result = await phase.time(() =>
+      context.host.engine().commitTurn({
+        sessionId: main.sessionId,
+        sessionKey: main.sessionKey,
+        advancementKey: `bench-turn-${index}`,
+        messages: turn,
+      }),
+    );
+    if (result.status === "duplicate") duplicates++;
+    messages += turn.length;
+  }
+  const seconds = phase.samples.reduce((sum, value) => sum + value, 0) / 1000;
+  return phase.finish({
+    rate: { value: Math.round(messages / seconds), unit: "messages/s" },
+    values: { turns: turns.length, messages, duplicates, errors: context.host.errors.length, messagesPerCpuSecond: Math.round(messages / (phase.cpuMs / 1000)) },
+  });
+}
+
+async function ingestBatches(context: BenchContext): Promise<PhaseResult> {
+  const target = { ...conversationOf(context, "other"), sessionId: "bench-ingest-batch", sessionKey: "agent:ops:ingest-batch" };
+  const total = Math.min(50_000, Math.max(5_000, context.manifest.size / 20));
+  const messages: AgentMessage[] = [];
+  for (const turn of freshTurns(context.manifest.seed + 1, target, Math.ceil(total / 4), "batch")) {
+    messages.push(...turn);
+    if (messages.length >= total) break;
+  }
+  const phase = new Phase("ingest.batch");
+  let stored = 0;
+  for (let start = 0; start < messages.length; start += BATCH_SIZE) {
+    const batch = messages.slice(start, start + BATCH_SIZE);
+    const result = await phase.time(() =>
+      context.host.engine().ingestBatch({ sessionId: target.sessionId, sessionKey: target.sessionKey, messages: batch }),
+    );
+    stored += result.ingestedCount;
+  }
+  const seconds = phase.samples.reduce((sum, value) => sum + value, 0) / 1000;
+  return phase.finish({
+    rate: { value: Math.round(stored / seconds), unit: "messages/s" },
+    values: { messages: messages.length, stored, batchSize: BATCH_SIZE, messagesPerCpuSecond: Math.round(stored / (phase.cpuMs / 1000)) },
+  });
+}
+
+/**
+ * Whole host turns, hook by hook as OpenClaw 2026.9.6 calls them, on the compacted conversation: steady state,
+ * where maintain makes an incremental pass whenever the raw backlog passes leafChunkTokens. (On the raw main
+ * conversation the first maintain would sweep the whole history: a one-time event, measured by compaction.sweep.)
+ */
+async function hostTurns(context: BenchContext): Promise<PhaseResult> {
+  const main = conversationOf(context, "compacted");
+  const turns = freshTurns(context.manifest.seed + 2, main, Math.min(200, context.repetitions), "hooks");
+  const hooks: Record<string, number[]> = { bootstrap: [], maintainBootstrap: [], assemble: [], assembleToolLoop: [], commitTurn: [], maintainTurn: [] };
+  const llm = context.host.llm;
+  const llmBefore = llm.millis;
+  const callsBefore = llm.calls;
+  const phase = new Phase("turn.hooks");
+  const session = { sessionId: main.sessionId, sessionKey: main.sessionKey };
+  // The host awaits I/O between hooks (the model call, the transcript), so each hook starts on a fresh macrotask.
+  const timed = async <T>(hook: string, call: () => Promise<T>): Promise<T> => {
+    await yieldToEventLoop();
+    const started = performance.now();
+    const result = await call();
+    hooks[hook]!.push(performance.now() - started);
+    return result;
+  };
+  let history: AgentMessage[] = [];
+  for (const [index, turn] of turns.entries()) {
+    await phase.time(async () => {
+      const engine = context.host.engine();
+      await timed("bootstrap", () => engine.bootstrap({ ...session, sessionFile: main.sessionKey }));
+      await timed("maintainBootstrap", () => engine.maintain({ ...session, runtimeContext: { llm } }));
+      const prompt = { ...session, messages: history, tokenBudget: TURN_BUDGET };
+      await timed("assemble", () => engine.assemble(prompt));
+      if (turn.some((message) => message.role === "toolResult")) {
+        await timed("assembleToolLoop", () => engine.assemble({ ...prompt, tokenBudget: TURN_BUDGET + 20_000 }));
+      }
+      await timed("commitTurn", () => engine.commitTurn({ ...session, advancementKey: `bench-hooks-${index}`, messages: turn }));
+      await timed("maintainTurn", () => engine.maintain({ ...session, runtimeContext: { llm } }));
+      await engine.dispose();
+    });
+    history = [...history, ...turn].slice(-40);
+  }
+  const perHook = Object.fromEntries(
+    Object.entries(hooks).flatMap(([hook, samples]) => {
+      if (samples.length === 0) return [];
+      const stats = latencyOf(samples);
+      return [[`${hook}.p95`, stats.p95], [`${hook}.max`, stats.max]];
+    }),
+  );
+  return phase.finish({
+    values: { turns: turns.length, summarizerMs: round(llm.millis - llmBefore, 1), summarizerCalls: llm.calls - callsBefore, ...perHook },
+  });
+}

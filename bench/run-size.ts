@@ -1,0 +1,87 @@
+/**
+ * Child process of `npm run bench`: every phase for one history size, on a fresh working copy of the cached
+ * dataset, in one process of its own (so peak RSS and caches belong to this size alone). Phases that write run
+ * last: ingest appends turns, compaction rewrites context. Writes a SizeResult as JSON to <out>.
+ * Usage: run-size.ts <seed> <size> <repetitions> <out> [phase-group,...]
+ */
+import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { closeSharedDatabase, openSharedDatabase } from "../src/db/connection-registry.js";
+import { type SizeResult, sizeLabel } from "./bars.js";
+import type { BenchContext } from "./context.js";
+import { benchConfig, readManifest, removeDatabase, workingCopy } from "./dataset.js";
+import { BenchHost } from "./host.js";
+import { type PhaseResult, round } from "./measure.js";
+import { runAssemblePhases } from "./phases/assemble.js";
+import { runCompactionPhases } from "./phases/compaction.js";
+import { runIngestPhases } from "./phases/ingest.js";
+import { runOpenPhases } from "./phases/open.js";
+import { runRecallPhases } from "./phases/recall.js";
+import { runSearchPhases } from "./phases/search.js";
+import { runStoragePhase } from "./phases/storage.js";
+
+const [seedText, sizeText, repetitionsText, out, groupsText] = process.argv.slice(2);
+const seed = Number(seedText);
+const size = Number(sizeText);
+const repetitions = Number(repetitionsText);
+if (!out || !Number.isInteger(seed) || !Number.isInteger(size) || !Number.isInteger(repetitions)) {
+  throw new Error("usage: run-size.ts <seed> <size> <repetitions> <out> [groups]");
+}
+const manifest = readManifest(seed, size);
+if (!manifest) throw new Error(`No cached dataset for seed ${seed}, size ${size}: run build-dataset.ts first.`);
+
+const GROUPS: Record<string, (context: BenchContext) => Promise<PhaseResult[]> | PhaseResult[]> = {
+  storage: (context) => [runStoragePhase(context)],
+  open: runOpenPhases,
+  assemble: runAssemblePhases,
+  search: runSearchPhases,
+  recall: runRecallPhases,
+  ingest: runIngestPhases,
+  compaction: runCompactionPhases,
+};
+const groups = groupsText ? groupsText.split(",") : Object.keys(GROUPS);
+for (const group of groups) if (!GROUPS[group]) throw new Error(`Unknown phase group "${group}". Known: ${Object.keys(GROUPS).join(", ")}.`);
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const databasePath = workingCopy(seed, size);
+const host = new BenchHost(benchConfig(databasePath));
+const context: BenchContext = { host, databasePath, manifest, repetitions, log };
+const loadBefore = loadavg()[0]!;
+const phases: PhaseResult[] = [];
+for (const group of groups) {
+  const started = performance.now();
+  const results = await GROUPS[group]!(context);
+  phases.push(...results);
+  log(`  ${sizeLabel(size)} ${group}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  for (const phase of results) log(`    ${describePhase(phase)}`);
+}
+if (host.errors.length > 0) log(`  engine errors logged: ${host.errors.slice(0, 5).join(" | ")}`);
+
+const sqliteVersion = openSharedDatabase(databasePath).get<{ version: string }>("SELECT sqlite_version() AS version")!.version;
+closeSharedDatabase(databasePath);
+removeDatabase(databasePath);
+const result: SizeResult = {
+  size,
+  label: sizeLabel(size),
+  measuredAt: new Date().toISOString(),
+  loadAverage: { before: round(loadBefore, 2), after: round(loadavg()[0]!, 2) },
+  nodeVersion: process.version,
+  sqliteVersion,
+  messages: manifest.messages,
+  textBytes: manifest.textBytes,
+  build: { seconds: manifest.build.seconds, messagesPerSecond: manifest.build.messagesPerSecond, cached: true },
+  maxRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
+  phases,
+};
+writeFileSync(out, JSON.stringify(result));
+
+function describePhase(phase: PhaseResult): string {
+  if (phase.status !== "measured") return `${phase.name}: ${phase.status} (${phase.reason})`;
+  const parts = [phase.name];
+  if (phase.latency) parts.push(`p50 ${phase.latency.p50} / p95 ${phase.latency.p95} / max ${phase.latency.max} ms`);
+  if (phase.rate) parts.push(`${phase.rate.value.toLocaleString("en")} ${phase.rate.unit}`);
+  if (phase.eventLoopMaxMs !== undefined) parts.push(`loop max ${phase.eventLoopMaxMs} ms`);
+  const keys = ["bytesPerTextByte", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes"];
+  for (const key of keys) if (phase.values?.[key] !== undefined) parts.push(`${key} ${phase.values[key]}`);
+  return parts.join(" · ");
+}

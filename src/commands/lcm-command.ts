@@ -1,0 +1,99 @@
+/**
+ * The `/lcm` chat command: `status` (the default), `compact` (through the host's compactCurrent, the same path
+ * as /compact) and `doctor` (filled by the reliability work). The handler never throws: a failure becomes a
+ * reply saying what went wrong, because a chat command has no other way to report it.
+ */
+import type { Clock, Logger } from "../contracts.js";
+import type { LcmConfig } from "../config.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
+import { describeError } from "../errors.js";
+import type { CommandContext, CommandDefinition } from "../host/openclaw-types.js";
+import type { ConversationRecord } from "../records.js";
+import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { StatusStore } from "../store/status-store.js";
+import type { ConversationStore } from "../store/store.js";
+import { renderStatus } from "./lcm-status.js";
+
+export const LCM_COMMAND = "lcm";
+
+export interface LcmCommandServices {
+  conversations: Pick<ConversationStore, "findConversationBySessionId">;
+  sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
+  status: StatusStore;
+}
+
+export interface LcmCommandDeps {
+  /** Opens (or reuses) the shared database; called inside the handler only. */
+  services: () => LcmCommandServices;
+  config: Pick<LcmConfig, "databasePath" | "defaultTokenBudget">;
+  clock: Clock;
+  logger: Logger;
+}
+
+const USAGE = [
+  "Usage: /lcm [status|compact|doctor]",
+  "  status   what is stored, what the model sees against its budget, summaries, last compaction (default)",
+  "  compact  compact this conversation now (same as /compact; use /compact <instructions> to steer the summary)",
+  "  doctor   check the stored history for problems",
+].join("\n");
+
+export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
+  return {
+    name: LCM_COMMAND,
+    description: "Lossless context: /lcm status | compact | doctor",
+    acceptsArgs: true,
+    async handler(context: CommandContext) {
+      const subcommand = (context.args ?? "").trim().split(/\s+/)[0]?.toLowerCase() || "status";
+      try {
+        switch (subcommand) {
+          case "status":
+            return { text: await status(deps, context) };
+          case "compact":
+            return { text: await compact(context) };
+          case "doctor":
+            return { text: "/lcm doctor: the integrity checker arrives with the reliability work; nothing is checked yet. /lcm status shows what is stored." };
+          case "help":
+            return { text: USAGE };
+          default:
+            return { text: `Unknown /lcm subcommand "${subcommand}".\n${USAGE}` };
+        }
+      } catch (error) {
+        deps.logger.error(`/lcm ${subcommand} failed: ${describeError(error)}`);
+        return { text: `/lcm ${subcommand} failed: ${describeError(error)}` };
+      }
+    },
+  };
+}
+
+async function status(deps: LcmCommandDeps, context: CommandContext): Promise<string> {
+  const services = deps.services();
+  const conversation = await conversationOf(services, context);
+  return renderStatus({
+    conversation,
+    summaries: conversation ? await services.status.summaryStats(conversation.conversationId) : [],
+    totals: await services.status.databaseTotals(),
+    databasePath: deps.config.databasePath,
+    defaultTokenBudget: deps.config.defaultTokenBudget,
+    now: deps.clock.now(),
+  });
+}
+
+async function compact(context: CommandContext): Promise<string> {
+  const compactCurrent = context.runtimeContext?.compactCurrent;
+  if (!compactCurrent) return "This host did not offer compaction to plugin commands; run /compact instead.";
+  const result = await compactCurrent();
+  const tokens = result.tokensBefore !== undefined && result.tokensAfter !== undefined
+    ? ` ${result.tokensBefore.toLocaleString("en-US")} → ${result.tokensAfter.toLocaleString("en-US")} tokens.`
+    : "";
+  return result.compacted ? `Compacted.${tokens}` : `Nothing was compacted${result.reason ? `: ${result.reason}` : "."}${tokens}`;
+}
+
+async function conversationOf(services: LcmCommandServices, context: CommandContext): Promise<ConversationRecord | null> {
+  if (context.sessionId) {
+    const found = await services.conversations.findConversationBySessionId(context.sessionId);
+    if (found) return found;
+  }
+  if (!context.sessionKey) return null;
+  const agentId = agentIdFromSessionKey(context.sessionKey) ?? context.agentId ?? DEFAULT_AGENT_ID;
+  return services.sessions.findConversationBySessionKey(agentId, context.sessionKey);
+}

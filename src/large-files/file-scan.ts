@@ -1,0 +1,111 @@
+/**
+ * Streams a stored file line by line without loading it whole: the reader's line pages and the grep inside
+ * stored files both use it. Lines are split on "\n" at the byte level (so multi-byte characters never break),
+ * a trailing "\r" is dropped, and one line holds at most MAX_LINE_BYTES of decoded text (the rest is counted).
+ * Once the callback has what it needs, the remaining lines can be counted without decoding them.
+ */
+import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+
+/** Longest part of one line that is decoded (a minified 2 MB JSON document is a single line). */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
+export interface ScanOptions {
+  /** Keep counting lines after the callback stopped, so `totalLines` is exact. */
+  countAll: boolean;
+}
+
+export interface ScanResult {
+  /** Lines in the file when `countAll` or the scan reached the end; else the lines read. */
+  totalLines: number;
+  /** Whether the callback stopped the scan. */
+  stopped: boolean;
+}
+
+/** Calls `onLine(text, lineNumber, byteLength)` for lines 1, 2, … until it returns false. */
+export async function scanLines(
+  path: string,
+  onLine: (text: string, lineNumber: number, byteLength: number) => boolean,
+  options: ScanOptions,
+): Promise<ScanResult> {
+  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  let pieces: Buffer[] = [];
+  let pieceBytes = 0;
+  let lineBytes = 0;
+  let lineNumber = 0;
+  let listening = true;
+  let lastByte = 10;
+  const take = (piece: Buffer) => {
+    lineBytes += piece.length;
+    if (pieceBytes >= MAX_LINE_BYTES) return;
+    const kept = piece.subarray(0, MAX_LINE_BYTES - pieceBytes);
+    pieces.push(kept);
+    pieceBytes += kept.length;
+  };
+  const emit = () => {
+    lineNumber++;
+    let text = Buffer.concat(pieces).toString("utf8");
+    if (text.endsWith("\r")) text = text.slice(0, -1);
+    const byteLength = lineBytes;
+    pieces = [];
+    pieceBytes = 0;
+    lineBytes = 0;
+    if (!onLine(text, lineNumber, byteLength)) listening = false;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (chunk.length === 0) continue;
+      lastByte = chunk[chunk.length - 1]!;
+      let start = 0;
+      while (listening) {
+        const newline = chunk.indexOf(10, start);
+        if (newline === -1) break;
+        take(chunk.subarray(start, newline));
+        start = newline + 1;
+        emit();
+      }
+      if (listening) {
+        if (start < chunk.length) take(chunk.subarray(start));
+        continue;
+      }
+      if (!options.countAll) return { totalLines: lineNumber, stopped: true };
+      for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, newline + 1)) lineNumber++;
+    }
+  } finally {
+    stream.destroy();
+  }
+  if (listening) {
+    if (lineBytes > 0) emit(); // the last line has no newline
+    return { totalLines: lineNumber, stopped: !listening };
+  }
+  return { totalLines: lastByte === 10 ? lineNumber : lineNumber + 1, stopped: true };
+}
+
+/**
+ * Reads `length` bytes at `offset`, moved to UTF-8 character boundaries (the start skips continuation bytes,
+ * the end drops an incomplete character), so the text never holds a broken character.
+ */
+export async function readByteRange(path: string, offset: number, length: number): Promise<{ text: string; start: number; end: number; totalBytes: number }> {
+  const handle = await open(path, "r");
+  try {
+    const totalBytes = (await handle.stat()).size;
+    const from = Math.min(offset, totalBytes);
+    const size = Math.min(length + 4, totalBytes - from);
+    const buffer = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(buffer, 0, size, from);
+    const bytes = buffer.subarray(0, bytesRead);
+    let start = 0;
+    while (start < Math.min(bytes.length, 4) && isContinuation(bytes[start]!)) start++;
+    let end = Math.min(bytes.length, start + length);
+    if (end < bytes.length) {
+      while (end > start && isContinuation(bytes[end]!)) end--;
+    }
+    return { text: bytes.subarray(start, end).toString("utf8"), start: from + start, end: from + end, totalBytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+function isContinuation(byte: number): boolean {
+  return (byte & 0xc0) === 0x80;
+}

@@ -1,0 +1,181 @@
+/**
+ * grep: full-text or regex search over messages and/or summaries of an authorized set of conversations. Each
+ * message hit names the summary that now covers it in the context (found from the context's summary seq ranges,
+ * one read per conversation with hits), so the agent can go straight to lcm_describe or lcm_expand_query.
+ */
+import { LcmError } from "../errors.js";
+import type { ConversationId, SummaryId, SummaryKind } from "../records.js";
+import type { MessageHitRow, RetrievalStore, SearchFilter, SearchSort, SummaryHitRow } from "../store/retrieval-store.js";
+import { toFullTextQuery } from "./fts-query.js";
+import { compileSearchRegex } from "./regex-policy.js";
+import { regexSearch, type RegexStrategy, type SearchScope } from "./regex-search.js";
+
+export type GrepMode = "regex" | "full_text";
+
+export interface GrepRequest {
+  pattern: string;
+  mode: GrepMode;
+  scope: SearchScope;
+  conversationIds: ConversationId[];
+  since: number | null;
+  before: number | null;
+  limit: number;
+  sort: SearchSort;
+}
+
+export interface MessageMatch {
+  type: "message";
+  id: number;
+  conversationId: ConversationId;
+  seq: number;
+  role: string;
+  createdAt: string;
+  snippet: string;
+  /** The summary that now stands for this message in the context; null while the message itself is there. */
+  coveringSummaryId: SummaryId | null;
+}
+
+export interface SummaryMatch {
+  type: "summary";
+  id: SummaryId;
+  summaryId: SummaryId;
+  conversationId: ConversationId;
+  kind: SummaryKind;
+  depth: number;
+  /** When the newest content it covers happened (same as latestAt). */
+  createdAt: string;
+  earliestAt: string;
+  latestAt: string;
+  snippet: string;
+}
+
+export type GrepMatch = MessageMatch | SummaryMatch;
+
+export interface GrepResult {
+  mode: GrepMode;
+  scope: SearchScope;
+  sort: SearchSort;
+  matches: GrepMatch[];
+  /** `limit` matches were returned; more may exist. */
+  limitReached: boolean;
+  /** The search stopped before covering all history in scope (regex time budget); see `note`. */
+  truncated: boolean;
+  note: string | null;
+  /** Regex only: how candidates were found (index, substring prefilter, or a plain scan). */
+  strategy?: RegexStrategy;
+}
+
+/** Planner statistics are refreshed at most this often (PRAGMA optimize is cheap when nothing changed). */
+const STATISTICS_MAX_AGE_MS = 60 * 60 * 1_000;
+
+export async function grep(
+  store: RetrievalStore,
+  request: GrepRequest,
+  options: { now: number; regexBudgetMs: number },
+): Promise<GrepResult> {
+  const filter: SearchFilter = { conversationIds: request.conversationIds, since: request.since, before: request.before };
+  await store.refreshStatistics(options.now, STATISTICS_MAX_AGE_MS);
+  if (request.mode === "full_text") {
+    const match = toFullTextQuery(request.pattern);
+    if (!match) {
+      throw new LcmError("invalid_input", 'Parameter "pattern" has no searchable words (only punctuation or operators); give at least one word or number.', { parameter: "pattern" });
+    }
+    const query = { ...filter, match, sort: request.sort, limit: request.limit };
+    const messages = request.scope === "summaries" ? [] : await store.searchMessages(query);
+    const summaries = request.scope === "messages" ? [] : await store.searchSummaries(query);
+    const matches = await combine(store, messages, summaries, request);
+    return { mode: request.mode, scope: request.scope, sort: request.sort, matches, limitReached: matches.length >= request.limit, truncated: false, note: null };
+  }
+  const regex = compileSearchRegex(request.pattern);
+  const found = await regexSearch(store, { regex, filter, scope: request.scope, limit: request.limit, budgetMs: options.regexBudgetMs });
+  const matches = await combine(store, found.messages, found.summaries, { ...request, sort: "recency" });
+  const notes = [
+    found.stopReason,
+    request.sort === "relevance" ? 'Regex matches have no relevance score; they are listed newest first (use mode "full_text" for relevance).' : null,
+  ].filter((note): note is string => note !== null);
+  return {
+    mode: request.mode,
+    scope: request.scope,
+    sort: "recency",
+    matches,
+    limitReached: matches.length >= request.limit,
+    truncated: found.truncated,
+    note: notes.length > 0 ? notes.join(" ") : null,
+    strategy: found.strategy,
+  };
+}
+
+async function combine(
+  store: RetrievalStore,
+  messages: MessageHitRow[],
+  summaries: SummaryHitRow[],
+  request: Pick<GrepRequest, "sort" | "limit">,
+): Promise<GrepMatch[]> {
+  const covering = await coveringSummaries(store, messages);
+  const ranked = [
+    ...messages.map((row) => ({ time: row.createdAt, rank: row.rank, match: toMessageMatch(row, covering) })),
+    ...summaries.map((row) => ({ time: row.latestAt, rank: row.rank, match: toSummaryMatch(row) })),
+  ];
+  ranked.sort((left, right) => (request.sort === "relevance" ? left.rank - right.rank : 0) || right.time - left.time);
+  return ranked.slice(0, request.limit).map((entry) => entry.match);
+}
+
+/** For each message hit: the context summary whose seq range contains it. One read per conversation. */
+async function coveringSummaries(store: RetrievalStore, messages: MessageHitRow[]): Promise<Map<number, SummaryId | null>> {
+  const result = new Map<number, SummaryId | null>();
+  const conversations = new Set(messages.map((row) => row.conversationId));
+  for (const conversationId of conversations) {
+    const ranges = await store.contextSummaryRanges(conversationId);
+    for (const row of messages) {
+      if (row.conversationId !== conversationId) continue;
+      let low = 0;
+      let high = ranges.length - 1;
+      let found: SummaryId | null = null;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        const range = ranges[middle]!;
+        if (row.seq < range.seqStart) high = middle - 1;
+        else if (row.seq > range.seqEnd) low = middle + 1;
+        else {
+          found = range.summaryId;
+          break;
+        }
+      }
+      result.set(row.messageId, found);
+    }
+  }
+  return result;
+}
+
+function toMessageMatch(row: MessageHitRow, covering: Map<number, SummaryId | null>): MessageMatch {
+  return {
+    type: "message",
+    id: row.messageId,
+    conversationId: row.conversationId,
+    seq: row.seq,
+    role: row.role,
+    createdAt: isoTime(row.createdAt),
+    snippet: row.text,
+    coveringSummaryId: covering.get(row.messageId) ?? null,
+  };
+}
+
+function toSummaryMatch(row: SummaryHitRow): SummaryMatch {
+  return {
+    type: "summary",
+    id: row.summaryId,
+    summaryId: row.summaryId,
+    conversationId: row.conversationId,
+    kind: row.kind,
+    depth: row.depth,
+    createdAt: isoTime(row.latestAt),
+    earliestAt: isoTime(row.earliestAt),
+    latestAt: isoTime(row.latestAt),
+    snippet: row.text,
+  };
+}
+
+export function isoTime(millis: number): string {
+  const date = new Date(millis);
+  return Number.isNaN(date.getTime()) ? String(millis) : date.toISOString();
+}

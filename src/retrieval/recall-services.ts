@@ -1,0 +1,89 @@
+/**
+ * Builds the recall components on one database connection: the RetrievalEngine, access control, and the
+ * expansion service. The plugin calls this lazily (inside a tool's execute), so listing tools never opens the
+ * database; building it is a handful of allocations, cheap enough to do per call.
+ */
+import type { Clock, Logger, TokenEstimator } from "../contracts.js";
+import type { LcmConfig } from "../config.js";
+import type { HostLlm, SubagentRuntime } from "../host/openclaw-types.js";
+import type { GrantStore } from "../store/grant-store.js";
+import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { LcmStore } from "../store/store.js";
+import { ExpansionService } from "./delegated-expansion.js";
+import { isLcmError } from "../errors.js";
+import { LargeFileReader } from "../large-files/large-file-reader.js";
+import type { FileContentReader } from "./file-content.js";
+import { RecallAccess } from "./recall-access.js";
+import { RetrievalEngine } from "./retrieval-engine.js";
+
+export interface RecallServices {
+  retrieval: RetrievalEngine;
+  access: RecallAccess;
+  expansion: ExpansionService;
+  grants: GrantStore;
+}
+
+export interface RecallServiceDeps {
+  store: Pick<LcmStore, "getSummary" | "getSummariesByRowIds" | "getLargeFile" | "listLargeFiles" | "findLargeFileByHash" | "findConversationBySessionId" | "getConversation">;
+  retrievalStore: RetrievalStore;
+  grants: GrantStore;
+  config: Pick<LcmConfig, "maxExpandTokens" | "expansionTimeoutMs" | "allowCrossAgentRecall">;
+  tokens: TokenEstimator;
+  clock: Clock;
+  logger: Logger;
+  subagent?: SubagentRuntime;
+  llm?: HostLlm;
+  files?: FileContentReader;
+  regexBudgetMs?: number;
+}
+
+export function createRecallServices(deps: RecallServiceDeps): RecallServices {
+  const { store, retrievalStore, grants, config, tokens, clock, logger } = deps;
+  const retrieval = new RetrievalEngine({
+    store: retrievalStore,
+    records: store,
+    tokens,
+    clock,
+    files: deps.files ?? largeFileContent(new LargeFileReader({ store })),
+    ...(deps.regexBudgetMs !== undefined ? { regexBudgetMs: deps.regexBudgetMs } : {}),
+  });
+  const access = new RecallAccess({
+    store: {
+      listRecallConversationIds: (agentId) => retrievalStore.listRecallConversationIds(agentId),
+      findConversationBySessionKey: (agentId, sessionKey) => retrievalStore.findConversationBySessionKey(agentId, sessionKey),
+      findConversationBySessionId: (sessionId) => store.findConversationBySessionId(sessionId),
+      getConversation: (conversationId) => store.getConversation(conversationId),
+    },
+    grants,
+    clock,
+    allowCrossAgentRecall: config.allowCrossAgentRecall,
+  });
+  const expansion = new ExpansionService({
+    retrieval,
+    store: retrievalStore,
+    grants,
+    tokens,
+    clock,
+    logger,
+    config,
+    ...(deps.subagent ? { subagent: deps.subagent } : {}),
+    ...(deps.llm ? { llm: deps.llm } : {}),
+  });
+  return { retrieval, access, expansion, grants };
+}
+
+/** Adapts the large-file reader's byte pages to recall's FileContentReader (missing content → null). */
+function largeFileContent(reader: LargeFileReader): FileContentReader {
+  return {
+    async readPage(file, offset, maxBytes) {
+      try {
+        const page = await reader.readBytes(file.fileId, { offset, length: maxBytes });
+        return { offset: page.start, nextOffset: page.hasMore ? page.end : null, totalBytes: page.totalBytes, text: page.text };
+      } catch (error) {
+        // The reader reports missing or unreadable content as "unavailable"; describe still shows the metadata.
+        if (isLcmError(error, "unavailable") && /missing|no such file/i.test(error.message)) return null;
+        throw error;
+      }
+    },
+  };
+}

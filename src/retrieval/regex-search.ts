@@ -1,0 +1,158 @@
+/**
+ * Regex search over ALL history in scope, newest first, bounded in time and memory. Rows come from the cheapest
+ * source that cannot miss a match (regex-prefilter.ts): the full-text index when the pattern has a required
+ * word, else fixed-width windows of history filtered by a required substring in SQL, else plain windows. Each
+ * batch is matched in a worker with the remaining time budget (regex-runner.ts); between batches the event loop
+ * runs. When the budget runs out the search stops and says so instead of pretending it saw everything.
+ */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import type { MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow } from "../store/retrieval-store.js";
+import type { SearchRegex } from "./regex-policy.js";
+import { planPrefilter, type RegexPrefilter } from "./regex-prefilter.js";
+import { RegexRunner } from "./regex-runner.js";
+import { regexSnippet } from "./snippet.js";
+
+/** Rows per history window: bounds the rows (and memory) one SQL call and one worker batch handle. */
+const WINDOW_ROWS = 2_000;
+/** Full-text index entries examined per candidate page. */
+const CANDIDATE_PAGE = 1_000;
+
+export type SearchScope = "messages" | "summaries" | "both";
+export type RegexStrategy = "index" | "substring" | "scan";
+
+export interface RegexSearchRequest {
+  regex: SearchRegex;
+  filter: SearchFilter;
+  scope: SearchScope;
+  limit: number;
+  budgetMs: number;
+}
+
+export interface RegexSearchResult {
+  /** Hits with `text` replaced by a snippet around the first match. */
+  messages: MessageHitRow[];
+  summaries: SummaryHitRow[];
+  strategy: RegexStrategy;
+  /** Rows the regex was run on. */
+  testedRows: number;
+  /** True when the search stopped before covering all history in scope. */
+  truncated: boolean;
+  stopReason: string | null;
+}
+
+interface SearchState {
+  deadline: number;
+  testedRows: number;
+  stopReason: string | null;
+}
+
+export async function regexSearch(
+  store: RetrievalStore,
+  request: RegexSearchRequest,
+  now: () => number = () => performance.now(),
+): Promise<RegexSearchResult> {
+  const prefilter = planPrefilter(request.regex);
+  const runner = new RegexRunner(request.regex.source, request.regex.flags);
+  const state: SearchState = { deadline: now() + request.budgetMs, testedRows: 0, stopReason: null };
+  const run = <Row extends { text: string }>(batches: AsyncIterable<Row[]>) =>
+    collectMatches(batches, runner, request.limit, state, now, request.budgetMs);
+  try {
+    const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter));
+    const messages = request.scope === "summaries" ? [] : await run(messageBatches(store, request.filter, prefilter));
+    return {
+      messages,
+      summaries,
+      strategy: prefilter.match ? "index" : prefilter.containsAny ? "substring" : "scan",
+      testedRows: state.testedRows,
+      truncated: state.stopReason !== null,
+      stopReason: state.stopReason,
+    };
+  } finally {
+    runner.close();
+  }
+}
+
+async function collectMatches<Row extends { text: string }>(
+  batches: AsyncIterable<Row[]>,
+  runner: RegexRunner,
+  limit: number,
+  state: SearchState,
+  now: () => number,
+  budgetMs: number,
+): Promise<Row[]> {
+  const hits: Row[] = [];
+  if (state.stopReason) return hits;
+  for await (const batch of batches) {
+    const remaining = state.deadline - now();
+    if (remaining <= 0) {
+      state.stopReason = stoppedText(budgetMs, state.testedRows);
+      break;
+    }
+    if (batch.length > 0) {
+      const outcome = await runner.match(batch.map((row) => row.text), remaining);
+      if (outcome.kind !== "matched") {
+        state.stopReason = outcome.kind === "timeout"
+          ? stoppedText(budgetMs, state.testedRows)
+          : `The regex worker failed (${outcome.reason}) after testing ${state.testedRows} rows; simplify the pattern.`;
+        break;
+      }
+      state.testedRows += batch.length;
+      for (const [index, start, end] of outcome.matches) {
+        const row = batch[index]!;
+        hits.push({ ...row, text: regexSnippet(row.text, start, end) });
+        if (hits.length >= limit) return hits;
+      }
+    }
+    await yieldToEventLoop();
+  }
+  return hits;
+}
+
+function stoppedText(budgetMs: number, testedRows: number): string {
+  return (
+    `Stopped early: the ${budgetMs} ms search budget ran out after testing ${testedRows} rows, newest first, so older ` +
+    `history was not searched. Narrow it with "before"/"since", make the pattern more specific (a distinctive whole ` +
+    `word lets the index do the work), or use mode "full_text".`
+  );
+}
+
+async function* messageBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter): AsyncGenerator<MessageHitRow[]> {
+  if (filter.conversationIds.length === 0) return;
+  if (prefilter.match) {
+    let below: number | null = null;
+    do {
+      const page = await store.messageCandidates(filter, prefilter.match, below, CANDIDATE_PAGE);
+      yield page.rows;
+      below = page.next;
+    } while (below !== null);
+    return;
+  }
+  const single = filter.conversationIds.length === 1 ? filter.conversationIds[0]! : null;
+  let to = (single !== null ? await store.maxMessageSeq(single) : await store.maxMessageRowId()) + 1;
+  while (to > 1) {
+    const from = Math.max(1, to - WINDOW_ROWS);
+    yield single !== null
+      ? await store.scanMessages(filter, { by: "seq", conversationId: single, from, to }, prefilter.containsAny)
+      : await store.scanMessages(filter, { by: "rowid", from, to }, prefilter.containsAny);
+    to = from;
+  }
+}
+
+async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter): AsyncGenerator<SummaryHitRow[]> {
+  if (filter.conversationIds.length === 0) return;
+  if (prefilter.match) {
+    let below: number | null = null;
+    do {
+      const page = await store.summaryCandidates(filter, prefilter.match, below, CANDIDATE_PAGE);
+      yield page.rows;
+      below = page.next;
+    } while (below !== null);
+    return;
+  }
+  let to = (await store.maxSummaryRowId()) + 1;
+  while (to > 1) {
+    const from = Math.max(1, to - WINDOW_ROWS);
+    yield await store.scanSummaries(filter, { from, to }, prefilter.containsAny);
+    to = from;
+  }
+}

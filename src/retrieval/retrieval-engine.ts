@@ -1,0 +1,84 @@
+/**
+ * RetrievalEngine: the three recall operations over the stored history — describe an id, grep, and expand a
+ * summary down the DAG. It knows nothing about agents, sessions or grants: callers resolve which conversations
+ * may be read (RecallAccess) and check `locate`'s conversation before describing or expanding.
+ */
+import type { Clock, TokenEstimator } from "../contracts.js";
+import { LcmError } from "../errors.js";
+import { FILE_ID_PATTERN, SUMMARY_ID_PATTERN, type LargeFileRecord, type SummaryRecord } from "../records.js";
+import type { LargeFileStore } from "../store/large-file-store.js";
+import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { SummaryReadStore } from "../store/store.js";
+import { describeFile, describeSummary, type Description } from "./describe.js";
+import { DEFAULT_PAGE_BYTES, type FileContentReader } from "./file-content.js";
+import { grep, type GrepRequest, type GrepResult } from "./grep.js";
+import { expandSummary, type ExpandRequest, type ExpandResult } from "./summary-expansion.js";
+
+/** How long one regex search may run before it stops and reports how far it got. */
+export const DEFAULT_REGEX_BUDGET_MS = 3_000;
+
+export type Located =
+  | { kind: "summary"; conversationId: number; summary: SummaryRecord }
+  | { kind: "file"; conversationId: number; file: LargeFileRecord };
+
+export interface RetrievalDeps {
+  store: RetrievalStore;
+  /** Summary and large-file reads of the main store. */
+  records: Pick<SummaryReadStore, "getSummary" | "getSummariesByRowIds"> & Pick<LargeFileStore, "getLargeFile">;
+  tokens: TokenEstimator;
+  clock: Clock;
+  /** Reads pages of stored large files. */
+  files: FileContentReader;
+  regexBudgetMs?: number;
+}
+
+export class RetrievalEngine {
+  constructor(private readonly deps: RetrievalDeps) {}
+
+  /**
+   * Finds a summary (`sum_…`) or stored file (`file_…`) by id; null when no such id is stored. Throws
+   * LcmError("invalid_input") naming `parameter` when the id has neither shape.
+   */
+  async locate(id: string, parameter = "id"): Promise<Located | null> {
+    const trimmed = id.trim();
+    if (SUMMARY_ID_PATTERN.test(trimmed)) {
+      const summary = await this.deps.records.getSummary(trimmed);
+      return summary ? { kind: "summary", conversationId: summary.conversationId, summary } : null;
+    }
+    if (FILE_ID_PATTERN.test(trimmed)) {
+      const file = await this.deps.records.getLargeFile(trimmed);
+      return file ? { kind: "file", conversationId: file.conversationId, file } : null;
+    }
+    throw new LcmError(
+      "invalid_input",
+      `Parameter "${parameter}" must be a summary id (sum_ followed by 16 hex digits) or a file id (file_ followed by 16 hex digits), got ${JSON.stringify(id.slice(0, 80))}.`,
+      { parameter },
+    );
+  }
+
+  /** Describes what `locate` found; files show one page of content starting at `offset`. */
+  async describe(located: Located, page: { offset?: number; maxBytes?: number } = {}): Promise<Description> {
+    if (located.kind === "summary") return describeSummary(this.deps.store, located.summary);
+    return describeFile(located.file, this.deps.files, {
+      offset: page.offset ?? 0,
+      maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES,
+    });
+  }
+
+  grep(request: GrepRequest): Promise<GrepResult> {
+    return grep(this.deps.store, request, {
+      now: this.deps.clock.now(),
+      regexBudgetMs: this.deps.regexBudgetMs ?? DEFAULT_REGEX_BUDGET_MS,
+    });
+  }
+
+  expand(summary: SummaryRecord, request: ExpandRequest): Promise<ExpandResult> {
+    const { store, records } = this.deps;
+    const source = {
+      summaryLineage: store.summaryLineage.bind(store),
+      getMessageTexts: store.getMessageTexts.bind(store),
+      getSummariesByRowIds: records.getSummariesByRowIds.bind(records),
+    };
+    return expandSummary(source, this.deps.tokens, summary, request);
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The embedded SQLite backend of the compaction store, on the same connection as SqliteStore. Each apply is one
+ * IMMEDIATE transaction with a synchronous body: validate the planned range, insert the summary, link its
+ * sources, swap the range for one summary item, and keep the conversation's counters equal to the sums over its
+ * context items. The summary item takes the ordinal of the first replaced item, so context order is preserved.
+ */
+import type { Database } from "../../db/database.js";
+import type { ConversationId } from "../../records.js";
+import type {
+  ApplyResult,
+  CompactionItem,
+  CompactionStore,
+  PlannedRange,
+  SummaryDraft,
+  SummarySources,
+} from "../compaction-store.js";
+
+interface CompactionItemRow {
+  ordinal: number;
+  message_id: number | null;
+  summary_id: number | null;
+  token_count: number;
+  flags: number;
+  depth: number | null;
+}
+
+interface RangeRow {
+  ordinal: number;
+  message_id: number | null;
+  summary_id: number | null;
+  token_count: number;
+}
+
+type SourceKind = "messages" | "summaries";
+
+export class SqliteCompactionStore implements CompactionStore {
+  constructor(readonly db: Database) {}
+
+  async listCompactionItems(conversationId: ConversationId): Promise<CompactionItem[]> {
+    // Plan: SEARCH context_items USING PRIMARY KEY (conversation_id=?), then SEARCH summaries USING INTEGER
+    // PRIMARY KEY (rowid=?) per summary item: cost follows the active context, never the stored history.
+    return this.db
+      .all<CompactionItemRow>(
+        `SELECT c.ordinal, c.message_id, c.summary_id, c.token_count, c.flags, s.depth
+         FROM context_items c LEFT JOIN summaries s ON s.id = c.summary_id
+         WHERE c.conversation_id = ? ORDER BY c.ordinal`,
+        conversationId,
+      )
+      .map((row) => ({
+        ordinal: row.ordinal,
+        messageId: row.message_id,
+        summaryRowId: row.summary_id,
+        tokenCount: row.token_count,
+        flags: row.flags,
+        depth: row.depth,
+      }));
+  }
+
+  async applyLeafSummary(range: PlannedRange, draft: SummaryDraft, contextTokenCount: number): Promise<ApplyResult> {
+    return this.apply(range, draft, contextTokenCount, "messages");
+  }
+
+  async applyCondensedSummary(range: PlannedRange, draft: SummaryDraft, contextTokenCount: number): Promise<ApplyResult> {
+    return this.apply(range, draft, contextTokenCount, "summaries");
+  }
+
+  async getSummarySources(summaryRowId: number): Promise<SummarySources> {
+    const messages = this.db.all<{ message_id: number }>(
+      "SELECT message_id FROM summary_messages WHERE summary_id = ? ORDER BY ordinal", summaryRowId,
+    );
+    const parents = this.db.all<{ parent_summary_id: number }>(
+      "SELECT parent_summary_id FROM summary_parents WHERE summary_id = ? ORDER BY ordinal", summaryRowId,
+    );
+    return {
+      messageIds: messages.map((row) => row.message_id),
+      parentRowIds: parents.map((row) => row.parent_summary_id),
+    };
+  }
+
+  private async apply(
+    range: PlannedRange,
+    draft: SummaryDraft,
+    contextTokenCount: number,
+    sources: SourceKind,
+  ): Promise<ApplyResult> {
+    const first = range.items[0];
+    const last = range.items.at(-1);
+    if (!first || !last) return { kind: "stale", reason: "the planned range is empty" };
+    return this.db.write((): ApplyResult => {
+      const rows = this.db.all<RangeRow>(
+        `SELECT ordinal, message_id, summary_id, token_count FROM context_items
+         WHERE conversation_id = ? AND ordinal BETWEEN ? AND ? ORDER BY ordinal`,
+        range.conversationId, first.ordinal, last.ordinal,
+      );
+      const mismatch = describeMismatch(range, rows, sources);
+      if (mismatch) return { kind: "stale", reason: mismatch };
+
+      const { lastInsertRowid: summaryRowId } = this.db.run(
+        `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count,
+           earliest_at, latest_at, descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        draft.summaryId, range.conversationId, draft.kind, draft.depth, draft.content, draft.tokenCount,
+        draft.sourceTokenCount, draft.earliestAt, draft.latestAt, draft.descendantCount, draft.sourceMessageCount,
+        draft.seqStart, draft.seqEnd, JSON.stringify(draft.fileIds), draft.level, draft.createdAt,
+      );
+      rows.forEach((row, ordinal) => {
+        if (sources === "messages") {
+          this.db.run(
+            "INSERT INTO summary_messages (summary_id, message_id, ordinal) VALUES (?, ?, ?)",
+            summaryRowId, row.message_id, ordinal,
+          );
+        } else {
+          this.db.run(
+            "INSERT INTO summary_parents (summary_id, parent_summary_id, ordinal) VALUES (?, ?, ?)",
+            summaryRowId, row.summary_id, ordinal,
+          );
+        }
+      });
+
+      this.db.run(
+        "DELETE FROM context_items WHERE conversation_id = ? AND ordinal BETWEEN ? AND ?",
+        range.conversationId, first.ordinal, last.ordinal,
+      );
+      this.db.run(
+        "INSERT INTO context_items (conversation_id, ordinal, summary_id, token_count, flags) VALUES (?, ?, ?, ?, 0)",
+        range.conversationId, first.ordinal, summaryRowId, contextTokenCount,
+      );
+      const tokensRemoved = rows.reduce((total, row) => total + row.token_count, 0);
+      const rawRemoved = sources === "messages" ? tokensRemoved : 0;
+      this.db.run(
+        `UPDATE conversations SET context_tokens = context_tokens - ? + ?, context_raw_tokens = context_raw_tokens - ?,
+           context_items = context_items - ?, updated_at = ?
+         WHERE conversation_id = ?`,
+        tokensRemoved, contextTokenCount, rawRemoved, rows.length - 1, draft.createdAt, range.conversationId,
+      );
+      return { kind: "applied", summaryRowId, tokensRemoved, tokensAdded: contextTokenCount };
+    });
+  }
+}
+
+/** Why the stored range differs from the plan, or null when it is exactly what was planned. */
+function describeMismatch(range: PlannedRange, rows: RangeRow[], sources: SourceKind): string | null {
+  if (rows.length !== range.items.length) {
+    return `expected ${range.items.length} context items in ordinals ${range.items[0]?.ordinal}..${range.items.at(-1)?.ordinal}, found ${rows.length}`;
+  }
+  for (const [index, row] of rows.entries()) {
+    const planned = range.items[index]!;
+    if (row.ordinal !== planned.ordinal || row.message_id !== planned.messageId || row.summary_id !== planned.summaryRowId) {
+      return `context item at ordinal ${planned.ordinal} changed since the pass was planned`;
+    }
+    const isExpectedKind = sources === "messages" ? row.message_id !== null : row.summary_id !== null;
+    if (!isExpectedKind) return `context item at ordinal ${row.ordinal} is not a ${sources === "messages" ? "message" : "summary"}`;
+  }
+  return null;
+}

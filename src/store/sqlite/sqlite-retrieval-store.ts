@@ -1,0 +1,239 @@
+/**
+ * The SQLite side of RetrievalStore. Full-text plans are driven from the FTS5 index by construction: the FTS
+ * table is the outer loop (CROSS JOIN fixes the join order) and the conversation filter is written
+ * `+conversation_id IN (...)` so the planner can never flip to "scan a conversation, probe the index per row"
+ * (the plan that cost the peer seconds without statistics). EXPLAIN QUERY PLAN of the recency search:
+ *   SCAN messages_fts VIRTUAL TABLE INDEX 192:M1 | SEARCH m USING INTEGER PRIMARY KEY (rowid=?) | (json_each list)
+ * with no temp B-tree: the index yields rowids newest first and LIMIT stops it. Relevance ranks a bounded set.
+ * Window scans examine at most the window's width: SEARCH m USING INDEX sqlite_autoindex_messages_2
+ * (conversation_id=? AND seq>? AND seq<?) for one conversation, SEARCH m USING INTEGER PRIMARY KEY (rowid>? AND
+ * rowid<?) across conversations.
+ */
+import { isBusyError, type Database } from "../../db/database.js";
+import type { ConversationId, ConversationRecord, MessageId, SummaryKind } from "../../records.js";
+import { EXPANSION_SESSION_PREFIX } from "../grant-store.js";
+import type {
+  CandidatePage,
+  ContextSummaryRange,
+  FullTextQuery,
+  MessageHitRow,
+  MessageText,
+  RetrievalStore,
+  ScanWindow,
+  SearchFilter,
+  SummaryHitRow,
+  SummaryLineage,
+} from "../retrieval-store.js";
+import { type ConversationRow, toConversation } from "./rows.js";
+import {
+  candidatePage,
+  containsClause,
+  filterParams,
+  MAX_TIME,
+  MESSAGE_FILTER,
+  MESSAGE_HIT,
+  MESSAGES_BY_RECENCY,
+  MESSAGES_BY_RELEVANCE,
+  MIN_TIME,
+  SNIPPET,
+  SUMMARIES_BY_RECENCY,
+  SUMMARIES_BY_RELEVANCE,
+  SUMMARY_FILTER,
+  SUMMARY_HIT,
+  toMessageHit,
+  toSummaryHit,
+  type Candidate,
+  type MessageHitSql,
+  type SummaryHitSql,
+} from "./sqlite-retrieval-sql.js";
+
+/** When each connection last refreshed its planner statistics (per process; a reloaded module just refreshes again). */
+const statisticsRefreshedAt = new WeakMap<Database, number>();
+
+export class SqliteRetrievalStore implements RetrievalStore {
+  constructor(private readonly db: Database) {}
+
+  async searchMessages(query: FullTextQuery): Promise<MessageHitRow[]> {
+    const rows = this.db.all<MessageHitSql>(
+      query.sort === "relevance" ? MESSAGES_BY_RELEVANCE : MESSAGES_BY_RECENCY, query.match, ...filterParams(query),
+      query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME, query.limit,
+    );
+    if (query.sort === "relevance") this.addSnippets("messages_fts", query.match, rows, (row) => row.message_id);
+    return rows.map(toMessageHit);
+  }
+
+  async searchSummaries(query: FullTextQuery): Promise<SummaryHitRow[]> {
+    const rows = this.db.all<SummaryHitSql>(
+      query.sort === "relevance" ? SUMMARIES_BY_RELEVANCE : SUMMARIES_BY_RECENCY, query.match, ...filterParams(query), query.limit,
+    );
+    if (query.sort === "relevance") this.addSnippets("summaries_fts", query.match, rows, (row) => row.id);
+    return rows.map(toSummaryHit);
+  }
+
+  /** Snippets for the few ranked winners only (a snippet reads and tokenizes the row's content). */
+  private addSnippets<Row extends { text: string | null }>(table: "messages_fts" | "summaries_fts", match: string, rows: Row[], idOf: (row: Row) => number): void {
+    if (rows.length === 0) return;
+    const snippets = this.db.all<{ id: number; text: string }>(
+      `SELECT rowid AS id, snippet(${table}, 0, ${SNIPPET}) AS text FROM ${table}
+       WHERE ${table} MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+      match, JSON.stringify(rows.map(idOf)),
+    );
+    const byId = new Map(snippets.map((snippet) => [snippet.id, snippet.text]));
+    for (const row of rows) row.text = byId.get(idOf(row)) ?? "";
+  }
+
+  async messageCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
+    const rows = this.db.all<Candidate<MessageHitSql>>(
+      `SELECT c.rowid AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER}) AS in_scope,
+         CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS text
+       FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
+       CROSS JOIN messages m ON m.message_id = c.rowid
+       ORDER BY c.rowid DESC`,
+      ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+    );
+    return candidatePage(rows, pageSize, toMessageHit, (row) => row.created_at);
+  }
+
+  async summaryCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
+    const rows = this.db.all<Candidate<SummaryHitSql>>(
+      `SELECT c.rowid AS candidate, ${SUMMARY_HIT}, 0 AS rank, (${SUMMARY_FILTER}) AS in_scope,
+         CASE WHEN ${SUMMARY_FILTER} THEN s.content END AS text
+       FROM (SELECT rowid FROM summaries_fts WHERE summaries_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
+       CROSS JOIN summaries s ON s.id = c.rowid
+       ORDER BY c.rowid DESC`,
+      ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+    );
+    return candidatePage(rows, pageSize, toSummaryHit, (row) => row.latest_at);
+  }
+
+  async scanMessages(filter: SearchFilter, window: ScanWindow, containsAny: string[] | null): Promise<MessageHitRow[]> {
+    const [contains, containsParams] = containsClause("m.content", containsAny);
+    if (window.by === "seq") {
+      return this.db
+        .all<MessageHitSql>(
+          `SELECT ${MESSAGE_HIT}, m.content AS text, 0 AS rank FROM messages m
+           WHERE m.conversation_id = ? AND m.seq >= ? AND m.seq < ? AND m.created_at >= ? AND m.created_at < ? ${contains}
+           ORDER BY m.seq DESC`,
+          window.conversationId, window.from, window.to, filter.since ?? MIN_TIME, filter.before ?? MAX_TIME, ...containsParams,
+        )
+        .map(toMessageHit);
+    }
+    return this.db
+      .all<MessageHitSql>(
+        `SELECT ${MESSAGE_HIT}, m.content AS text, 0 AS rank FROM messages m
+         WHERE m.message_id >= ? AND m.message_id < ? AND ${MESSAGE_FILTER} ${contains}
+         ORDER BY m.message_id DESC`,
+        window.from, window.to, ...filterParams(filter), ...containsParams,
+      )
+      .map(toMessageHit);
+  }
+
+  async scanSummaries(filter: SearchFilter, window: { from: number; to: number }, containsAny: string[] | null): Promise<SummaryHitRow[]> {
+    const [contains, containsParams] = containsClause("s.content", containsAny);
+    return this.db
+      .all<SummaryHitSql>(
+        `SELECT ${SUMMARY_HIT}, s.content AS text, 0 AS rank FROM summaries s
+         WHERE s.id >= ? AND s.id < ? AND ${SUMMARY_FILTER} ${contains}
+         ORDER BY s.id DESC`,
+        window.from, window.to, ...filterParams(filter), ...containsParams,
+      )
+      .map(toSummaryHit);
+  }
+
+  async maxMessageSeq(conversationId: ConversationId): Promise<number> {
+    return this.db.get<{ top: number | null }>("SELECT max(seq) AS top FROM messages WHERE conversation_id = ?", conversationId)?.top ?? 0;
+  }
+
+  async maxMessageRowId(): Promise<number> {
+    return this.db.get<{ top: number | null }>("SELECT max(message_id) AS top FROM messages")?.top ?? 0;
+  }
+
+  async maxSummaryRowId(): Promise<number> {
+    return this.db.get<{ top: number | null }>("SELECT max(id) AS top FROM summaries")?.top ?? 0;
+  }
+
+  async contextSummaryRanges(conversationId: ConversationId): Promise<ContextSummaryRange[]> {
+    return this.db
+      .all<{ summary_id: string; seq_start: number; seq_end: number }>(
+        `SELECT s.summary_id, s.seq_start, s.seq_end FROM context_items c JOIN summaries s ON s.id = c.summary_id
+         WHERE c.conversation_id = ? AND c.summary_id IS NOT NULL ORDER BY c.ordinal`,
+        conversationId,
+      )
+      .map((row) => ({ summaryId: row.summary_id, seqStart: row.seq_start, seqEnd: row.seq_end }));
+  }
+
+  async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
+    const children = this.db.all<{ summary_id: string }>(
+      `SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id
+       WHERE p.parent_summary_id = ? ORDER BY s.id`,
+      summaryRowId,
+    );
+    const messages = this.db.all<{ message_id: number }>(
+      "SELECT message_id FROM summary_messages WHERE summary_id = ? ORDER BY ordinal LIMIT ?", summaryRowId, messageLimit,
+    );
+    const parents = this.db.all<{ parent_summary_id: number }>(
+      "SELECT parent_summary_id FROM summary_parents WHERE summary_id = ? ORDER BY ordinal", summaryRowId,
+    );
+    const inContext = this.db.get(
+      "SELECT 1 AS found FROM context_items WHERE conversation_id = ? AND summary_id = ? LIMIT 1", conversationId, summaryRowId,
+    );
+    return {
+      childSummaryIds: children.map((row) => row.summary_id),
+      sourceMessageIds: messages.map((row) => row.message_id),
+      parentRowIds: parents.map((row) => row.parent_summary_id),
+      inContext: inContext !== undefined,
+    };
+  }
+
+  async getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]> {
+    if (messageIds.length === 0) return [];
+    const rows = this.db.all<MessageHitSql & { content: string; token_count: number }>(
+      `SELECT ${MESSAGE_HIT}, m.content, m.token_count FROM messages m
+       WHERE m.message_id IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(messageIds),
+    );
+    const byId = new Map(rows.map((row) => [row.message_id, row]));
+    return messageIds.flatMap((id) => {
+      const row = byId.get(id);
+      return row
+        ? [{ messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: row.role,
+            createdAt: row.created_at, content: row.content, tokenCount: row.token_count }]
+        : [];
+    });
+  }
+
+  async listRecallConversationIds(agentId: string | null): Promise<ConversationId[]> {
+    const notExpansion = "(session_key IS NULL OR instr(session_key, ?) = 0)";
+    const rows = agentId === null
+      ? this.db.all<{ conversation_id: number }>(
+          `SELECT conversation_id FROM conversations WHERE ${notExpansion} ORDER BY conversation_id`, EXPANSION_SESSION_PREFIX,
+        )
+      : this.db.all<{ conversation_id: number }>(
+          `SELECT conversation_id FROM conversations WHERE agent_id = ? AND ${notExpansion} ORDER BY conversation_id`,
+          agentId, EXPANSION_SESSION_PREFIX,
+        );
+    return rows.map((row) => row.conversation_id);
+  }
+
+  async findConversationBySessionKey(agentId: string, sessionKey: string): Promise<ConversationRecord | null> {
+    const row = this.db.get<ConversationRow>(
+      "SELECT * FROM conversations WHERE agent_id = ? AND session_key = ? ORDER BY updated_at DESC LIMIT 1", agentId, sessionKey,
+    );
+    return row ? toConversation(row) : null;
+  }
+
+  async refreshStatistics(now: number, maxAgeMs: number): Promise<void> {
+    const last = statisticsRefreshedAt.get(this.db);
+    if (last !== undefined && now - last < maxAgeMs) return;
+    statisticsRefreshedAt.set(this.db, now);
+    try {
+      // analysis_limit bounds the work of any ANALYZE that optimize decides to run.
+      this.db.raw.exec("PRAGMA analysis_limit = 1000; PRAGMA optimize;");
+    } catch (error) {
+      // Another writer holds the lock: statistics stay as they are and the next search after maxAgeMs retries.
+      // Plans do not depend on them (the FTS index drives every search), so searching on is safe.
+      if (!isBusyError(error)) throw error;
+      statisticsRefreshedAt.delete(this.db);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The SQLite side of StatusStore. summaryStats reads one conversation's summaries through
+ * summaries_conversation_seq (SEARCH summaries USING INDEX summaries_conversation_seq (conversation_id=?));
+ * databaseTotals sums the per-conversation counters instead of counting message rows.
+ */
+import type { Database } from "../../db/database.js";
+import type { ConversationId } from "../../records.js";
+import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../status-store.js";
+
+export class SqliteStatusStore implements StatusStore {
+  constructor(private readonly db: Database) {}
+
+  async summaryStats(conversationId: ConversationId): Promise<SummaryDepthStats[]> {
+    return this.db
+      .all<{ depth: number; count: number; tokens: number; fallback: number }>(
+        `SELECT depth, count(*) AS count, total(token_count) AS tokens, total(level = 'fallback') AS fallback
+         FROM summaries WHERE conversation_id = ? GROUP BY depth ORDER BY depth`,
+        conversationId,
+      )
+      .map((row) => ({ depth: row.depth, count: row.count, tokens: row.tokens, fallbackCount: row.fallback }));
+  }
+
+  async databaseTotals(): Promise<DatabaseTotals> {
+    const row = this.db.get<{ conversations: number; messages: number; tokens: number }>(
+      "SELECT count(*) AS conversations, total(message_count) AS messages, total(message_tokens) AS tokens FROM conversations",
+    );
+    return { conversations: row?.conversations ?? 0, messages: row?.messages ?? 0, messageTokens: row?.tokens ?? 0 };
+  }
+}

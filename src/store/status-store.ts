@@ -1,0 +1,25 @@
+/**
+ * The status store contract: the aggregate reads behind `/lcm status`. Each is bounded by one conversation's
+ * summaries or by the number of conversations, never by the number of stored messages.
+ */
+import type { ConversationId } from "../records.js";
+
+export interface SummaryDepthStats {
+  depth: number;
+  count: number;
+  tokens: number;
+  /** Summaries produced by the deterministic fallback (truncation), candidates for a later repair. */
+  fallbackCount: number;
+}
+
+export interface DatabaseTotals {
+  conversations: number;
+  messages: number;
+  messageTokens: number;
+}
+
+export interface StatusStore {
+  /** Summaries of a conversation grouped by depth, shallowest first. */
+  summaryStats(conversationId: ConversationId): Promise<SummaryDepthStats[]>;
+  databaseTotals(): Promise<DatabaseTotals>;
+}

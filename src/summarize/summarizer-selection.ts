@@ -1,0 +1,58 @@
+/**
+ * Picks the summarizer for one compaction, in order: the session's host model (`runtimeContext.llm`, passed to
+ * compact and maintain), the plugin-wide host model (`api.runtime.llm`), the standalone Anthropic client
+ * (ANTHROPIC_API_KEY + summaryModel, for use outside OpenClaw), and finally the deterministic extractive
+ * summarizer, so compaction works even with no model at all. Each choice has a key naming its circuit breaker.
+ */
+import type { LcmConfig } from "../config.js";
+import type { Summarizer, TokenEstimator } from "../contracts.js";
+import type { HostLlm } from "../host/openclaw-types.js";
+import { AnthropicSummarizer } from "./anthropic-summarizer.js";
+import { ExtractiveSummarizer } from "./extractive-summarizer.js";
+import { HostLlmSummarizer, hostModelRef } from "./host-llm-summarizer.js";
+
+export interface SelectedSummarizer {
+  /** Names the process-wide circuit breaker of this summarizer. */
+  key: string;
+  summarizer: Summarizer;
+}
+
+/** Returns the summarizer to use, given the session's host model when the hook received one. */
+export type SummarizerSelector = (sessionLlm?: HostLlm) => SelectedSummarizer;
+
+export interface SummarizerSelectionDeps {
+  config: Pick<LcmConfig, "summaryModel" | "summaryProvider" | "summaryTimeoutMs">;
+  tokens: TokenEstimator;
+  /** `api.runtime.llm`, when the host offers it. */
+  pluginLlm?: HostLlm | undefined;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function createSummarizerSelector(deps: SummarizerSelectionDeps): SummarizerSelector {
+  const model = hostModelRef(deps.config);
+  const hostSummarizer = (llm: HostLlm): SelectedSummarizer => ({
+    key: "host-llm",
+    summarizer: new HostLlmSummarizer({ llm, ...(model ? { model } : {}) }),
+  });
+  const apiKey = deps.env?.ANTHROPIC_API_KEY?.trim();
+  const anthropicModel = deps.config.summaryModel?.trim();
+  let standalone: SelectedSummarizer | undefined;
+  const fallback = (): SelectedSummarizer => {
+    standalone ??= apiKey && anthropicModel
+      ? {
+          key: `anthropic:${anthropicModel}`,
+          summarizer: new AnthropicSummarizer({ apiKey, model: anthropicModel, timeoutMs: deps.config.summaryTimeoutMs }),
+        }
+      : { key: "extractive", summarizer: new ExtractiveSummarizer({ tokens: deps.tokens }) };
+    return standalone;
+  };
+  return (sessionLlm) => {
+    if (isHostLlm(sessionLlm)) return hostSummarizer(sessionLlm);
+    if (isHostLlm(deps.pluginLlm)) return hostSummarizer(deps.pluginLlm);
+    return fallback();
+  };
+}
+
+function isHostLlm(value: unknown): value is HostLlm {
+  return typeof (value as { complete?: unknown } | null | undefined)?.complete === "function";
+}

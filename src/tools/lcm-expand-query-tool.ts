@@ -1,0 +1,109 @@
+/**
+ * lcm_expand_query: deep recall for the main agent. Finds the summaries to start from (a query, or given ids),
+ * then lets a bounded helper read the original detail under them and answer one question. Not offered to a
+ * delegated helper itself: expansions never nest.
+ */
+import { Type } from "@sinclair/typebox";
+import { LcmError } from "../errors.js";
+import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
+import type { ExpandQueryResult } from "../retrieval/delegated-expansion.js";
+import { findCandidates } from "../retrieval/expansion-candidates.js";
+import { notFound } from "../retrieval/recall-access.js";
+import type { SummaryRecord } from "../records.js";
+import { isExpansionSessionKey } from "../store/grant-store.js";
+import { callerOf, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
+import { ToolParams } from "./tool-params.js";
+import { formatJson, runTool, textResult } from "./tool-result.js";
+
+export const LCM_EXPAND_QUERY = "lcm_expand_query";
+export const DEFAULT_ANSWER_TOKENS = 2_000;
+const MAX_ANSWER_TOKENS = 8_000;
+const MAX_SUMMARY_IDS = 10;
+
+function description(deps: RecallToolDeps): string {
+  return [
+    "Answer a focused question from the compacted part of this conversation: a helper reads the original messages",
+    "under the relevant summaries and returns a short answer with the summary ids it used. Use it when a summary",
+    "(or its \"Expand for details about\" line) mentions what you need but not the exact detail: commands, values,",
+    "paths, error text, decisions and their reasons. Give `prompt` (the question) and either `query` (words that find",
+    "the relevant summaries) or `summaryIds` (from <summary id=…> tags or lcm_grep results).",
+    `It takes seconds up to ${Math.round(deps.config.expansionTimeoutMs / 1_000)} s and reads at most`,
+    `${deps.config.maxExpandTokens} tokens of history; the answer is capped at maxTokens (default ${DEFAULT_ANSWER_TOKENS}).`,
+    "Returns answer, citedIds, expandedSummaryCount, totalSourceTokens and truncated. For a quick keyword lookup use",
+    "lcm_grep; to read one summary use lcm_describe. Reads the current conversation unless conversationId or",
+    "allConversations is given.",
+  ].join(" ");
+}
+
+const PARAMETERS = Type.Object({
+  prompt: Type.String({ description: "The question to answer, as specific as possible.", minLength: 1 }),
+  query: Type.Optional(Type.String({ description: "Words to find the summaries to expand (when you have no ids)." })),
+  summaryIds: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_SUMMARY_IDS, description: "Summary ids to expand (when you have them)." })),
+  maxTokens: Type.Optional(Type.Integer({ minimum: 100, maximum: MAX_ANSWER_TOKENS, description: `Longest answer, in tokens. Default ${DEFAULT_ANSWER_TOKENS}.` })),
+  ...SCOPE_PARAMETERS,
+});
+
+const KNOWN = ["prompt", "query", "summaryIds", "maxTokens", "conversationId", "allConversations"] as const;
+
+/** The tool for ordinary sessions; null inside a delegated expansion's helper session. */
+export function createLcmExpandQueryTool(deps: RecallToolDeps, context: ToolContext): AgentTool | null {
+  if (isExpansionSessionKey(typeof context.sessionKey === "string" ? context.sessionKey : undefined)) return null;
+  return {
+    name: LCM_EXPAND_QUERY,
+    label: "LCM expand query",
+    description: description(deps),
+    parameters: PARAMETERS,
+    catalogMode: "direct-only",
+    execute: (_toolCallId, rawParams, signal) =>
+      runTool(LCM_EXPAND_QUERY, deps.logger, signal, async () => {
+        const caller = callerOf(context);
+        if (isExpansionSessionKey(caller.sessionKey)) {
+          throw new LcmError("forbidden", "A delegated expansion cannot start another one; use lcm_expand on the summaries you were given.");
+        }
+        const params = new ToolParams(rawParams, KNOWN);
+        const prompt = params.string("prompt", { required: true, maxLength: 4_000 });
+        const query = params.string("query", { maxLength: 1_000 }) ?? null;
+        const summaryIds = params.stringList("summaryIds", { maxItems: MAX_SUMMARY_IDS, maxLength: 200 });
+        const maxTokens = params.integer("maxTokens", { min: 100, max: MAX_ANSWER_TOKENS }) ?? DEFAULT_ANSWER_TOKENS;
+        const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
+        const allConversations = params.boolean("allConversations") ?? false;
+        if (!summaryIds && query === null) {
+          throw new LcmError("invalid_input", 'Give either "query" (words that find the summaries) or "summaryIds" (ids to expand).', { parameter: "query" });
+        }
+        const services = deps.services();
+        const scope = await services.access.resolve(caller, {
+          ...(conversationId !== undefined ? { conversationId } : {}),
+          allConversations,
+        });
+        let candidates: SummaryRecord[];
+        if (summaryIds) {
+          candidates = [];
+          for (const [index, id] of summaryIds.entries()) {
+            const parameter = `summaryIds[${index}]`;
+            const located = await services.retrieval.locate(id, parameter);
+            if (!located) throw notFound(id.trim(), parameter);
+            if (located.kind === "file") {
+              throw new LcmError("invalid_input", `Parameter "${parameter}": ${id} is a file; read it with lcm_describe.`, { parameter });
+            }
+            await services.access.authorize(caller, scope, located.conversationId, id.trim(), parameter);
+            if (!candidates.some((known) => known.summaryId === located.summary.summaryId)) candidates.push(located.summary);
+          }
+        } else {
+          candidates = await findCandidates(services.retrieval, scope.conversationIds, query!);
+        }
+        if (candidates.length === 0) {
+          const result: ExpandQueryResult = {
+            answer: `No compacted history matches ${JSON.stringify(query)}. What matches may still be in your context as raw messages; try lcm_grep with other words.`,
+            citedIds: [], expandedSummaryCount: 0, totalSourceTokens: 0, truncated: false, mode: "none", candidateSummaryIds: [], note: null,
+          };
+          return render(result);
+        }
+        return render(await services.expansion.expandQuery({ caller, prompt, candidates, query, maxTokens, ...(signal ? { signal } : {}) }));
+      }),
+  };
+}
+
+function render(result: ExpandQueryResult) {
+  const { answer, ...metadata } = result;
+  return textResult(`${answer}\n\n${formatJson(metadata)}`, result);
+}

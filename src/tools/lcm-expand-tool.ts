@@ -1,0 +1,92 @@
+/**
+ * lcm_expand: the low-level DAG walk, offered ONLY to the helper sub-agent of a delegated expansion. The
+ * factory returns no tool for any other session (the main agent never sees it), and execute re-checks the
+ * session's grant on every call: active, same agent, the summary inside the granted conversations, tokens left.
+ * What a call returns is charged to the grant.
+ */
+import { Type } from "@sinclair/typebox";
+import { LcmError } from "../errors.js";
+import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
+import { notFound } from "../retrieval/recall-access.js";
+import type { ExpandResult } from "../retrieval/summary-expansion.js";
+import { isExpansionSessionKey } from "../store/grant-store.js";
+import { callerOf, type RecallToolDeps } from "./recall-tool-deps.js";
+import { ToolParams } from "./tool-params.js";
+import { formatJson, runTool, textResult } from "./tool-result.js";
+
+export const LCM_EXPAND = "lcm_expand";
+const MAX_DEPTH = 4;
+
+const DESCRIPTION = [
+  "Open a summary: returns the summaries it was condensed from and, for leaf summaries, the original messages,",
+  "down to `depth` levels (default 1, max 4), within `tokenCap` tokens (default: all that is left of your budget).",
+  "Use depth 1 to look, then expand the most relevant returned summaryIds further; set includeMessages to get exact",
+  "wording. Everything returned counts against your expansion budget; `truncated` means the cap cut the result and",
+  "`unexpandedSummaryIds` lists what was not opened.",
+].join(" ");
+
+const PARAMETERS = Type.Object({
+  summaryId: Type.String({ description: "The summary to open (sum_ + 16 hex digits)." }),
+  depth: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DEPTH, description: "Levels below the summary to read. Default 1." })),
+  includeMessages: Type.Optional(Type.Boolean({ description: "Include the original messages under leaf summaries. Default true." })),
+  tokenCap: Type.Optional(Type.Integer({ minimum: 1, description: "Most tokens to return from this call. Default: the rest of the budget." })),
+});
+
+const KNOWN = ["summaryId", "depth", "includeMessages", "tokenCap"] as const;
+
+/** The tool for a delegated expansion's helper session; null for every other session. */
+export function createLcmExpandTool(deps: RecallToolDeps, context: ToolContext): AgentTool | null {
+  if (!isExpansionSessionKey(typeof context.sessionKey === "string" ? context.sessionKey : undefined)) return null;
+  return {
+    name: LCM_EXPAND,
+    label: "LCM expand",
+    description: DESCRIPTION,
+    parameters: PARAMETERS,
+    catalogMode: "direct-only",
+    execute: (_toolCallId, rawParams, signal) =>
+      runTool(LCM_EXPAND, deps.logger, signal, async () => {
+        const params = new ToolParams(rawParams, KNOWN);
+        const summaryId = params.string("summaryId", { required: true, maxLength: 200 }).trim();
+        const depth = params.integer("depth", { min: 1, max: MAX_DEPTH }) ?? 1;
+        const includeMessages = params.boolean("includeMessages") ?? true;
+        const requestedCap = params.integer("tokenCap", { min: 1, max: Number.MAX_SAFE_INTEGER });
+        const services = deps.services();
+        const grant = await services.access.activeGrant(callerOf(context));
+        const located = await services.retrieval.locate(summaryId, "summaryId");
+        if (located?.kind === "file") {
+          throw new LcmError("invalid_input", `Parameter "summaryId": ${summaryId} is a file; read it with lcm_describe.`, { parameter: "summaryId" });
+        }
+        if (!located || !grant.conversationIds.includes(located.conversationId)) throw notFound(summaryId, "summaryId");
+        const left = grant.tokenCap - grant.tokensUsed;
+        if (left <= 0) {
+          throw new LcmError("forbidden", `This expansion's budget of ${grant.tokenCap} tokens is used up; answer with what you have read.`);
+        }
+        const tokenCap = Math.min(requestedCap ?? left, left);
+        const result = await services.retrieval.expand(located.summary, { depth, includeMessages, tokenCap });
+        // A call cut by its cap used its whole allowance (the last item was cut to fit), so it is charged the cap.
+        const cost = result.truncated ? tokenCap : result.estimatedTokens;
+        const charged = await services.grants.chargeGrant(grant.grantId, cost, deps.clock.now());
+        if (!charged) {
+          throw new LcmError("forbidden", "The expansion grant of this session ended while reading; answer with what you have already read.");
+        }
+        return textResult(render(result, charged.tokenCap - charged.tokensUsed), { ...result, remainingTokens: charged.tokenCap - charged.tokensUsed });
+      }),
+  };
+}
+
+function render(result: ExpandResult, remainingTokens: number): string {
+  const header = formatJson({
+    summaryId: result.summaryId,
+    itemCount: result.items.length,
+    estimatedTokens: result.estimatedTokens,
+    truncated: result.truncated,
+    unexpandedSummaryIds: result.unexpandedSummaryIds,
+    remainingTokens,
+  });
+  const items = result.items.map((item) =>
+    item.type === "summary"
+      ? `[summary ${item.summaryId} · ${item.kind} depth ${item.depth} · ${item.earliestAt} to ${item.latestAt}${item.parentSummaryIds.length > 0 ? ` · parents ${item.parentSummaryIds.join(", ")}` : ""}]\n${item.content}`
+      : `[message ${item.messageId} · ${item.role} · ${item.createdAt} · seq ${item.seq} · under ${item.summaryId}]\n${item.content}`,
+  );
+  return [header, ...items].join("\n\n");
+}

@@ -1,0 +1,94 @@
+/**
+ * lcm_grep: search the stored history (raw messages and summaries) by regex or full text. The first recall
+ * step: cheap, no model call; hits point at the summaries that now cover them.
+ */
+import { Type } from "@sinclair/typebox";
+import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
+import type { GrepMode } from "../retrieval/grep.js";
+import type { SearchScope } from "../retrieval/regex-search.js";
+import { MAX_PATTERN_LENGTH } from "../retrieval/regex-policy.js";
+import type { SearchSort } from "../store/retrieval-store.js";
+import { callerOf, SCOPE_PARAMETERS, stringEnum, type RecallToolDeps } from "./recall-tool-deps.js";
+import { ToolParams } from "./tool-params.js";
+import { formatJson, runTool, textResult } from "./tool-result.js";
+
+export const LCM_GREP = "lcm_grep";
+export const DEFAULT_GREP_LIMIT = 50;
+export const MAX_GREP_LIMIT = 200;
+const MAX_FULL_TEXT_LENGTH = 1_000;
+
+const MODES: readonly GrepMode[] = ["regex", "full_text"];
+const SCOPES: readonly SearchScope[] = ["messages", "summaries", "both"];
+const SORTS: readonly SearchSort[] = ["recency", "relevance"];
+
+const DESCRIPTION = [
+  "Search this conversation's full stored history — raw messages and the summaries that replaced older turns —",
+  "for words, identifiers, paths, error messages or a pattern. Use it first whenever you need a detail that is not",
+  "in your visible context; it is fast and makes no model call.",
+  'mode "regex" (default): a case-insensitive JavaScript regular expression, searched over ALL history, newest first;',
+  "a search that runs out of its few-second budget says so (truncated). Escape ( [ . * + ? for literal text.",
+  'mode "full_text": word search on the full-text index; "quoted phrases", prefix* and OR work; sort "relevance" ranks by match quality.',
+  "Each match has a snippet with the hit marked «like this», its ids and time. A message match's coveringSummaryId is",
+  "the summary that now stands for it in your context: pass it to lcm_describe or lcm_expand_query for detail.",
+  `Returns at most limit matches (default ${DEFAULT_GREP_LIMIT}, max ${MAX_GREP_LIMIT}). Searches the current conversation`,
+  "unless conversationId or allConversations is given.",
+].join(" ");
+
+const PARAMETERS = Type.Object({
+  pattern: Type.String({ description: "What to search for: a regex (mode regex) or words (mode full_text).", minLength: 1 }),
+  mode: Type.Optional(stringEnum(MODES, { description: 'How to match "pattern". Default "regex".', default: "regex" })),
+  scope: Type.Optional(stringEnum(SCOPES, { description: 'Search raw messages, summaries, or both. Default "both".', default: "both" })),
+  ...SCOPE_PARAMETERS,
+  since: Type.Optional(Type.String({ description: 'Only history at or after this ISO 8601 time, e.g. "2026-02-19T00:00:00Z".' })),
+  before: Type.Optional(Type.String({ description: "Only history before this ISO 8601 time." })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_GREP_LIMIT, description: `Most matches to return (1-${MAX_GREP_LIMIT}). Default ${DEFAULT_GREP_LIMIT}.` })),
+  sort: Type.Optional(stringEnum(SORTS, { description: 'Order: "recency" (newest first, default) or "relevance" (full_text only).', default: "recency" })),
+});
+
+const KNOWN = ["pattern", "mode", "scope", "conversationId", "allConversations", "since", "before", "limit", "sort"] as const;
+
+export function createLcmGrepTool(deps: RecallToolDeps, context: ToolContext): AgentTool {
+  return {
+    name: LCM_GREP,
+    label: "LCM grep",
+    description: DESCRIPTION,
+    parameters: PARAMETERS,
+    catalogMode: "direct-only",
+    execute: (_toolCallId, rawParams, signal) =>
+      runTool(LCM_GREP, deps.logger, signal, async () => {
+        const params = new ToolParams(rawParams, KNOWN);
+        const mode = params.choice("mode", MODES, "regex");
+        const pattern = params.string("pattern", { required: true, maxLength: mode === "regex" ? MAX_PATTERN_LENGTH : MAX_FULL_TEXT_LENGTH });
+        const request = {
+          mode,
+          scope: params.choice("scope", SCOPES, "both"),
+          since: params.time("since"),
+          before: params.time("before"),
+          limit: params.integer("limit", { min: 1, max: MAX_GREP_LIMIT }) ?? DEFAULT_GREP_LIMIT,
+          sort: params.choice("sort", SORTS, "recency"),
+        };
+        const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
+        const allConversations = params.boolean("allConversations") ?? false;
+        const services = deps.services();
+        const scope = await services.access.resolve(callerOf(context), {
+          ...(conversationId !== undefined ? { conversationId } : {}),
+          allConversations,
+        });
+        const result = await services.retrieval.grep({ ...request, pattern, conversationIds: scope.conversationIds });
+        const note = scope.conversationIds.length === 0 ? "No history is stored for this conversation yet." : result.note;
+        const summary = {
+          matchCount: result.matches.length,
+          mode: result.mode,
+          scope: result.scope,
+          sort: result.sort,
+          searchedConversations: scope.conversationIds.length,
+          limitReached: result.limitReached,
+          truncated: result.truncated,
+          ...(result.strategy ? { strategy: result.strategy } : {}),
+          ...(note ? { note } : {}),
+          matches: result.matches,
+        };
+        return textResult(formatJson(summary), summary);
+      }),
+  };
+}

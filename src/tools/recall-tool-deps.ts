@@ -1,0 +1,45 @@
+/**
+ * What the recall tools need, and who is calling them. The host builds tools per session through a factory
+ * that receives the session's context; the database is opened only when a tool runs (`services()`), so listing
+ * tools in any registration mode stays side-effect-free.
+ */
+import type { Clock, Logger } from "../contracts.js";
+import type { LcmConfig } from "../config.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
+import type { ToolContext } from "../host/openclaw-types.js";
+import type { RecallCaller } from "../retrieval/recall-access.js";
+import type { RecallServices } from "../retrieval/recall-services.js";
+import { Type, type TSchema } from "@sinclair/typebox";
+
+export interface RecallToolDeps {
+  /** Opens (or reuses) the shared database and builds the recall components. Called inside execute only. */
+  services: () => RecallServices;
+  config: Pick<LcmConfig, "maxExpandTokens" | "expansionTimeoutMs">;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** The caller of a tool: the agent comes from the session key (as for conversations), else from the context. */
+export function callerOf(context: ToolContext): RecallCaller {
+  const sessionKey = typeof context.sessionKey === "string" && context.sessionKey !== "" ? context.sessionKey : undefined;
+  const agentId =
+    agentIdFromSessionKey(sessionKey) ??
+    (typeof context.agentId === "string" && context.agentId !== "" ? context.agentId : DEFAULT_AGENT_ID);
+  const sessionId = typeof context.sessionId === "string" && context.sessionId !== "" ? context.sessionId : undefined;
+  return { agentId, ...(sessionKey ? { sessionKey } : {}), ...(sessionId ? { sessionId } : {}) };
+}
+
+/** A string enum as plain `{ type: "string", enum }`: accepted by every provider (unlike anyOf of consts). */
+export function stringEnum<T extends string>(values: readonly T[], options: { description: string; default?: T }): TSchema {
+  return Type.Unsafe<T>({ type: "string", enum: [...values], ...options });
+}
+
+/** The scope parameters shared by the recall tools. */
+export const SCOPE_PARAMETERS = {
+  conversationId: Type.Optional(
+    Type.Integer({ minimum: 1, description: "Read this conversation (an id from an earlier lcm_grep result) instead of the current one." }),
+  ),
+  allConversations: Type.Optional(
+    Type.Boolean({ description: "Read all of this agent's conversations instead of only the current one. Default false." }),
+  ),
+};

@@ -1,0 +1,85 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { createLcmCommand } from "../../src/commands/lcm-command.js";
+import type { CommandContext } from "../../src/host/openclaw-types.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { RecordingLogger } from "../helpers/engine.js";
+import { createRecallEnv, exchanges, MAIN, sessionOf, type RecallEnv } from "../helpers/recall.js";
+import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
+
+const context = (args: string, extra: Partial<CommandContext> = {}): CommandContext => ({
+  agentId: "main", sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args, commandBody: `/lcm ${args}`, ...extra,
+});
+
+describe("/lcm", () => {
+  let env: RecallEnv;
+
+  beforeAll(async () => {
+    env = createRecallEnv();
+    await env.commit(MAIN, exchanges(20));
+    const conversation = env.conversationId(MAIN);
+    const leafA = insertLeafSummary(env.db, conversation, 1, 10, "first", { tokenCount: 50 });
+    const leafB = insertLeafSummary(env.db, conversation, 11, 20, "second", { tokenCount: 40, level: "fallback" });
+    insertCondensedSummary(env.db, conversation, [leafA, leafB], "both", { tokenCount: 30 });
+    await new SqliteStore(env.db).setLastCompaction(conversation, {
+      at: Date.now() - 5 * 60_000, trigger: "threshold", compacted: true, tokensBefore: 1_000, tokensAfter: 400, passes: 2,
+    });
+  });
+
+  const run = async (args: string, extra: Partial<CommandContext> = {}) => (await env.api.command("lcm").handler(context(args, extra))).text;
+
+  it("is registered as a command that takes arguments", () => {
+    expect(env.api.command("lcm")).toMatchObject({ name: "lcm", acceptsArgs: true, description: expect.stringMatching(/status/) });
+  });
+
+  it("reports stored messages, context against budget, summaries per depth, fallbacks, last compaction and ingest", async () => {
+    const text = await run("status");
+    expect(text).toMatch(/^LCM status · conversation \d+ \(agent main\)/);
+    expect(text).toMatch(/Stored: 40 messages · [\d,]+ tokens/);
+    expect(text).toMatch(/Context: 21 items · [\d,]+ tokens \([\d,]+ raw\) · budget 128,000 \(default; no turn assembled yet\) · \d+%/);
+    expect(text).toContain("Summaries: 2 at depth 0 (90 tokens), 1 at depth 1 (30 tokens) · fallback summaries: 1 (truncations; a repair can redo them)");
+    expect(text).toMatch(/Last compaction: 5 min ago \(threshold\): 1,000 → 400 tokens in 2 passes/);
+    expect(text).toMatch(/Last message stored: (just now|\d+ s ago)/);
+    expect(text).toMatch(/Database: 1 conversations · 40 messages/);
+  });
+
+  it("shows status when called without arguments", async () => {
+    expect(await run("")).toMatch(/^LCM status/);
+  });
+
+  it("says when nothing is stored for the session yet", async () => {
+    const fresh = sessionOf("main", "fresh");
+    const text = (await env.api.command("lcm").handler({ sessionKey: fresh.sessionKey, sessionId: fresh.sessionId, args: "status", commandBody: "/lcm status" })).text;
+    expect(text).toMatch(/nothing is stored for this session yet/);
+  });
+
+  it("compacts through the host's compactCurrent", async () => {
+    let calls = 0;
+    const compactCurrent = async () => {
+      calls++;
+      return { compacted: true, tokensBefore: 12_000, tokensAfter: 3_000 };
+    };
+    expect(await run("compact", { runtimeContext: { compactCurrent } })).toBe("Compacted. 12,000 → 3,000 tokens.");
+    expect(calls).toBe(1);
+    const nothing = async () => ({ compacted: false, reason: "below threshold" });
+    expect(await run("compact", { runtimeContext: { compactCurrent: nothing } })).toBe("Nothing was compacted: below threshold");
+    expect(await run("compact")).toMatch(/run \/compact instead/);
+  });
+
+  it("has a doctor placeholder until the reliability work lands", async () => {
+    expect(await run("doctor")).toMatch(/integrity checker arrives with the reliability work/);
+  });
+
+  it("explains its usage for an unknown subcommand", async () => {
+    expect(await run("frobnicate")).toMatch(/Unknown \/lcm subcommand "frobnicate"\.\nUsage: \/lcm \[status\|compact\|doctor\]/);
+  });
+
+  it("replies with the failure instead of throwing", async () => {
+    const logger = new RecordingLogger();
+    const command = createLcmCommand({
+      services: () => { throw new Error("database is gone"); },
+      config: { databasePath: "/x/lcm.db", defaultTokenBudget: 1_000 }, clock: { now: () => 0 }, logger,
+    });
+    expect((await command.handler(context("status"))).text).toBe("/lcm status failed: database is gone");
+    expect(logger.errors()).toEqual(["/lcm status failed: database is gone"]);
+  });
+});

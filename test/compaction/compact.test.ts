@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
+import type { AgentMessage, CompactParams } from "../../src/host/openclaw-types.js";
+import { SUMMARY_ID_PATTERN } from "../../src/records.js";
+import { RecordingLlm } from "../fakes/fake-plugin-api.js";
+import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
+import { checkInvariants } from "../helpers/dag-invariants.js";
+import { createTestEngine } from "../helpers/engine.js";
+import { assistantMessage, userMessage } from "../helpers/messages.js";
+import { playTurns } from "../helpers/turn-driver.js";
+
+afterEach(() => resetSharedCircuitBreakers());
+
+function words(count: number, prefix: string): string {
+  return Array.from({ length: count }, (_, index) => `${prefix}${index}`).join(" ");
+}
+
+/** 50 + 50 tokens with WordTokenEstimator. */
+function exchange(turn: number): AgentMessage[] {
+  return [userMessage(words(46, `u${turn}x`)), assistantMessage(words(46, `a${turn}x`))];
+}
+
+const CONFIG = {
+  freshTailCount: 4,
+  leafMinFanout: 4,
+  leafChunkTokens: 100_000,
+  leafTargetTokens: 64,
+  condensedTargetTokens: 64,
+  condensedMinFanout: 3,
+  condensedMinFanoutHard: 2,
+  autocompactDisabled: true,
+};
+
+async function seeded(turns: number, config: Record<string, unknown> = {}, llm = new RecordingLlm(() => "Notes were exchanged.\nExpand for details about: the notes")) {
+  const harness = createTestEngine({ config: { ...CONFIG, ...config }, tokens: new WordTokenEstimator() });
+  await playTurns(harness.newEngine, Array.from({ length: turns }, (_, index) => exchange(index + 1)), { tokenBudget: 1_000 });
+  const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+  const compact = (params: Partial<CompactParams> = {}) =>
+    harness.newEngine().compact({ sessionId: "s1", sessionKey: "agent:main:main", runtimeContext: { llm }, ...params });
+  return { ...harness, llm, conversationId, compact };
+}
+
+describe("compact", () => {
+  it("/compact <text> sweeps everything outside the fresh tail and passes the text to every prompt", async () => {
+    const { compact, llm, db, conversationId } = await seeded(10);
+    // 20 messages x 50 = 1,000 tokens; 4 fresh. Budget 1,000 (last assemble) x 0.75 = 750 target.
+    const result = await compact({ force: true, compactionTarget: "threshold", customInstructions: "focus on alpha", tokenBudget: 32_000 });
+    expect(result).toMatchObject({ ok: true, compacted: true, result: { tokensBefore: 1_000 } });
+    expect(result.result!.tokensAfter).toBeLessThan(750);
+    expect(llm.calls.length).toBeGreaterThan(0);
+    expect(llm.calls.every((call) => call.messages[0]!.content.includes("focus on alpha"))).toBe(true);
+    const raw = db.get<{ count: number }>("SELECT COUNT(*) AS count FROM context_items WHERE message_id IS NOT NULL")!;
+    expect(raw.count).toBe(4);
+    expect(checkInvariants(db, conversationId)).toEqual([]);
+  });
+
+  it("reports compacted: false with equal token counts when nothing is left to compact", async () => {
+    const { compact } = await seeded(10);
+    await compact({ force: true, compactionTarget: "threshold" });
+    const second = await compact({ force: true, compactionTarget: "threshold" });
+    expect(second.compacted).toBe(false);
+    expect(second.ok).toBe(true);
+    expect(second.result!.tokensAfter).toBe(second.result!.tokensBefore);
+  });
+
+  it("without force, does nothing below the threshold and says so", async () => {
+    const { compact, llm } = await seeded(4, { autocompactDisabled: false });
+    const result = await compact({ compactionTarget: "threshold" });
+    expect(result).toMatchObject({ ok: true, compacted: false });
+    expect(result.reason).toMatch(/below target/);
+    expect(llm.calls).toHaveLength(0);
+  });
+
+  it("refuses non-forced compaction when autocompactDisabled is set", async () => {
+    const { compact } = await seeded(10);
+    const result = await compact({ compactionTarget: "budget" });
+    expect(result).toMatchObject({ ok: true, compacted: false });
+    expect(result.reason).toMatch(/autocompactDisabled/);
+  });
+
+  it("overflow recovery sheds at least the excess the provider reported", async () => {
+    const { compact } = await seeded(10);
+    // Window 1,200 (reserve 300 => limit 900); the provider measured 1,400: excess 500. Target = min(1,000 budget,
+    // 1,000 context - 500) = 500.
+    const result = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_400 });
+    expect(result.ok).toBe(true);
+    expect(result.compacted).toBe(true);
+    expect(result.result!.tokensAfter).toBeLessThanOrEqual(500);
+    expect(result.result!.details).toMatchObject({ targetTokens: 500 });
+  });
+
+  it("says so instead of looping when the fresh tail alone exceeds the target", async () => {
+    const { compact, conversationId, db } = await seeded(10, { freshTailCount: 12 });
+    // Fresh tail: 12 messages x 50 = 600 tokens > target 1,000 - 500 excess... = 500.
+    const result = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_400 });
+    expect(result.compacted).toBe(true);
+    expect(result.result!.details).toMatchObject({ stopReason: "fresh-tail-exceeds-target", freshTailTokens: 600 });
+    expect(result.reason).toMatch(/fresh tail alone exceeds the target/);
+    expect(result.result!.tokensAfter).toBeGreaterThan(500);
+    expect(checkInvariants(db, conversationId)).toEqual([]);
+  });
+
+  it("answers ok: false when nothing could be compacted and the context is still over target", async () => {
+    const { compact } = await seeded(5, { freshTailCount: 100 });
+    const result = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_400 });
+    expect(result).toMatchObject({ ok: false, compacted: false });
+    expect(result.result!.tokensAfter).toBe(result.result!.tokensBefore);
+  });
+
+  it("stops at once and writes nothing when the host aborts", async () => {
+    const { compact, db } = await seeded(10);
+    const controller = new AbortController();
+    controller.abort();
+    const result = await compact({ force: true, compactionTarget: "threshold", abortSignal: controller.signal });
+    expect(result).toMatchObject({ ok: false, compacted: false });
+    expect(result.reason).toMatch(/aborted/);
+    expect(db.get<{ count: number }>("SELECT COUNT(*) AS count FROM summaries")!.count).toBe(0);
+  });
+
+  it("gives summaries sum_ + 16 hex ids and records the outcome on the conversation", async () => {
+    const { compact, db, store } = await seeded(10);
+    await compact({ force: true, compactionTarget: "threshold" });
+    for (const row of db.all<{ summary_id: string }>("SELECT summary_id FROM summaries")) {
+      expect(row.summary_id).toMatch(SUMMARY_ID_PATTERN);
+    }
+    const conversation = await store.findConversationBySessionId("s1");
+    expect(conversation!.lastCompaction).toMatchObject({ trigger: "compact:threshold", compacted: true, tokensBefore: 1_000 });
+  });
+
+  it("answers truthfully for a session it never stored", async () => {
+    const { newEngine } = await seeded(1);
+    const result = await newEngine().compact({ sessionId: "unknown", sessionKey: "agent:main:other", force: true });
+    expect(result).toEqual({ ok: true, compacted: false, reason: "no stored conversation for this session" });
+  });
+
+  it("keeps a concurrent commit and a compaction of the same session from interleaving", async () => {
+    const { compact, newEngine, db, conversationId } = await seeded(10);
+    const commit = newEngine().commitTurn({ sessionId: "s1", advancementKey: "late", messages: exchange(99) });
+    const compaction = compact({ force: true, compactionTarget: "threshold" });
+    const [committed, compacted] = await Promise.all([commit, compaction]);
+    expect(committed.status).toBe("committed");
+    expect(compacted.ok).toBe(true);
+    expect(checkInvariants(db, conversationId)).toEqual([]);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * Everything one end-to-end suite needs, wired together: a folder `runs/<name>/` (in paths.ts WORK_DIR) holding an
+ * isolated HOME, OpenClaw's log, the plugin database and the fake model's request log; the fake model server;
+ * the CLI and one gateway on a free loopback port. `dispose()` stops what was started; the folder stays for
+ * reading after the run (the next run's global setup clears it).
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { FakeModelServer } from "../fake-model-server.js";
+import { hostConfig, type HostConfigOptions, writeHostConfig } from "./host-config.js";
+import { hostEnv, OpenClawCli } from "./openclaw-cli.js";
+import { freePort, OpenClawGateway } from "./openclaw-gateway.js";
+import { engineHealthProblems, type LogLine, readGatewayOutput, readOpenClawLog } from "./openclaw-log.js";
+import { RUNS_DIR } from "./paths.js";
+import { PluginDatabase } from "./plugin-database.js";
+
+export interface HostSuiteOptions {
+  /** Folder name under RUNS_DIR. */
+  name: string;
+  contextEngine?: HostConfigOptions["contextEngine"];
+  /** Default 16000 tokens: with the trimmed host this leaves a few thousand tokens of history. */
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** plugins.entries.lcm.config; databasePath is set to the suite folder unless given. */
+  pluginConfig?: Record<string, unknown>;
+}
+
+/** One message of the host's own transcript view (`chat.history`). */
+export interface HostMessage {
+  role: string;
+  text: string;
+  raw: Record<string, unknown>;
+}
+
+const GATEWAY_TOKEN = "lcm-e2e-token";
+
+export class HostSuite {
+  readonly home: string;
+  readonly logFile: string;
+  readonly database: PluginDatabase;
+  readonly cli: OpenClawCli;
+  readonly gateway: OpenClawGateway;
+  private config: HostConfigOptions;
+
+  private constructor(readonly dir: string, readonly model: FakeModelServer, port: number, options: HostSuiteOptions) {
+    this.home = join(dir, "home");
+    this.logFile = join(dir, "openclaw.log");
+    const databasePath = String(options.pluginConfig?.databasePath ?? join(dir, "lcm.db"));
+    this.database = new PluginDatabase(databasePath);
+    this.config = {
+      logFile: this.logFile,
+      workspaceDir: join(dir, "workspace"),
+      gatewayPort: port,
+      gatewayToken: GATEWAY_TOKEN,
+      modelBaseUrl: model.baseUrl,
+      contextWindow: options.contextWindow ?? 16_000,
+      maxOutputTokens: options.maxOutputTokens ?? 1_024,
+      contextEngine: options.contextEngine ?? "lcm",
+      pluginConfig: { ...options.pluginConfig, databasePath },
+    };
+    mkdirSync(this.config.workspaceDir, { recursive: true });
+    writeHostConfig(this.home, hostConfig(this.config));
+    this.cli = new OpenClawCli({ env: hostEnv(this.home, GATEWAY_TOKEN), workDir: dir });
+    this.gateway = new OpenClawGateway({ cli: this.cli, port, workDir: dir });
+  }
+
+  static async create(options: HostSuiteOptions): Promise<HostSuite> {
+    const dir = uniqueDir(join(RUNS_DIR, options.name));
+    const contextWindow = options.contextWindow ?? 16_000;
+    const model = await FakeModelServer.start({ logFile: join(dir, "model-requests.jsonl"), contextWindow });
+    return new HostSuite(dir, model, await freePort(), options);
+  }
+
+  /** Rewrites openclaw.json; a running gateway picks it up on its next start. */
+  reconfigure(changes: Partial<Pick<HostConfigOptions, "contextEngine" | "pluginConfig">>): void {
+    this.config = {
+      ...this.config,
+      ...changes,
+      pluginConfig: { ...(changes.pluginConfig ?? this.config.pluginConfig), databasePath: this.database.path },
+    };
+    writeHostConfig(this.home, hostConfig(this.config));
+  }
+
+  logLines(): LogLine[] {
+    return [...readOpenClawLog(this.logFile), ...readGatewayOutput(this.dir)];
+  }
+
+  /** Log lines showing the engine was bypassed, quarantined or failed (expected: none). */
+  healthProblems(): string[] {
+    return engineHealthProblems(this.logLines());
+  }
+
+  /** The host's transcript for a session, through the gateway (`chat.history`). */
+  async hostHistory(sessionKey: string): Promise<HostMessage[]> {
+    const history = await this.cli.gatewayCall<{ messages?: Record<string, unknown>[]; hasMore?: boolean }>(
+      "chat.history", { sessionKey, limit: 1_000 },
+    );
+    if (history.hasMore) throw new Error(`chat.history for ${sessionKey} has more than one page; raise the limit.`);
+    return (history.messages ?? []).map((raw) => ({ role: String(raw.role), text: hostMessageText(raw), raw }));
+  }
+
+  async dispose(): Promise<void> {
+    await this.gateway.stop();
+    await this.model.close();
+  }
+}
+
+/** The visible text of a host message: a string content, or its text blocks joined. */
+export function hostMessageText(message: Record<string, unknown>): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.flatMap((block: { type?: string; text?: string }) => (block.type === "text" && block.text ? [block.text] : []))
+    .join("\n");
+}
+
+function uniqueDir(base: string): string {
+  let dir = base;
+  for (let attempt = 2; existsSync(dir); attempt++) dir = `${base}-${attempt}`;
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}

@@ -1,0 +1,185 @@
+/**
+ * Drives OpenClaw's own CLI (`node openclaw.mjs …`) against one isolated HOME, the way a user would. Each call
+ * is a tracked process in its own group, with a deadline; its output is kept under `<suite>/cli/` and a one-line
+ * record goes to `<suite>/cli.log`, so a failed run can be read afterwards.
+ */
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { OPENCLAW_ENTRY } from "./paths.js";
+import { spawnTracked, stopTracked } from "./process-tracker.js";
+
+export interface CliResult {
+  args: string[];
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+  timedOut: boolean;
+}
+
+export interface AgentTurn {
+  runId: string;
+  sessionId: string;
+  /** The reply text the CLI printed (all payloads joined). */
+  text: string;
+  durationMs: number;
+  raw: unknown;
+}
+
+/** Only the fields the suite asserts on; the real output has many more. */
+export interface PluginInspection {
+  plugin: {
+    id: string;
+    status: string;
+    enabled: boolean;
+    activated: boolean;
+    contextEngineIds: string[];
+    toolNames: string[];
+    commands: unknown[];
+    configSchema: boolean;
+    configJsonSchema?: { properties?: Record<string, unknown> };
+    rootDir?: string;
+    source?: string;
+  };
+  tools: unknown[];
+  commands: unknown[];
+  diagnostics: unknown[];
+  install?: { source?: string };
+}
+
+/**
+ * The environment of every OpenClaw process: an isolated HOME, the suite's Node first on PATH (OpenClaw needs
+ * Node >= 24.16), and nothing inherited that would change the plugin or host (LCM_* overrides, OPENCLAW_*, the
+ * test runner's own variables).
+ */
+export function hostEnv(home: string, gatewayToken?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(LCM_|OPENCLAW_|VITEST|NODE_OPTIONS$|NODE_ENV$|TEST$)/.test(key)) continue;
+    env[key] = value;
+  }
+  env.HOME = home;
+  env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
+  env.NO_COLOR = "1";
+  env.FORCE_COLOR = "0";
+  if (gatewayToken) env.OPENCLAW_GATEWAY_TOKEN = gatewayToken;
+  return env;
+}
+
+export class OpenClawCli {
+  private calls = 0;
+
+  constructor(private readonly options: { env: NodeJS.ProcessEnv; workDir: string }) {
+    mkdirSync(join(options.workDir, "cli"), { recursive: true });
+  }
+
+  get env(): NodeJS.ProcessEnv {
+    return this.options.env;
+  }
+
+  /** Runs `openclaw <args>`; never throws for a failing command (see runOk). */
+  async run(args: string[], { timeoutMs = 120_000 }: { timeoutMs?: number } = {}): Promise<CliResult> {
+    const number = String(++this.calls).padStart(3, "0");
+    const base = join(this.options.workDir, "cli", `${number}-${args.slice(0, 2).join("-").replace(/[^A-Za-z0-9.-]/g, "_")}`);
+    const started = Date.now();
+    const tracked = spawnTracked(`openclaw ${args[0] ?? ""}`, process.execPath, [OPENCLAW_ENTRY, ...args], {
+      env: this.options.env,
+      cwd: this.options.workDir,
+      stdoutFile: `${base}.out`,
+      stderrFile: `${base}.err`,
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void stopTracked(tracked, 2_000);
+    }, timeoutMs);
+    const { code, signal } = await tracked.exited;
+    clearTimeout(timer);
+    await stopTracked(tracked, 2_000); // the leader is gone; stop anything it left in its group
+    const result: CliResult = {
+      args, code, signal, timedOut,
+      stdout: readFileSync(`${base}.out`, "utf8"),
+      stderr: readFileSync(`${base}.err`, "utf8"),
+      durationMs: Date.now() - started,
+    };
+    appendFileSync(
+      join(this.options.workDir, "cli.log"),
+      `${new Date(started).toISOString()} ${number} rc=${code}${timedOut ? " TIMEOUT" : ""} ${result.durationMs}ms openclaw ${args.join(" ")}\n`,
+    );
+    return result;
+  }
+
+  /** Runs a command that must succeed; the error carries its output. */
+  async runOk(args: string[], options: { timeoutMs?: number } = {}): Promise<CliResult> {
+    const result = await this.run(args, options);
+    if (result.code !== 0 || result.timedOut) throw new Error(describeFailure(result));
+    return result;
+  }
+
+  async json<T>(args: string[], options: { timeoutMs?: number } = {}): Promise<T> {
+    const result = await this.runOk(args, options);
+    return parseJsonOutput<T>(result);
+  }
+
+  /**
+   * One agent turn through the gateway (or embedded with `local`). The message goes through --message-file so
+   * any size and any characters arrive unchanged.
+   */
+  async agentTurn(
+    sessionKey: string,
+    message: string,
+    { local = false, timeoutSeconds = 150 }: { local?: boolean; timeoutSeconds?: number } = {},
+  ): Promise<AgentTurn> {
+    const messageFile = join(this.options.workDir, "messages", `${String(this.calls + 1).padStart(3, "0")}.txt`);
+    mkdirSync(dirname(messageFile), { recursive: true });
+    writeFileSync(messageFile, message);
+    const args = ["agent", ...(local ? ["--local"] : []), "--session-key", sessionKey, "--message-file", messageFile,
+      "--json", "--timeout", String(timeoutSeconds)];
+    const result = await this.runOk(args, { timeoutMs: (timeoutSeconds + 30) * 1_000 });
+    // Through the gateway: { runId, status, result: { payloads, meta } }; embedded (--local): { payloads, meta }.
+    type TurnResult = { payloads?: { text?: string | null }[]; meta?: { aborted?: boolean; stopReason?: string; agentMeta?: { sessionId?: string } } };
+    const output = parseJsonOutput<TurnResult & { runId?: string; status?: string; result?: TurnResult }>(result);
+    const turn = output.result ?? output;
+    const succeeded = local
+      ? turn.meta?.aborted !== true && turn.meta?.stopReason !== "error"
+      : output.status === "ok";
+    if (!succeeded) throw new Error(`The agent turn did not succeed:\n${describeFailure(result)}`);
+    return {
+      runId: output.runId ?? "",
+      sessionId: turn.meta?.agentMeta?.sessionId ?? "",
+      text: (turn.payloads ?? []).map((payload) => payload.text ?? "").join("\n"),
+      durationMs: result.durationMs,
+      raw: output,
+    };
+  }
+
+  /** `openclaw gateway call <method> --params <json> --json`. */
+  gatewayCall<T>(method: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<T> {
+    return this.json<T>(
+      ["gateway", "call", method, "--params", JSON.stringify(params), "--json", "--timeout", String(timeoutMs)],
+      { timeoutMs: timeoutMs + 30_000 },
+    );
+  }
+
+  inspectPlugin(id: string): Promise<PluginInspection> {
+    return this.json<PluginInspection>(["plugins", "inspect", id, "--runtime", "--json"], { timeoutMs: 120_000 });
+  }
+}
+
+/** The JSON document in a command's stdout (OpenClaw may print notices before it). */
+export function parseJsonOutput<T>(result: CliResult): T {
+  const start = result.stdout.search(/^[{[]/m);
+  if (start < 0) throw new Error(`Expected JSON output:\n${describeFailure(result)}`);
+  try {
+    return JSON.parse(result.stdout.slice(start)) as T;
+  } catch (error) {
+    throw new Error(`Could not parse JSON output (${(error as Error).message}):\n${describeFailure(result)}`);
+  }
+}
+
+function describeFailure(result: CliResult): string {
+  const how = result.timedOut ? "timed out" : `exited with code ${result.code}${result.signal ? ` (${result.signal})` : ""}`;
+  return `openclaw ${result.args.join(" ")} ${how} after ${result.durationMs} ms.\n` +
+    `stdout (tail):\n${result.stdout.slice(-3_000)}\nstderr (tail):\n${result.stderr.slice(-3_000)}`;
+}

@@ -1,0 +1,98 @@
+/**
+ * Read-only views of the plugin's SQLite database for assertions: what LCM stored for a session key (the host
+ * may give one key several session ids over time, e.g. after /new). Each query opens its own read-only
+ * connection, so it sees everything the gateway committed and never holds a lock across a turn.
+ */
+import { DatabaseSync } from "node:sqlite";
+
+export interface StoredMessage {
+  conversationId: number;
+  seq: number;
+  role: string;
+  content: string;
+  identityKey: string;
+}
+
+export interface StoredSummary {
+  summaryId: string;
+  kind: string;
+  depth: number;
+  content: string;
+  tokenCount: number;
+}
+
+export interface StoredConversation {
+  conversationId: number;
+  sessionId: string;
+  sessionKey: string | null;
+  messageCount: number;
+  bootstrapState: unknown;
+  lastCompaction: unknown;
+}
+
+export class PluginDatabase {
+  constructor(readonly path: string) {}
+
+  conversations(sessionKey: string): StoredConversation[] {
+    return this.query(
+      `SELECT conversation_id, session_id, session_key, message_count, bootstrap_state, last_compaction
+         FROM conversations WHERE session_key = ? ORDER BY conversation_id`,
+      sessionKey,
+    ).map((row) => ({
+      conversationId: Number(row.conversation_id),
+      sessionId: String(row.session_id),
+      sessionKey: row.session_key === null ? null : String(row.session_key),
+      messageCount: Number(row.message_count),
+      bootstrapState: parseJson(row.bootstrap_state),
+      lastCompaction: parseJson(row.last_compaction),
+    }));
+  }
+
+  messages(sessionKey: string): StoredMessage[] {
+    return this.query(
+      `SELECT m.conversation_id, m.seq, m.role, m.content, m.identity_key
+         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+        WHERE c.session_key = ? ORDER BY m.conversation_id, m.seq`,
+      sessionKey,
+    ).map((row) => ({
+      conversationId: Number(row.conversation_id),
+      seq: Number(row.seq),
+      role: String(row.role),
+      content: String(row.content),
+      identityKey: String(row.identity_key),
+    }));
+  }
+
+  summaries(sessionKey: string): StoredSummary[] {
+    return this.query(
+      `SELECT s.summary_id, s.kind, s.depth, s.content, s.token_count
+         FROM summaries s JOIN conversations c ON c.conversation_id = s.conversation_id
+        WHERE c.session_key = ? ORDER BY s.id`,
+      sessionKey,
+    ).map((row) => ({
+      summaryId: String(row.summary_id),
+      kind: String(row.kind),
+      depth: Number(row.depth),
+      content: String(row.content),
+      tokenCount: Number(row.token_count),
+    }));
+  }
+
+  private query(sql: string, ...params: (string | number)[]): Record<string, unknown>[] {
+    const db = new DatabaseSync(this.path, { readOnly: true });
+    try {
+      return db.prepare(sql).all(...params).map((row) => ({ ...row }));
+    } finally {
+      db.close();
+    }
+  }
+}
+
+function parseJson(value: unknown): unknown {
+  if (typeof value !== "string") return value ?? null;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value; // not JSON: hand the raw text to the assertion
+  }
+}

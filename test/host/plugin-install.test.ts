@@ -1,0 +1,76 @@
+/**
+ * The plugin installs the way users install plugins (issue 6): `openclaw plugins install -l <dir>` (a linked
+ * checkout) and `openclaw plugins install <tarball>` (what `npm pack` produces, dependencies installed by
+ * OpenClaw from the registry), each into its own HOME; `openclaw plugins inspect lcm --runtime` then reports it
+ * loaded, selected as the context engine, with its tools, commands and config schema. Without a terminal,
+ * `--force` (a source outside ClawHub) and `--accept-capabilities` stand in for the prompts a user answers.
+ */
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SETTINGS } from "../../src/config.js";
+import { hostEnv, OpenClawCli, type PluginInspection } from "./harness/openclaw-cli.js";
+import { runNpm } from "./harness/openclaw-install.js";
+import { REPO_ROOT, RUNS_DIR } from "./harness/paths.js";
+import { declaredPluginTools, PLUGIN_ID, writeHostConfig } from "./harness/host-config.js";
+import { engineHealthProblems, readOpenClawLog } from "./harness/openclaw-log.js";
+
+/** A CLI on a fresh HOME whose config only sends OpenClaw's log to the suite folder. */
+function freshHome(name: string): { cli: OpenClawCli; home: string; logFile: string } {
+  const dir = join(RUNS_DIR, name);
+  const home = join(dir, "home");
+  const logFile = join(dir, "openclaw.log");
+  writeHostConfig(home, { logging: { file: logFile } });
+  return { cli: new OpenClawCli({ env: hostEnv(home), workDir: dir }), home, logFile };
+}
+
+function expectHealthy(inspection: PluginInspection, logFile: string): void {
+  expect(inspection.plugin).toMatchObject({ id: PLUGIN_ID, status: "loaded", enabled: true, activated: true });
+  expect(inspection.plugin.contextEngineIds).toEqual([PLUGIN_ID]);
+  expect([...inspection.plugin.toolNames].sort()).toEqual([...declaredPluginTools()].sort());
+  expect(inspection.plugin.configSchema).toBe(true);
+  expect(Object.keys(inspection.plugin.configJsonSchema?.properties ?? {}).sort())
+    .toEqual(SETTINGS.map((setting) => setting.key).sort());
+  expect(inspection.diagnostics).toEqual([]);
+  expect(engineHealthProblems(readOpenClawLog(logFile))).toEqual([]);
+}
+
+function configOf(home: string): { plugins?: { slots?: { contextEngine?: string }; entries?: Record<string, { enabled?: boolean }> } } {
+  return JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
+}
+
+describe("installing the plugin the way users do", () => {
+  it("installs from a linked checkout and inspects healthy", async () => {
+    const { cli, home, logFile } = freshHome("install-linked");
+    // The checkout itself: OpenClaw's install scan rejects the staged copy's node_modules link (it points outside).
+    await cli.runOk(["plugins", "install", "-l", REPO_ROOT, "--force", "--accept-capabilities"]);
+    expect(configOf(home).plugins).toMatchObject({
+      slots: { contextEngine: PLUGIN_ID }, entries: { [PLUGIN_ID]: { enabled: true } },
+    });
+    const inspection = await cli.inspectPlugin(PLUGIN_ID);
+    expectHealthy(inspection, logFile);
+    expect(inspection.plugin.rootDir).toBe(REPO_ROOT);
+  });
+
+  describe("from a packed tarball", () => {
+    let tarball: string;
+    beforeAll(() => {
+      const packDir = join(RUNS_DIR, "install-tarball", "pack");
+      mkdirSync(packDir, { recursive: true });
+      // The global setup already built dist/; --ignore-scripts skips `prepare` building it again.
+      runNpm(["pack", "--ignore-scripts", "--pack-destination", packDir, "--silent"], REPO_ROOT, 120_000);
+      const [file] = readdirSync(packDir).filter((name) => name.endsWith(".tgz"));
+      if (!file) throw new Error(`npm pack left no tarball in ${packDir}`);
+      tarball = join(packDir, file);
+    });
+
+    it("installs from the tarball, dependencies included, and inspects healthy", async () => {
+      const { cli, home, logFile } = freshHome("install-tarball");
+      await cli.runOk(["plugins", "install", tarball, "--force", "--accept-capabilities"], { timeoutMs: 240_000 });
+      expect(configOf(home).plugins).toMatchObject({ slots: { contextEngine: PLUGIN_ID } });
+      const inspection = await cli.inspectPlugin(PLUGIN_ID);
+      expectHealthy(inspection, logFile);
+      expect(inspection.plugin.rootDir).toBe(join(home, ".openclaw", "extensions", PLUGIN_ID));
+    });
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { isLcmError } from "../../src/errors.js";
+import { compileSearchRegex } from "../../src/retrieval/regex-policy.js";
+import { planPrefilter } from "../../src/retrieval/regex-prefilter.js";
+
+function rejection(pattern: string): string {
+  try {
+    compileSearchRegex(pattern);
+  } catch (error) {
+    if (isLcmError(error, "invalid_input") && error.details?.parameter === "pattern") return error.message;
+    throw error;
+  }
+  throw new Error(`${pattern} was accepted`);
+}
+
+describe("compileSearchRegex", () => {
+  it.each(["(a+)+", "(a*)*", "(\\w+\\s?)*", "(?:x+y?)+z", "((ab)+c)+", "(a{1,500})+", "(.*a){3}"])(
+    "refuses the exponential shape %s and says how to rewrite it",
+    (pattern) => expect(rejection(pattern)).toMatch(/repeats a group that itself repeats/),
+  );
+
+  it.each(["(a)\\1", "(?<x>a)\\k<x>"])("refuses the backreference in %s", (pattern) => {
+    expect(rejection(pattern)).toMatch(/backreference/);
+  });
+
+  it("refuses invalid syntax, empty and overlong patterns with the reason", () => {
+    expect(rejection("(unclosed")).toMatch(/not a valid JavaScript regular expression \(.*\)/);
+    expect(rejection("")).toMatch(/empty/);
+    expect(rejection("a".repeat(501))).toMatch(/limit is 500/);
+  });
+
+  it.each(["(ab)+", "(\\d{3}-)+", "a+b+", "[a-z]+\\.", "deploy(ed|ment)?", "x{2,}", "(?=a)\\w+", "^error: .*$"])(
+    "accepts %s",
+    (pattern) => expect(compileSearchRegex(pattern).flags).toBe("i"),
+  );
+});
+
+describe("planPrefilter", () => {
+  const plan = (pattern: string) => planPrefilter(compileSearchRegex(pattern));
+
+  it("uses whole words that start at a known token boundary as index terms", () => {
+    expect(plan("^error: timeout").match).toBe('("error" AND "timeout"*)');
+    expect(plan("config\\.threshold\\.value").match).toBe('("threshold" AND "value"*)');
+    expect(plan("\\s+deploy").match).toBe('("deploy"*)');
+  });
+
+  it("never uses a word whose start is uncertain (it may be the tail of a longer token)", () => {
+    expect(plan("zebra").match).toBeNull();
+    expect(plan("\\bzebra").match).toBeNull(); // \b is ASCII-only: "ézebra" matches but is one token
+    // "_" separates tokens, so "zebra" starts one; "x" may be the tail of a longer token and is dropped.
+    expect(plan("x_zebra").match).toBe('("zebra"*)');
+  });
+
+  it("falls back to required ASCII substrings for SQL LIKE", () => {
+    expect(plan("zebra-\\d+")).toEqual({ match: null, containsAny: ["zebra-"] });
+    expect(plan("café au lait").containsAny).toEqual([" au lait"]);
+    expect(plan("ab+c").containsAny).toBeNull();
+  });
+
+  it("handles alternatives: every branch must have a term, else no index plan", () => {
+    expect(plan("^foo bar|^baz qux")).toEqual({ match: '("foo" AND "bar"*) OR ("baz" AND "qux"*)', containsAny: ["foo bar", "baz qux"] });
+    expect(plan("^foo bar|zz").match).toBeNull();
+  });
+
+  it("looks inside required groups but not optional or alternative ones", () => {
+    // A word that ends a group is used as a prefix: what follows the group is not part of the segment.
+    expect(plan("^(?:error): (timeout)").match).toBe('("error"* AND "timeout"*)');
+    expect(plan("(deploy)?key").containsAny).toEqual(["key"]);
+    expect(plan("(deploy|release) key").containsAny).toEqual([" key"]);
+  });
+});
