@@ -16,9 +16,17 @@ export interface BenchContext {
   host: BenchHost;
   databasePath: string;
   manifest: DatasetManifest;
-  /** Repetitions for latency phases (smaller when --quick). */
+  /** Repetitions for latency phases; a phase stops early once it has MIN_SAMPLES and has run PHASE_TIME_LIMIT_MS. */
   repetitions: number;
   log(line: string): void;
+}
+
+export const MIN_SAMPLES = 20;
+export const PHASE_TIME_LIMIT_MS = 15_000;
+
+/** Whether a latency phase should take sample `index` (bounded in count and, past MIN_SAMPLES, in time). */
+export function wantsSample(context: BenchContext, phase: { elapsedMs: number }, index: number): boolean {
+  return index < context.repetitions && (index < MIN_SAMPLES || phase.elapsedMs < PHASE_TIME_LIMIT_MS);
 }
 
 export function conversationOf(context: BenchContext, role: ConversationInfo["role"]): ConversationInfo {

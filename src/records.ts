@@ -2,7 +2,6 @@
  * Records: the camelCase shapes the store hands to the rest of the plugin. Row types (snake_case) stay inside
  * the SQLite store. Ids are named after what they identify.
  */
-import type { StoredPart } from "./messages/message-codec.js";
 
 export type ConversationId = number;
 export type MessageId = number;
@@ -10,6 +9,17 @@ export type MessageId = number;
 export type SummaryId = string;
 /** `file_` + 16 hex characters. */
 export type FileId = string;
+
+/** One structured block of a stored message; text payloads are spans [start, end) into the message content. */
+export type PartKind = "text" | "thinking" | "toolCall" | "image" | "field" | "raw";
+
+export interface StoredPart {
+  kind: PartKind;
+  start: number | null;
+  end: number | null;
+  data: string | null;
+  meta: string | null;
+}
 
 export const SUMMARY_ID_PATTERN = /^sum_[a-f0-9]{16}$/;
 export const FILE_ID_PATTERN = /^file_[a-f0-9]{16}$/;

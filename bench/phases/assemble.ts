@@ -3,7 +3,7 @@
  * compacted one (summaries of several depths plus a fresh tail), at the host's typical prompt budget (32k) and
  * the plugin's default (128k). A new engine per call, as the host builds one per turn.
  */
-import { type BenchContext, conversationOf, databaseOf } from "../context.js";
+import { type BenchContext, conversationOf, databaseOf, wantsSample } from "../context.js";
 import { Phase, type PhaseResult, pending } from "../measure.js";
 
 export const ASSEMBLE_BUDGETS = [32_000, 128_000] as const;
@@ -31,7 +31,7 @@ async function assemble(context: BenchContext, role: "main" | "compacted", name:
   await context.host.engine().assemble(params); // warm the statement cache, as every turn after the first finds it
   const phase = new Phase(name);
   let result = { messages: [] as unknown[], estimatedTokens: 0 };
-  for (let index = 0; index < context.repetitions; index++) {
+  for (let index = 0; wantsSample(context, phase, index); index++) {
     result = await phase.time(() => context.host.engine().assemble(params));
   }
   const summaries = result.messages.filter(

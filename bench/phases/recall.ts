@@ -4,7 +4,7 @@
  * the bounded direct path answered by the instant model: what is measured is the DAG walk and source reads.
  */
 import type { AgentTool } from "../../src/host/openclaw-types.js";
-import { type BenchContext, conversationOf, databaseOf } from "../context.js";
+import { type BenchContext, conversationOf, databaseOf, wantsSample } from "../context.js";
 import { Phase, type PhaseResult, pending } from "../measure.js";
 
 export async function runRecallPhases(context: BenchContext): Promise<PhaseResult[]> {
@@ -42,6 +42,7 @@ async function run(context: BenchContext, tool: AgentTool, name: string, calls: 
   let errors = 0;
   let lastError = "";
   for (const [index, params] of calls.entries()) {
+    if (!wantsSample(context, phase, index)) break;
     const result = await phase.time(() => tool.execute(`bench-${index}`, params));
     if (result.isError) {
       errors++;
@@ -49,6 +50,6 @@ async function run(context: BenchContext, tool: AgentTool, name: string, calls: 
     }
   }
   return phase.finish({
-    values: { calls: calls.length, errors, summarizerMs: context.host.llm.millis - llmBefore, ...(lastError ? { lastError } : {}) },
+    values: { calls: phase.samples.length, errors, summarizerMs: context.host.llm.millis - llmBefore, ...(lastError ? { lastError } : {}) },
   });
 }

@@ -5,7 +5,7 @@
  * "pending feature" while the tool is not registered.
  */
 import type { AgentTool } from "../../src/host/openclaw-types.js";
-import { type BenchContext, conversationOf } from "../context.js";
+import { type BenchContext, conversationOf, wantsSample } from "../context.js";
 import { COMMON_PATTERN, COMMON_TERM, RARE_PATTERN, RARE_TERM } from "../generate.js";
 import { Phase, type PhaseResult, pending } from "../measure.js";
 
@@ -45,7 +45,7 @@ async function grep(context: BenchContext, tool: AgentTool, name: string, params
   const first = await tool.execute("bench-warmup", params);
   const phase = new Phase(name);
   let result = first;
-  for (let index = 0; index < context.repetitions; index++) {
+  for (let index = 0; wantsSample(context, phase, index); index++) {
     result = await phase.time(() => tool.execute(`bench-${index}`, params));
   }
   return phase.finish({

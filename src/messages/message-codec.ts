@@ -11,17 +11,9 @@ import { createHash } from "node:crypto";
 import type { TokenEstimator } from "../contracts.js";
 import { LcmError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
-import type { LargeFileRecord } from "../records.js";
+import type { LargeFileRecord, PartKind, StoredPart } from "../records.js";
 
-export type PartKind = "text" | "thinking" | "toolCall" | "image" | "field" | "raw";
-
-export interface StoredPart {
-  kind: PartKind;
-  start: number | null;
-  end: number | null;
-  data: string | null;
-  meta: string | null;
-}
+export type { PartKind, StoredPart } from "../records.js";
 
 /** Bit flags on messages.flags. */
 export const MessageFlags = {

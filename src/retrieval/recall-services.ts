@@ -10,7 +10,6 @@ import type { GrantStore } from "../store/grant-store.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { LcmStore } from "../store/store.js";
 import { ExpansionService } from "./delegated-expansion.js";
-import { isLcmError } from "../errors.js";
 import { LargeFileReader } from "../large-files/large-file-reader.js";
 import type { FileContentReader } from "./file-content.js";
 import { RecallAccess } from "./recall-access.js";
@@ -76,14 +75,9 @@ export function createRecallServices(deps: RecallServiceDeps): RecallServices {
 function largeFileContent(reader: LargeFileReader): FileContentReader {
   return {
     async readPage(file, offset, maxBytes) {
-      try {
-        const page = await reader.readBytes(file.fileId, { offset, length: maxBytes });
-        return { offset: page.start, nextOffset: page.hasMore ? page.end : null, totalBytes: page.totalBytes, text: page.text };
-      } catch (error) {
-        // The reader reports missing or unreadable content as "unavailable"; describe still shows the metadata.
-        if (isLcmError(error, "unavailable") && /missing|no such file/i.test(error.message)) return null;
-        throw error;
-      }
+      if ((await reader.describe(file.fileId)).content.status === "missing") return null;
+      const page = await reader.readBytes(file.fileId, { offset, length: maxBytes });
+      return { offset: page.start, nextOffset: page.hasMore ? page.end : null, totalBytes: page.totalBytes, text: page.text };
     },
   };
 }

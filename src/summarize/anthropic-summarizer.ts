@@ -2,9 +2,10 @@
  * A standalone Summarizer for use outside OpenClaw: the Anthropic Messages API through `@anthropic-ai/sdk`,
  * configured by ANTHROPIC_API_KEY and LCM_SUMMARY_MODEL. The SDK retries 429 and 5xx responses (honouring
  * retry-after) and bounds each request with `timeoutMs`; the caller's signal cancels it. A response with no
- * text (empty, or only thinking blocks) is an error, so the caller escalates.
+ * text (empty, or only thinking blocks) is an error, so the caller escalates. The SDK is imported on first use:
+ * loading it costs about 0.3 s, which a gateway that summarizes with its own model should never pay.
  */
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import type { Summarizer, SummaryRequest } from "../contracts.js";
 import { LcmError } from "../errors.js";
 import { buildSummaryPrompt, maxOutputTokens } from "./summary-prompts.js";
@@ -21,20 +22,26 @@ export interface AnthropicSummarizerOptions {
 }
 
 export class AnthropicSummarizer implements Summarizer {
-  private readonly client: Anthropic;
+  private client: Promise<Anthropic> | undefined;
 
-  constructor(private readonly options: AnthropicSummarizerOptions) {
-    this.client = new Anthropic({
-      apiKey: options.apiKey,
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      maxRetries: options.maxRetries ?? 2,
-      timeout: options.timeoutMs ?? 60_000,
-    });
+  constructor(private readonly options: AnthropicSummarizerOptions) {}
+
+  private connect(): Promise<Anthropic> {
+    this.client ??= import("@anthropic-ai/sdk").then(({ default: AnthropicClient }) =>
+      new AnthropicClient({
+        apiKey: this.options.apiKey,
+        ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
+        maxRetries: this.options.maxRetries ?? 2,
+        timeout: this.options.timeoutMs ?? 60_000,
+      }),
+    );
+    return this.client;
   }
 
   async summarize(request: SummaryRequest, signal: AbortSignal): Promise<string> {
     const prompt = buildSummaryPrompt(request);
-    const response = await this.client.messages.create(
+    const client = await this.connect();
+    const response = await client.messages.create(
       {
         model: this.options.model,
         max_tokens: maxOutputTokens(request.targetTokens),

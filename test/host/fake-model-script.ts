@@ -46,6 +46,8 @@ export function overflowOnceMarker(id: string): string {
   return `[[overflow-once:${id}]]`;
 }
 
+/** How a summarizer's prompt reads: OpenClaw's own ("Summarize …") and LCM's ("You compress the history …"). */
+const SUMMARIZER_HINTS = [/summar/i, /compress the history/i];
 const CALL_MARKER = /\[\[call:([A-Za-z0-9_.-]+) (\{.*?\})\]\]/gs;
 const REPLY_MARKER = /\[\[reply:(.*?)\]\]/s;
 const OVERFLOW_MARKER = /\[\[overflow-once:([A-Za-z0-9_-]+)\]\]/;
@@ -65,7 +67,7 @@ export function classifyRequest(request: ChatRequest): RequestKind {
   const messages = request.messages ?? [];
   const system = messages.filter((message) => message.role === "system" || message.role === "developer").map(textOf).join("\n");
   const firstUser = textOf(messages.find((message) => message.role === "user")).slice(0, 2_000);
-  return /summar/i.test(system) || /summar/i.test(firstUser) ? "summary" : "other";
+  return SUMMARIZER_HINTS.some((hint) => hint.test(system) || hint.test(firstUser)) ? "summary" : "other";
 }
 
 /** The current turn: the trailing run of user messages, and the assistant/tool messages of its tool loop. */

@@ -14,7 +14,11 @@ export interface ChildRun {
   stderr: string;
 }
 
-export function runChild(args: string[], killAfterMs: number | null): Promise<ChildRun> {
+/**
+ * Runs the child; with `killAfterMs`, kills it that long after it reported READY (plugin loaded), or, with
+ * `fromSpawn`, that long after spawning (to hit start-up and migration too).
+ */
+export function runChild(args: string[], killAfterMs: number | null, fromSpawn = false): Promise<ChildRun> {
   return new Promise((resolve) => {
     const child: ChildProcess = spawn(process.execPath, [CHILD, ...args], { stdio: ["ignore", "pipe", "pipe"], detached: true });
     const run: ChildRun = { acked: [], done: null, killed: false, stderr: "" };
@@ -24,19 +28,25 @@ export function runChild(args: string[], killAfterMs: number | null): Promise<Ch
       const lines = buffer.split("\n");
       buffer = lines.pop() ?? "";
       for (const line of lines) {
+        if (line === "READY" && !fromSpawn) armKill();
         if (line.startsWith("ACK ")) run.acked.push(Number(line.slice(4)));
         else if (line.startsWith("DONE")) run.done = line;
       }
     });
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (run.stderr += chunk));
-    const timer = killAfterMs === null ? null : setTimeout(() => {
-      run.killed = true;
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already exited
-      }
-    }, killAfterMs);
+    let timer: NodeJS.Timeout | null = null;
+    function armKill() {
+      if (killAfterMs === null || timer) return;
+      timer = setTimeout(() => {
+        run.killed = true;
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // already exited
+        }
+      }, killAfterMs);
+    }
+    if (fromSpawn) armKill();
     child.on("close", () => {
       if (timer) clearTimeout(timer);
       resolve(run);

@@ -16,7 +16,10 @@ const delay = monitorEventLoopDelay({ resolution: 5 });
 const logs = [];
 const api = {
   id: "lcm", registrationMode: "full",
-  pluginConfig: { databasePath, ...(filesDirectory ? { filesDirectory } : {}), freshTailCount: 4, leafChunkTokens: 400, leafMinFanout: 4 },
+  pluginConfig: {
+    databasePath, ...(filesDirectory ? { filesDirectory } : {}),
+    freshTailCount: 4, leafChunkTokens: 400, leafMinFanout: 4, largeFileTokenThreshold: 300,
+  },
   logger: { info: () => {}, warn: (line) => logs.push(line), error: (line) => logs.push(line), debug: () => {} },
   runtime: { llm: { complete: async (params) => ({ text: `summary of ${params.messages.at(-1)?.content.length ?? 0} chars` }) } },
   registerContextEngine(id, factory) { this.factory = factory; },
@@ -24,10 +27,16 @@ const api = {
 };
 plugin.register(api);
 
+/** Every fifth turn pastes a file large enough to be stored aside (largeFileTokenThreshold is 300 here). */
+function attachment(turn) {
+  const rows = Array.from({ length: 120 }, (_, row) => `${row},item-${turn}-${row},${(row * 7) % 13}`).join("\n");
+  return `\n<file name="table-${turn}.csv" mime="text/csv">\nid,name,score\n${rows}\n</file>`;
+}
+
 export function turnMessages(turn) {
   const base = Date.UTC(2026, 0, 1) + turn * 10_000;
   return [
-    { role: "user", content: `turn-${turn}-user question number ${turn}`, timestamp: base, idempotencyKey: `run-${turn}:user` },
+    { role: "user", content: `turn-${turn}-user question number ${turn}${turn % 5 === 0 ? attachment(turn) : ""}`, timestamp: base, idempotencyKey: `run-${turn}:user` },
     { role: "assistant", content: [{ type: "toolCall", id: `call_${turn}`, name: "grep", arguments: { q: `q${turn}` } }],
       api: "x", provider: "p", model: "m", usage: {}, stopReason: "toolUse", timestamp: base + 1 },
     { role: "toolResult", toolCallId: `call_${turn}`, toolName: "grep", content: [{ type: "text", text: `turn-${turn}-result ${"data ".repeat(20)}` }],
@@ -38,6 +47,7 @@ export function turnMessages(turn) {
 }
 
 const ack = (text) => writeSync(1, `${text}\n`);
+ack("READY");
 // A host serves other work between hooks; yielding here makes the delay monitor see each hook's own blocking.
 const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
 for (let turn = first; turn <= last; turn++) {

@@ -50,7 +50,10 @@ describe("crash safety", () => {
       // Sometimes replay the last turns (the host retries after a crash), always continue beyond them.
       const first = Math.max(1, nextTurn - Math.floor(random() * 3));
       const mode = ["commit", "ingest", "mixed"][Math.floor(random() * 3)]!;
-      const run = await runChild([databasePath, "crash-session", String(first), String(first + 300), mode], 20 + Math.floor(random() * 500));
+      // One run in ten is killed during start-up (module load, migration); the rest while serving turns.
+      const duringStartup = random() < 0.1;
+      const killAfter = duringStartup ? Math.floor(random() * 1_500) : Math.floor(random() * 400);
+      const run = await runChild([databasePath, "crash-session", String(first), String(first + 300), mode], killAfter, duringStartup);
       if (run.killed) kills++;
       for (const turn of run.acked) acked.add(turn);
       nextTurn = Math.max(nextTurn, ...run.acked.map((turn) => turn + 1));
@@ -63,10 +66,17 @@ describe("crash safety", () => {
       checks += report.checksRun;
       expect(report.findings).toEqual([]);
     }
+    const database = openDatabase(databasePath);
+    const summaries = database.get<{ n: number }>("SELECT count(*) AS n FROM summaries")!.n;
+    const files = database.get<{ n: number }>("SELECT count(*) AS n FROM large_files")!.n;
+    database.close();
     console.log(
       `crash suite: seed ${SEED}, ${ITERATIONS} child runs, ${kills} SIGKILLs, ${acked.size} acknowledged turns ` +
-        `(${acked.size * 4} messages) all present once, ${checks} invariant checks passed`,
+        `(${acked.size * 4} messages) all present once, ${summaries} summaries written by compaction and ${files} large files stored aside in between, ` +
+        `${checks} invariant checks passed`,
     );
+    expect(summaries).toBeGreaterThan(0);
+    expect(files).toBeGreaterThan(0);
     expect(kills).toBeGreaterThan(ITERATIONS * 0.6);
   });
 });

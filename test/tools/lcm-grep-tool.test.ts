@@ -82,7 +82,7 @@ describe("lcm_grep", () => {
     expect(phrase.matches.map((match) => match.id)).toContain(ids.leafA);
     const byRelevance = await grep({ pattern: "deploy zebra", mode: "full_text", sort: "relevance" });
     expect(byRelevance.sort).toBe("relevance");
-    expect(byRelevance.matches[0]).toMatchObject({ type: "message", seq: 6 });
+    expect(byRelevance.matches[0]).toMatchObject({ type: "message", seq: 6, snippet: expect.stringContaining("«zebra»") });
   });
 
   it("marks full-text hits in the snippet", async () => {

@@ -41,6 +41,7 @@ export class HostSuite {
   readonly cli: OpenClawCli;
   readonly gateway: OpenClawGateway;
   private config: HostConfigOptions;
+  private chats = 0;
 
   private constructor(readonly dir: string, readonly model: FakeModelServer, port: number, options: HostSuiteOptions) {
     this.home = join(dir, "home");
@@ -97,6 +98,20 @@ export class HostSuite {
     );
     if (history.hasMore) throw new Error(`chat.history for ${sessionKey} has more than one page; raise the limit.`);
     return (history.messages ?? []).map((raw) => ({ role: String(raw.role), text: hostMessageText(raw), raw }));
+  }
+
+  /**
+   * Sends a chat message through the gateway (`chat.send`, how chat surfaces deliver slash commands such as
+   * /compact and /lcm) and waits for its run to finish (`agent.wait`).
+   */
+  async sendChat(sessionKey: string, message: string): Promise<{ runId: string; wait: Record<string, unknown> }> {
+    const idempotencyKey = `e2e-chat-${++this.chats}-${Date.now()}`;
+    const sent = await this.cli.gatewayCall<{ runId?: string; status?: string }>(
+      "chat.send", { sessionKey, message, idempotencyKey },
+    );
+    const runId = sent.runId ?? idempotencyKey;
+    const wait = await this.cli.gatewayCall<Record<string, unknown>>("agent.wait", { runId, timeoutMs: 150_000 }, 170_000);
+    return { runId, wait };
   }
 
   async dispose(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
- * One `openclaw gateway run` on loopback for a suite. Readiness is the TCP port accepting connections and then
- * the `health` RPC answering (the "ready" text in the output comes before the listener does). Stopping sends
+ * One `openclaw gateway run` on loopback for a suite. Readiness is the TCP port accepting connections, the
+ * gateway's "[gateway] ready" line, and then the `health` RPC answering. Stopping sends
  * SIGTERM to its process group; OpenClaw drains and exits in a few seconds, workers included.
  */
 import { connect, createServer } from "node:net";
@@ -10,7 +10,12 @@ import type { OpenClawCli } from "./openclaw-cli.js";
 import { OPENCLAW_ENTRY } from "./paths.js";
 import { sleep, spawnTracked, stopTracked, type TrackedProcess } from "./process-tracker.js";
 
-const START_TIMEOUT_MS = 120_000;
+const START_TIMEOUT_MS = 180_000;
+/**
+ * Printed once channels and sidecars have started. Until then the health RPC times out (each try costs a CLI
+ * start); "spawn broker ready" comes much earlier and means nothing for clients.
+ */
+const READY_LINE = /\[gateway\] ready\b/;
 
 export class OpenClawGateway {
   private process: TrackedProcess | undefined;
@@ -33,9 +38,9 @@ export class OpenClawGateway {
     const deadline = started + START_TIMEOUT_MS;
     const failure = (why: string) =>
       new Error(`The gateway ${why} (pid ${this.process?.pid}).\nOutput (tail):\n${readTail(output)}`);
-    while (!(await isPortOpen(this.options.port))) {
-      if (this.process.hasExited()) throw failure("exited before listening");
-      if (Date.now() > deadline) throw failure(`did not listen on ${this.options.port} within ${START_TIMEOUT_MS} ms`);
+    while (!(await isPortOpen(this.options.port)) || !READY_LINE.test(readOutput(output))) {
+      if (this.process.hasExited()) throw failure("exited before it was ready");
+      if (Date.now() > deadline) throw failure(`was not ready on port ${this.options.port} within ${START_TIMEOUT_MS} ms`);
       await sleep(250);
     }
     for (;;) {
@@ -81,10 +86,14 @@ function isPortOpen(port: number): Promise<boolean> {
   });
 }
 
-function readTail(file: string): string {
+function readOutput(file: string): string {
   try {
-    return readFileSync(file, "utf8").slice(-4_000);
+    return readFileSync(file, "utf8");
   } catch {
-    return "(no output)";
+    return ""; // not created yet
   }
+}
+
+function readTail(file: string): string {
+  return readOutput(file).slice(-4_000) || "(no output)";
 }

@@ -26,8 +26,18 @@ export interface StoredConversation {
   sessionId: string;
   sessionKey: string | null;
   messageCount: number;
+  /** What the assembled context costs now, and the budget of the last turn's first assemble. */
+  contextTokens: number;
+  lastTokenBudget: number | null;
   bootstrapState: unknown;
-  lastCompaction: unknown;
+  lastCompaction: { trigger?: string; compacted?: boolean; reason?: string } | null;
+}
+
+export interface StoredLargeFile {
+  fileId: string;
+  fileName: string | null;
+  byteSize: number;
+  tokenCount: number;
 }
 
 export class PluginDatabase {
@@ -35,7 +45,8 @@ export class PluginDatabase {
 
   conversations(sessionKey: string): StoredConversation[] {
     return this.query(
-      `SELECT conversation_id, session_id, session_key, message_count, bootstrap_state, last_compaction
+      `SELECT conversation_id, session_id, session_key, message_count, context_tokens, last_token_budget,
+              bootstrap_state, last_compaction
          FROM conversations WHERE session_key = ? ORDER BY conversation_id`,
       sessionKey,
     ).map((row) => ({
@@ -43,8 +54,10 @@ export class PluginDatabase {
       sessionId: String(row.session_id),
       sessionKey: row.session_key === null ? null : String(row.session_key),
       messageCount: Number(row.message_count),
+      contextTokens: Number(row.context_tokens),
+      lastTokenBudget: row.last_token_budget === null ? null : Number(row.last_token_budget),
       bootstrapState: parseJson(row.bootstrap_state),
-      lastCompaction: parseJson(row.last_compaction),
+      lastCompaction: parseJson(row.last_compaction) as StoredConversation["lastCompaction"],
     }));
   }
 
@@ -74,6 +87,20 @@ export class PluginDatabase {
       kind: String(row.kind),
       depth: Number(row.depth),
       content: String(row.content),
+      tokenCount: Number(row.token_count),
+    }));
+  }
+
+  largeFiles(sessionKey: string): StoredLargeFile[] {
+    return this.query(
+      `SELECT f.file_id, f.file_name, f.byte_size, f.token_count
+         FROM large_files f JOIN conversations c ON c.conversation_id = f.conversation_id
+        WHERE c.session_key = ? ORDER BY f.created_at`,
+      sessionKey,
+    ).map((row) => ({
+      fileId: String(row.file_id),
+      fileName: row.file_name === null ? null : String(row.file_name),
+      byteSize: Number(row.byte_size),
       tokenCount: Number(row.token_count),
     }));
   }
