@@ -5,7 +5,10 @@
  * the database is opened lazily by the first engine or tool that needs it.
  */
 import { createLcmCommand } from "./commands/lcm-command.js";
+import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
+import { IntegrityChecker } from "./integrity/integrity-checker.js";
+import { SqliteIntegrityStore } from "./store/sqlite/sqlite-integrity-store.js";
 import { systemClock } from "./contracts.js";
 import { openSharedDatabase } from "./db/connection-registry.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
@@ -37,6 +40,7 @@ export interface PluginServices {
   retrievalStore: SqliteRetrievalStore;
   grantStore: SqliteGrantStore;
   statusStore: SqliteStatusStore;
+  integrityStore: SqliteIntegrityStore;
 }
 
 export function openServices(config: LcmConfig): PluginServices {
@@ -48,7 +52,16 @@ export function openServices(config: LcmConfig): PluginServices {
     retrievalStore: new SqliteRetrievalStore(database),
     grantStore: new SqliteGrantStore(database),
     statusStore: new SqliteStatusStore(database),
+    integrityStore: new SqliteIntegrityStore(database),
   };
+}
+
+export function integrityCheckerFor(services: PluginServices): IntegrityChecker {
+  return new IntegrityChecker({
+    store: services.integrityStore,
+    clock: systemClock,
+    fileExists: (path) => access(path).then(() => true, () => false),
+  });
 }
 
 export function register(api: PluginApi): void {
@@ -75,7 +88,7 @@ export function register(api: PluginApi): void {
     }
     return new LcmContextEngine({
       config, store: services.store, compactionStore: services.compactionStore, summarizers, tokens, clock: systemClock,
-      logger, transcriptSource, textCompletion, grants: services.grantStore,
+      logger, transcriptSource, textCompletion, grants: services.grantStore, integrity: integrityCheckerFor(services),
     });
   });
   // Recall tools and /lcm open the database only when they run (tool listing stays side-effect-free).
@@ -94,7 +107,10 @@ export function register(api: PluginApi): void {
     config, clock: systemClock, logger,
     services: () => {
       const services = openServices(config);
-      return { conversations: services.store, sessions: services.retrievalStore, status: services.statusStore };
+      return {
+        conversations: services.store, sessions: services.retrievalStore, status: services.statusStore,
+        integrity: integrityCheckerFor(services),
+      };
     },
   }));
 }

@@ -1,6 +1,6 @@
 /**
  * The `/lcm` chat command: `status` (the default), `compact` (through the host's compactCurrent, the same path
- * as /compact) and `doctor` (filled by the reliability work). The handler never throws: a failure becomes a
+ * as /compact) and `doctor` (the IntegrityChecker, see lcm-doctor.ts). The handler never throws: a failure becomes a
  * reply saying what went wrong, because a chat command has no other way to report it.
  */
 import type { Clock, Logger } from "../contracts.js";
@@ -12,6 +12,8 @@ import type { ConversationRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { StatusStore } from "../store/status-store.js";
 import type { ConversationStore } from "../store/store.js";
+import type { IntegrityChecker } from "../integrity/integrity-checker.js";
+import { runDoctor } from "./lcm-doctor.js";
 import { renderStatus } from "./lcm-status.js";
 
 export const LCM_COMMAND = "lcm";
@@ -20,6 +22,7 @@ export interface LcmCommandServices {
   conversations: Pick<ConversationStore, "findConversationBySessionId">;
   sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
   status: StatusStore;
+  integrity: IntegrityChecker;
 }
 
 export interface LcmCommandDeps {
@@ -34,7 +37,8 @@ const USAGE = [
   "Usage: /lcm [status|compact|doctor]",
   "  status   what is stored, what the model sees against its budget, summaries, last compaction (default)",
   "  compact  compact this conversation now (same as /compact; use /compact <instructions> to steer the summary)",
-  "  doctor   check the stored history for problems",
+  "  doctor   check this conversation's stored history for problems; `doctor all` checks every conversation,",
+  "           `doctor repair` also applies the safe repairs (recount, re-index)",
 ].join("\n");
 
 export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
@@ -51,7 +55,7 @@ export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
           case "compact":
             return { text: await compact(context) };
           case "doctor":
-            return { text: "/lcm doctor: the integrity checker arrives with the reliability work; nothing is checked yet. /lcm status shows what is stored." };
+            return { text: await doctor(deps, context) };
           case "help":
             return { text: USAGE };
           default:
@@ -76,6 +80,13 @@ async function status(deps: LcmCommandDeps, context: CommandContext): Promise<st
     defaultTokenBudget: deps.config.defaultTokenBudget,
     now: deps.clock.now(),
   });
+}
+
+async function doctor(deps: LcmCommandDeps, context: CommandContext): Promise<string> {
+  const services = deps.services();
+  const conversation = await conversationOf(services, context);
+  const args = (context.args ?? "").trim().toLowerCase().split(/\s+/).slice(1);
+  return runDoctor(services.integrity, conversation?.conversationId ?? null, args);
 }
 
 async function compact(context: CommandContext): Promise<string> {

@@ -25,6 +25,7 @@ import type {
   MaintainParams,
   MaintenanceResult,
 } from "../host/openclaw-types.js";
+import type { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { LargeFileInterceptor } from "../large-files/large-file-interceptor.js";
 import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import type { TextCompletion } from "../large-files/text-explorer.js";
@@ -69,6 +70,8 @@ export interface EngineDeps {
   compactionStore: CompactionStore;
   /** Picks the summarizer of one compaction (the session's host model when a hook received one). */
   summarizers: SummarizerSelector;
+  /** Bounded per-turn integrity check in maintain (absent: skipped). */
+  integrity?: Pick<IntegrityChecker, "checkRecent">;
   /** Delegated-expansion grants, revoked when their helper sub-agent ends (absent: nothing to revoke). */
   grants?: Pick<GrantStore, "revokeGrantsForChild">;
 }
@@ -189,7 +192,31 @@ export class LcmContextEngine implements ContextEngine {
 
   async maintain(params: MaintainParams): Promise<MaintenanceResult> {
     const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
-    return this.guard("maintain", unchanged, () => this.serialized(params.sessionId, () => runMaintain(params, this.deps)));
+    return this.guard("maintain", unchanged, () =>
+      this.serialized(params.sessionId, async () => {
+        const result = await runMaintain(params, this.deps);
+        await this.checkRecentIntegrity(params.sessionId);
+        return result;
+      }),
+    );
+  }
+
+  /**
+   * A bounded integrity check of the newest context items after each turn's maintenance (order and tool
+   * pairing): problems are reported in the log the turn they appear, not months later. `/lcm doctor` runs the
+   * full check.
+   */
+  private async checkRecentIntegrity(sessionId: string): Promise<void> {
+    if (!this.deps.integrity) return;
+    const conversation = await this.deps.store.findConversationBySessionId(sessionId);
+    if (!conversation) return;
+    const report = await this.deps.integrity.checkRecent(conversation.conversationId);
+    if (report.findings.length === 0) return;
+    const listed = report.findings.slice(0, 5).map((finding) => `${finding.kind} ${finding.subject}: ${finding.detail}`);
+    this.deps.logger.warn(
+      `integrity: ${report.findings.length} problem(s) in the newest context of conversation ${conversation.conversationId}: ` +
+        `${listed.join("; ")}. Run /lcm doctor for the full check.`,
+    );
   }
 
   async onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void> {

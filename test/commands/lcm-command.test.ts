@@ -65,10 +65,6 @@ describe("/lcm", () => {
     expect(await run("compact")).toMatch(/run \/compact instead/);
   });
 
-  it("has a doctor placeholder until the reliability work lands", async () => {
-    expect(await run("doctor")).toMatch(/integrity checker arrives with the reliability work/);
-  });
-
   it("explains its usage for an unknown subcommand", async () => {
     expect(await run("frobnicate")).toMatch(/Unknown \/lcm subcommand "frobnicate"\.\nUsage: \/lcm \[status\|compact\|doctor\]/);
   });

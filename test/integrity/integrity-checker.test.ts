@@ -99,3 +99,18 @@ describe("IntegrityChecker", () => {
     expect(report.findings).toMatchObject([{ kind: "large_file_missing", subject: "file_00000000000000aa" }]);
   });
 });
+
+describe("maintain", () => {
+  it("checks the newest context after each turn and logs problems, without failing the hook", async () => {
+    const { FakePluginApi } = await import("../fakes/fake-plugin-api.js");
+    const { default: plugin } = await import("../../index.js");
+    const { tempDatabasePath } = await import("../helpers/temp-dir.js");
+    const api = new FakePluginApi({ databasePath: tempDatabasePath() });
+    plugin.register(api);
+    await api.engine().ingestBatch({ sessionId: "s1", messages: [userMessage("hello"), toolResultMessage("ghost", "grep", "orphan")] });
+    const result = await api.engine().maintain({ sessionId: "s1" });
+    expect(result.changed).toBe(false);
+    const warning = api.logs.find((line) => line.level === "warn" && /integrity:/.test(line.message));
+    expect(warning?.message).toMatch(/integrity: 1 problem\(s\) in the newest context of conversation 1: orphan_tool_result/);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * `/lcm doctor`: runs the IntegrityChecker and reports in words. `doctor` checks this conversation and the
+ * full-text indexes; `doctor all` checks every conversation (bounded by a deadline; the reply says when it
+ * stopped early); `repair` after either also applies the non-destructive repairs (recount, re-index). Repairs
+ * that could lose information are only described.
+ */
+import type { IntegrityReport, RepairAction, RepairPlan } from "../integrity/findings.js";
+import type { IntegrityChecker } from "../integrity/integrity-checker.js";
+import type { ConversationId } from "../records.js";
+
+/** `/lcm doctor all` stops starting new conversations after this long. */
+export const DOCTOR_DEADLINE_MS = 20_000;
+const LISTED_FINDINGS = 20;
+
+export async function runDoctor(
+  checker: IntegrityChecker,
+  conversationId: ConversationId | null,
+  args: string[],
+): Promise<string> {
+  const everything = args.includes("all");
+  const repair = args.includes("repair");
+  if (!everything && conversationId === null) {
+    return "No stored conversation for this session yet. Use /lcm doctor all to check every conversation.";
+  }
+  const report = await checker.check(
+    everything ? { deadlineMs: DOCTOR_DEADLINE_MS } : { conversationId: conversationId! },
+  );
+  const plan = checker.planRepairs(report);
+  const applied = repair ? await checker.applyRepairs(plan) : [];
+  return render(report, plan, applied, everything ? "all conversations" : "this conversation");
+}
+
+function render(report: IntegrityReport, plan: RepairPlan, applied: RepairAction[], scope: string): string {
+  const lines = [
+    `LCM doctor (${scope}): ${report.checksRun} checks over ${report.conversationsChecked} conversation(s) and the ` +
+      `full-text indexes in ${report.durationMs} ms${report.complete ? "" : " — stopped at the deadline, run again to continue"}.`,
+  ];
+  if (report.findings.length === 0) {
+    lines.push("No problems found: every summary links to its sources, context items point to stored rows in order, no message is missing, counters and indexes agree.");
+    return lines.join("\n");
+  }
+  lines.push(`${report.findings.length} problem(s):`);
+  for (const finding of report.findings.slice(0, LISTED_FINDINGS)) {
+    const where = finding.conversationId === null ? "" : ` [conversation ${finding.conversationId}]`;
+    lines.push(`- ${finding.kind}${where} ${finding.subject}: ${finding.detail}`);
+  }
+  if (report.findings.length > LISTED_FINDINGS) lines.push(`- … and ${report.findings.length - LISTED_FINDINGS} more`);
+  if (applied.length > 0) lines.push(`Applied ${applied.length} safe repair(s): ${applied.map(describeAction).join("; ")}.`);
+  else if (plan.nonDestructive.length > 0) {
+    lines.push(`Safe repairs available (${plan.nonDestructive.map(describeAction).join("; ")}): run /lcm doctor${scope === "all conversations" ? " all" : ""} repair.`);
+  }
+  const manual = plan.destructive.filter((action) => action.kind === "manual");
+  if (manual.length > 0) {
+    lines.push("Needs an operator (never applied automatically):");
+    for (const action of manual.slice(0, LISTED_FINDINGS)) lines.push(`- ${action.finding.kind} ${action.finding.subject}: ${action.advice}`);
+  }
+  return lines.join("\n");
+}
+
+function describeAction(action: RepairAction): string {
+  switch (action.kind) {
+    case "recount_conversation":
+      return `recount conversation ${action.conversationId}`;
+    case "rebuild_fts":
+      return `rebuild ${action.table}`;
+    case "manual":
+      return `${action.finding.kind}: ${action.advice}`;
+  }
+}
