@@ -195,6 +195,16 @@ function metaOf(block: Record<string, unknown>, omit: readonly string[]): string
 /** Encodes one host message. `now` is used when the message has no usable timestamp. */
 export function encodeMessage(message: AgentMessage, tokens: TokenEstimator, now: number): EncodedMessage {
   assertAgentMessage(message);
+  try {
+    return encodeValidMessage(message, tokens, now);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    // JSON serialization recursed past the stack: no host could have persisted or sent this message either.
+    throw new LcmError("invalid_message", `The ${message.role} message is nested too deeply to serialize; it was not stored.`, {}, { cause: error });
+  }
+}
+
+function encodeValidMessage(message: AgentMessage, tokens: TokenEstimator, now: number): EncodedMessage {
   const builder = new ContentBuilder();
   const parts: StoredPart[] = [];
   let flags = 0;

@@ -9,6 +9,12 @@ import type { IntegrityStore, ItemForPairing, SummaryMismatch } from "../integri
 
 const FINDING_LIMIT = 50;
 
+/** A tool result's call id from its meta JSON; anything but a string (hostile input) counts as none. */
+function toolCallIdOf(meta: string | null): string | null {
+  const id = meta ? (JSON.parse(meta) as { toolCallId?: unknown }).toolCallId : undefined;
+  return typeof id === "string" ? id : null;
+}
+
 export class SqliteIntegrityStore implements IntegrityStore {
   constructor(private readonly db: Database) {}
 
@@ -75,12 +81,17 @@ export class SqliteIntegrityStore implements IntegrityStore {
     )!;
   }
 
+  /**
+   * Spans are UTF-16 offsets. SQLite's length() stops at the first NUL character, so the bound used is the
+   * content's UTF-8 byte length, which is never smaller than its UTF-16 length: no false alarms, and any span
+   * past the end of the text is still caught.
+   */
   async partSpansOutOfRange(conversationId: ConversationId): Promise<number[]> {
     return this.db
       .all<{ message_id: number }>(
         `SELECT DISTINCT p.message_id FROM message_parts p JOIN messages m ON m.message_id = p.message_id
          WHERE m.conversation_id = ? AND p.text_start IS NOT NULL
-           AND (p.text_start < 0 OR p.text_end < p.text_start OR p.text_end > length(m.content)) LIMIT ?`,
+           AND (p.text_start < 0 OR p.text_end < p.text_start OR p.text_end > length(CAST(m.content AS BLOB))) LIMIT ?`,
         conversationId, FINDING_LIMIT,
       )
       .map((row) => row.message_id);
@@ -141,7 +152,7 @@ export class SqliteIntegrityStore implements IntegrityStore {
       .map((row) => ({
         ordinal: row.ordinal,
         flags: row.flags,
-        toolCallId: row.meta ? ((JSON.parse(row.meta) as { toolCallId?: unknown }).toolCallId as string | undefined) ?? null : null,
+        toolCallId: toolCallIdOf(row.meta),
         callIds: row.call_ids ? (JSON.parse(row.call_ids) as (string | null)[]).filter((id): id is string => typeof id === "string") : [],
       }));
   }
