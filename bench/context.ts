@@ -21,8 +21,8 @@ export interface BenchContext {
   log(line: string): void;
 }
 
-export const MIN_SAMPLES = 20;
-export const PHASE_TIME_LIMIT_MS = 15_000;
+export const MIN_SAMPLES = 10;
+export const PHASE_TIME_LIMIT_MS = 10_000;
 
 /** Whether a latency phase should take sample `index` (bounded in count and, past MIN_SAMPLES, in time). */
 export function wantsSample(context: BenchContext, phase: { elapsedMs: number }, index: number): boolean {

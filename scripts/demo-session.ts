@@ -1,7 +1,8 @@
 /**
  * The scripted agent session of the demo: a few hundred turns of an agent maintaining a billing service, with
  * user requests, assistant replies, tool calls and their (sometimes long) results, in OpenClaw's message shapes.
- * Deterministic. Turn 2 plants the detail the demo recalls at the end.
+ * Deterministic. Turn 2 plants the detail the demo recalls at the end; turn 3 reads a deploy log far larger than
+ * the context window (stored aside as a large file), one line of which mentions the same ticket.
  */
 
 export interface DemoMessage {
@@ -13,6 +14,9 @@ export interface DemoMessage {
 
 /** The detail planted in turn 2 and looked for after hundreds of turns. */
 export const RECALL_DETAIL = "OPS-4471";
+/** Lines of the turn-3 deploy log (about 40k tokens), and the line that names RECALL_DETAIL. */
+export const DEPLOY_LOG_LINES = 2_400;
+export const DEPLOY_LOG_DETAIL_LINE = 1_742;
 
 const START = Date.UTC(2026, 10, 3, 8, 0, 0);
 const MODULES = ["ledger", "invoices", "payments", "refunds", "tax", "webhooks", "exports", "auth", "scheduler", "reports"];
@@ -71,6 +75,7 @@ export function demoSession(turns: number, seed = 42): DemoMessage[][] {
         });
       }
     }
+    if (turn === 3) turnMessages.push(...deployLogCall(stamp));
     const reply = turn === 2
       ? `Noted: ticket ${RECALL_DETAIL}, secret file /etc/billing/secrets/ledger-4471.env. I will use it for the staging deploy.`
       : `Done with ${path}: the cause was ${pick(["a missing await", "an unbounded retry loop", "a stale cache entry", "an off-by-one in paging"])}. ` +
@@ -79,6 +84,28 @@ export function demoSession(turns: number, seed = 42): DemoMessage[][] {
     session.push(turnMessages);
   }
   return session;
+}
+
+/** The agent reads the staging deploy log: one tool call whose output is far over the large-file threshold. */
+function deployLogCall(stamp: () => number): DemoMessage[] {
+  const next = random(3);
+  const lines = Array.from({ length: DEPLOY_LOG_LINES }, (_, index) => {
+    const line = index + 1;
+    const time = new Date(Date.UTC(2026, 10, 2, 22, 0, 0) + line * 1_500).toISOString();
+    if (line === DEPLOY_LOG_DETAIL_LINE) {
+      return `${time} WARN  deploy: db credentials rotated (${RECALL_DETAIL}); reloading /etc/billing/secrets/ledger-4471.env`;
+    }
+    const module = MODULES[Math.floor(next() * MODULES.length)]!;
+    return `${time} INFO  deploy: migrated ${module} shard ${Math.floor(next() * 64)} rows=${Math.floor(next() * 90_000)} ok`;
+  });
+  const call = { type: "toolCall", id: "call_3_deploy", name: "run_command", arguments: { command: "cat /var/log/billing/staging-deploy.log" } };
+  return [
+    assistant([{ type: "text", text: "Reading last night's staging deploy log." }, call], stamp(), "toolUse"),
+    {
+      role: "toolResult", toolCallId: call.id, toolName: call.name, isError: false, timestamp: stamp(),
+      content: [{ type: "text", text: lines.join("\n") }],
+    },
+  ];
 }
 
 function assistant(content: unknown[], timestamp: number, stopReason: string): DemoMessage {

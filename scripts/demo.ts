@@ -3,19 +3,22 @@
  * entry (register(api) with a small fake host) and the engine hooks, turn by turn as OpenClaw 2026.9.6 does it
  * (new engine, assemble, commitTurn, maintain, dispose), on an embedded SQLite file in a temp directory. It
  * prints stored vs assembled tokens over time, every compaction, the summary DAG by depth, and finally recalls
- * a detail of turn 2 through the summary lineage. Summaries come from the deterministic extractive summarizer
- * behind a fake `runtime.llm`, or from Anthropic when ANTHROPIC_API_KEY and LCM_SUMMARY_MODEL are set.
+ * a detail of turn 2 as the agent would: through the registered lcm_grep and lcm_describe tools, down to the
+ * summary that still names it and the line of the large deploy log of turn 3. Summaries come from the
+ * deterministic extractive summarizer behind a fake `runtime.llm`, or from Anthropic when ANTHROPIC_API_KEY and
+ * LCM_SUMMARY_MODEL are set.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig } from "../src/config.js";
 import { closeAllDatabases } from "../src/db/connection-registry.js";
-import type { ContextEngine, HostLlm, LlmCompleteParams, PluginApi } from "../src/host/openclaw-types.js";
+import type { AgentTool, ContextEngine, HostLlm, LlmCompleteParams, PluginApi, ToolContext, ToolFactory } from "../src/host/openclaw-types.js";
 import { openServices, register } from "../src/plugin.js";
 import { ExtractiveSummarizer } from "../src/summarize/extractive-summarizer.js";
 import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
 import { RECALL_DETAIL, demoSession } from "./demo-session.js";
+import { recallAsAgent } from "./demo-recall.js";
 
 const TURNS = Number(process.env.DEMO_TURNS ?? 300);
 /** What OpenClaw gives the first assemble of a turn on a 32k window: window - reserve - system prompt. */
@@ -57,8 +60,10 @@ async function main(): Promise<void> {
     logger: { info: (line) => log.take(line), warn: (line) => log.take(line), error: (line) => console.error(line) },
     runtime: llm ? { llm } : {},
     registerContextEngine: (_id, factory) => { engineFactory = factory; },
+    registerTool: (tool) => { toolEntries.push(tool); },
   };
   let engineFactory: ((context: object) => ContextEngine) | undefined;
+  const toolEntries: (AgentTool | ToolFactory)[] = [];
   register(api);
   const newEngine = () => engineFactory!({});
   const services = openServices(resolveConfig(pluginConfig, process.env));
@@ -92,7 +97,9 @@ async function main(): Promise<void> {
     `${(stored / Math.max(1, finalAssembled.estimatedTokens)).toFixed(1)}x smaller, every message still stored and reachable.`);
 
   await printDag(services);
-  await recall(services, finalAssembled.messages.map((message) => String(message.content ?? "")).join("\n"));
+  const assembledText = finalAssembled.messages.map((message) => JSON.stringify(message.content ?? "")).join("\n");
+  console.log(`\nRecall: "${RECALL_DETAIL}" (said in turn 2); in the assembled context: ${assembledText.includes(RECALL_DETAIL) ? "yes" : "no (compressed away)"}`);
+  await recallAsAgent((name) => toolNamed(toolEntries, name, { agentId: "main", sessionKey: "agent:main:demo", sessionId: SESSION }));
   closeAllDatabases();
   rmSync(directory, { recursive: true, force: true });
 }
@@ -144,38 +151,14 @@ async function printDag(services: Services): Promise<void> {
   console.log(`  active context: ${items.filter((item) => item.summaryRowId !== null).length} summaries + ${items.filter((item) => item.messageId !== null).length} raw messages`);
 }
 
-/** Finds RECALL_DETAIL again: in the assembled context, then by walking summary lineage down to the message. */
-async function recall(services: Services, assembledText: string): Promise<void> {
-  console.log(`\nRecall: "${RECALL_DETAIL}" (said in turn 2)`);
-  console.log(`  in the assembled context text: ${assembledText.includes(RECALL_DETAIL) ? "yes" : "no (compressed away)"}`);
-  const conversation = (await services.store.findConversationBySessionId(SESSION))!;
-  const items = await services.compactionStore.listCompactionItems(conversation.conversationId);
-  for (const item of items) {
-    if (item.summaryRowId === null) continue;
-    const path = await findInLineage(services, item.summaryRowId, []);
-    if (path) {
-      console.log("  found through the lineage of the context:");
-      for (const step of path) console.log(`    ${step}`);
-      return;
-    }
-  }
-  console.log("  not found (unexpected)");
-}
-
-async function findInLineage(services: Services, summaryRowId: number, trail: string[]): Promise<string[] | null> {
-  const [summary] = await services.store.getSummariesByRowIds([summaryRowId]);
-  if (!summary) return null;
-  const here = [...trail, `${summary.summaryId} (depth ${summary.depth}, ${summary.level}, seq ${summary.seqStart}-${summary.seqEnd})` +
-    (summary.content.includes(RECALL_DETAIL) ? " - its text still names it" : "")];
-  const sources = await services.compactionStore.getSummarySources(summaryRowId);
-  for (const parent of sources.parentRowIds) {
-    const found = await findInLineage(services, parent, here);
+/** The registered tool `name` as the host would resolve it for a session. */
+function toolNamed(entries: (AgentTool | ToolFactory)[], name: string, context: ToolContext): AgentTool {
+  for (const entry of entries) {
+    const resolved = typeof entry === "function" ? entry(context) : entry;
+    const found = (Array.isArray(resolved) ? resolved : resolved ? [resolved] : []).find((tool) => tool.name === name);
     if (found) return found;
   }
-  const messages = await services.store.getMessages(sources.messageIds);
-  const message = messages.find((candidate) => candidate.content.includes(RECALL_DETAIL));
-  if (!message) return null;
-  return [...here, `message seq ${message.seq} (${message.role}, ${new Date(message.createdAt).toISOString()}): "${message.content.slice(0, 150)}..."`];
+  throw new Error(`no tool ${name} was registered`);
 }
 
 main().catch((error: unknown) => {

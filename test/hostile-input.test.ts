@@ -132,7 +132,7 @@ describe("hostile input", () => {
     const ops = env.conversationId(OTHER_AGENT);
     const { insertLeafSummary } = await import("./helpers/summaries.js");
     const foreign = insertLeafSummary(env.db, ops, 1, 2, "ops private summary walrus-77");
-    const result = await env.call("lcm_describe", { id: foreign.summaryId });
+    const result = await env.call("lcm_describe", { id: foreign });
     expect(result.isError).toBe(true);
     expect(textOf(result)).not.toContain("walrus");
     const grep = await env.call("lcm_grep", { pattern: "walrus", allConversations: true });

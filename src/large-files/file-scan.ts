@@ -2,7 +2,8 @@
  * Streams a stored file line by line without loading it whole: the reader's line pages and the grep inside
  * stored files both use it. Lines are split on "\n" at the byte level (so multi-byte characters never break),
  * a trailing "\r" is dropped, and one line holds at most MAX_LINE_BYTES of decoded text (the rest is counted).
- * Once the callback has what it needs, the remaining lines can be counted without decoding them.
+ * Once the callback has what it needs, the remaining lines can be counted without decoding them. A callback may
+ * answer with a promise (e.g. after handing a batch of lines to a worker); the scan waits for it before reading on.
  */
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
@@ -22,10 +23,13 @@ export interface ScanResult {
   stopped: boolean;
 }
 
-/** Calls `onLine(text, lineNumber, byteLength)` for lines 1, 2, … until it returns false. */
+/** Whether to read on after a line; a promise makes the scan wait for the answer. */
+export type LineVerdict = boolean | Promise<boolean>;
+
+/** Calls `onLine(text, lineNumber, byteLength)` for lines 1, 2, … until it returns (or resolves) false. */
 export async function scanLines(
   path: string,
-  onLine: (text: string, lineNumber: number, byteLength: number) => boolean,
+  onLine: (text: string, lineNumber: number, byteLength: number) => LineVerdict,
   options: ScanOptions,
 ): Promise<ScanResult> {
   const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
@@ -42,7 +46,8 @@ export async function scanLines(
     pieces.push(kept);
     pieceBytes += kept.length;
   };
-  const emit = () => {
+  /** Synchronous unless the callback answered with a promise (no microtask per line for plain callbacks). */
+  const emit = (): Promise<void> | undefined => {
     lineNumber++;
     let text = Buffer.concat(pieces).toString("utf8");
     if (text.endsWith("\r")) text = text.slice(0, -1);
@@ -50,7 +55,10 @@ export async function scanLines(
     pieces = [];
     pieceBytes = 0;
     lineBytes = 0;
-    if (!onLine(text, lineNumber, byteLength)) listening = false;
+    const verdict = onLine(text, lineNumber, byteLength);
+    if (typeof verdict !== "boolean") return verdict.then((keep) => { listening = keep; });
+    listening = verdict;
+    return undefined;
   };
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -62,7 +70,8 @@ export async function scanLines(
         if (newline === -1) break;
         take(chunk.subarray(start, newline));
         start = newline + 1;
-        emit();
+        const waiting = emit();
+        if (waiting) await waiting;
       }
       if (listening) {
         if (start < chunk.length) take(chunk.subarray(start));
@@ -75,7 +84,7 @@ export async function scanLines(
     stream.destroy();
   }
   if (listening) {
-    if (lineBytes > 0) emit(); // the last line has no newline
+    if (lineBytes > 0) await emit(); // the last line has no newline (awaiting undefined is harmless)
     return { totalLines: lineNumber, stopped: !listening };
   }
   return { totalLines: lastByte === 10 ? lineNumber : lineNumber + 1, stopped: true };

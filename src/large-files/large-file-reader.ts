@@ -6,15 +6,15 @@
  * missing file in its result instead, so the exploration summary stays reachable.
  */
 import { access, constants } from "node:fs/promises";
-import { LcmError } from "../errors.js";
+import { isLcmError, LcmError } from "../errors.js";
 import type { ConversationId, FileId, LargeFileRecord } from "../records.js";
 import { FILE_ID_PATTERN } from "../records.js";
 import type { LargeFileStore } from "../store/large-file-store.js";
 import { readByteRange, scanLines } from "./file-scan.js";
 import { formatCount } from "./file-reference.js";
-import { type FileGrepQuery, type FileGrepResult, compileGrepQuery, grepFile } from "./file-grep.js";
+import { type FileGrepQuery, type FileGrepResult, type LineMatcherFactory, compileGrepQuery, grepFile } from "./file-grep.js";
 
-export type { FileGrepMatch, FileGrepQuery, FileGrepResult } from "./file-grep.js";
+export type { FileGrepMatch, FileGrepQuery, FileGrepResult, LineBatchOutcome, LineMatcher, LineMatcherFactory } from "./file-grep.js";
 
 export type ContentStatus = { status: "available" } | { status: "missing" | "unreadable"; reason: string };
 
@@ -67,8 +67,23 @@ export interface BytePage {
 export interface ConversationGrepResult {
   results: FileGrepResult[];
   /** Files whose content could not be searched, with the reason. */
-  unavailable: { fileId: FileId; reason: string }[];
+  unavailable: UnsearchedFile[];
+  /** Files opened, whether or not they matched (the last one maybe only in part, when truncated). */
+  searchedFiles: number;
   truncated: false | "max-matches" | "deadline";
+}
+
+export interface UnsearchedFile {
+  fileId: FileId;
+  fileName: string | null;
+  /** missing / unreadable: the stored content; search-failed: the LineMatcher gave up on it. */
+  status: "missing" | "unreadable" | "search-failed";
+  reason: string;
+}
+
+export interface FilesGrepOptions {
+  /** Runs the regex outside this thread (see LineMatcher); by default it runs here, line by line. */
+  matcher?: LineMatcherFactory;
 }
 
 export interface LargeFileReaderDeps {
@@ -138,24 +153,49 @@ export class LargeFileReader {
 
   /** Searches every stored file of a conversation, oldest first, sharing one match budget and one deadline. */
   async grepConversation(conversationId: ConversationId, query: FileGrepQuery): Promise<ConversationGrepResult> {
+    return this.grepFiles(await this.deps.store.listLargeFiles(conversationId), query);
+  }
+
+  /**
+   * Searches `files` in the order given, sharing one match budget and one deadline. A file that is missing, or
+   * cannot be read or searched, is listed in `unavailable` and the search goes on.
+   */
+  async grepFiles(files: readonly LargeFileRecord[], query: FileGrepQuery, options: FilesGrepOptions = {}): Promise<ConversationGrepResult> {
     const compiled = compileGrepQuery(query);
     const deadline = Date.now() + compiled.deadlineMs;
-    const result: ConversationGrepResult = { results: [], unavailable: [], truncated: false };
+    const result: ConversationGrepResult = { results: [], unavailable: [], searchedFiles: 0, truncated: false };
+    const matcher = options.matcher?.(compiled.regex.source, compiled.regex.flags.replace("g", ""));
     let budget = compiled.maxMatches;
-    for (const file of await this.deps.store.listLargeFiles(conversationId)) {
-      if (budget <= 0 || Date.now() >= deadline) {
-        result.truncated = budget <= 0 ? "max-matches" : "deadline";
-        break;
+    try {
+      for (const file of files) {
+        if (budget <= 0 || Date.now() >= deadline) {
+          result.truncated = budget <= 0 ? "max-matches" : "deadline";
+          break;
+        }
+        const status = await contentStatus(file);
+        if (status.status !== "available") {
+          result.unavailable.push({ fileId: file.fileId, fileName: file.fileName, status: status.status, reason: status.reason });
+          continue;
+        }
+        result.searchedFiles++;
+        let found: FileGrepResult;
+        try {
+          found = await this.readable(file, () => grepFile(file, compiled, budget, deadline, matcher));
+        } catch (error) {
+          // One bad file must not hide the matches of the others; the caller sees why it was skipped.
+          const status = isLcmError(error) && error.details?.searchFailed === true ? "search-failed" : "unreadable";
+          result.unavailable.push({ fileId: file.fileId, fileName: file.fileName, status, reason: error instanceof Error ? error.message : String(error) });
+          continue;
+        }
+        budget -= found.matches.length;
+        if (found.matches.length > 0) result.results.push(found);
+        if (found.truncated) {
+          result.truncated = found.truncated;
+          break;
+        }
       }
-      const status = await contentStatus(file);
-      if (status.status !== "available") {
-        result.unavailable.push({ fileId: file.fileId, reason: status.reason });
-        continue;
-      }
-      const found = await grepFile(file, compiled, budget, deadline);
-      budget -= found.matches.length;
-      if (found.matches.length > 0) result.results.push(found);
-      if (found.truncated) result.truncated = found.truncated;
+    } finally {
+      matcher?.close();
     }
     return result;
   }

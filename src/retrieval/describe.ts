@@ -1,12 +1,13 @@
 /**
  * describe: everything stored about one summary (content, lineage, place in the context) or one large file
- * (metadata, exploration summary and a page of its content). Callers authorize the owning conversation first
- * (RetrievalEngine.locate), so this module never decides who may read what.
+ * (metadata, exploration summary and a page of its content, by bytes or by lines). Callers authorize the owning
+ * conversation first (RetrievalEngine.locate), so this module never decides who may read what.
  */
+import { isLcmError, LcmError } from "../errors.js";
 import type { FileId, LargeFileRecord, MessageId, SummaryId, SummaryRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
-import type { FileContentPage, FileContentReader } from "./file-content.js";
-import { isoTime } from "./grep.js";
+import type { FileContentPage, FileContentReader, FileLinePage } from "./file-content.js";
+import { isoTime } from "./iso-time.js";
 
 /** Leaf summaries list at most this many source message ids (the seq range covers the rest). */
 const MAX_SOURCE_MESSAGE_IDS = 500;
@@ -52,10 +53,20 @@ export interface FileDescription {
   toolName: string | null;
   createdAt: string;
   explorationSummary: string;
-  /** A page of the stored content (pass `offset: nextOffset` for the next), or null when it is unreadable. */
-  content: FileContentPage | null;
+  /**
+   * A page of the stored content, or null when it is unreadable: by bytes (pass `offset: nextOffset` for the
+   * next) or by lines (pass `startLine: nextStartLine`).
+   */
+  content: FilePage | null;
   contentNote: string | null;
 }
+
+export type FilePage = ({ unit: "bytes" } & FileContentPage) | ({ unit: "lines" } & FileLinePage);
+
+/** Which page of a file to show. */
+export type FilePageRequest =
+  | { unit: "bytes"; offset: number; maxBytes: number }
+  | { unit: "lines"; startLine: number; maxLines: number };
 
 export type Description = SummaryDescription | FileDescription;
 
@@ -86,20 +97,18 @@ export async function describeSummary(store: RetrievalStore, summary: SummaryRec
   };
 }
 
-export async function describeFile(
-  file: LargeFileRecord,
-  reader: FileContentReader,
-  page: { offset: number; maxBytes: number },
-): Promise<FileDescription> {
-  let content: FileContentPage | null = null;
+export async function describeFile(file: LargeFileRecord, reader: FileContentReader, page: FilePageRequest): Promise<FileDescription> {
+  let content: FilePage | null = null;
   let contentNote: string | null = null;
   try {
-    content = await reader.readPage(file, page.offset, page.maxBytes);
+    content = await readPage(file, reader, page);
     if (!content) contentNote = "The stored content is missing from disk; only the exploration summary remains.";
-    else if (content.nextOffset !== null) {
-      contentNote = `Showing bytes ${content.offset}-${content.nextOffset} of ${content.totalBytes}; call again with offset ${content.nextOffset} for more.`;
-    }
+    else contentNote = pageNote(content);
   } catch (error) {
+    if (isLcmError(error, "invalid_input")) {
+      const parameter = page.unit === "bytes" ? "offset" : "startLine";
+      throw new LcmError("invalid_input", `Parameter "${parameter}": ${error.message}`, { parameter });
+    }
     // An unreadable file still has useful metadata and its exploration summary; say why the content is absent.
     contentNote = `The stored content could not be read (${error instanceof Error ? error.message : String(error)}).`;
   }
@@ -118,4 +127,26 @@ export async function describeFile(
     content,
     contentNote,
   };
+}
+
+async function readPage(file: LargeFileRecord, reader: FileContentReader, page: FilePageRequest): Promise<FilePage | null> {
+  if (page.unit === "bytes") {
+    const bytes = await reader.readPage(file, page.offset, page.maxBytes);
+    return bytes && { unit: "bytes", ...bytes };
+  }
+  const lines = await reader.readLines(file, page.startLine, page.maxLines);
+  return lines && { unit: "lines", ...lines };
+}
+
+function pageNote(page: FilePage): string | null {
+  if (page.unit === "bytes") {
+    return page.nextOffset === null
+      ? null
+      : `Showing bytes ${page.offset}-${page.nextOffset} of ${page.totalBytes}; call again with offset ${page.nextOffset} for more.`;
+  }
+  const clipped = page.clippedLines > 0 ? ` ${page.clippedLines} very long line(s) were clipped; read them by byte range (offset).` : "";
+  const range = `Showing lines ${page.startLine}-${page.endLine} of ${page.totalLines}`;
+  return page.nextStartLine === null
+    ? `${range} (the end of the file).${clipped}`
+    : `${range}; call again with startLine ${page.nextStartLine} for more.${clipped}`;
 }

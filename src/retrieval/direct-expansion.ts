@@ -7,7 +7,7 @@
 import type { TokenEstimator } from "../contracts.js";
 import type { SummaryId, SummaryRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
-import { isoTime } from "./grep.js";
+import { isoTime } from "./iso-time.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
 

@@ -26,7 +26,7 @@ export async function findCandidates(
   });
   const ids: string[] = [];
   for (const match of found.matches) {
-    const id = match.type === "summary" ? match.summaryId : match.coveringSummaryId;
+    const id = match.type === "summary" ? match.summaryId : match.type === "message" ? match.coveringSummaryId : null;
     if (id && !ids.includes(id)) ids.push(id);
     if (ids.length >= MAX_CANDIDATES) break;
   }

@@ -1,21 +1,26 @@
 /**
- * grep: full-text or regex search over messages and/or summaries of an authorized set of conversations. Each
- * message hit names the summary that now covers it in the context (found from the context's summary seq ranges,
- * one read per conversation with hits), so the agent can go straight to lcm_describe or lcm_expand_query.
+ * grep: full-text or regex search over messages and/or summaries of an authorized set of conversations, or inside
+ * their stored large files (scope "files", file-search.ts). Each message hit names the summary that now covers it
+ * in the context (found from the context's summary seq ranges, one read per conversation with hits), so the agent
+ * can go straight to lcm_describe or lcm_expand_query.
  */
 import { LcmError } from "../errors.js";
 import type { ConversationId, SummaryId, SummaryKind } from "../records.js";
 import type { MessageHitRow, RetrievalStore, SearchFilter, SearchSort, SummaryHitRow } from "../store/retrieval-store.js";
+import { searchFiles, type FileMatch, type FileSearchResult, type FileSearchSource } from "./file-search.js";
 import { toFullTextQuery } from "./fts-query.js";
+import { isoTime } from "./iso-time.js";
 import { compileSearchRegex } from "./regex-policy.js";
 import { regexSearch, type RegexStrategy, type SearchScope } from "./regex-search.js";
 
 export type GrepMode = "regex" | "full_text";
+/** History (messages, summaries, both) or the content of stored large files. */
+export type GrepScope = SearchScope | "files";
 
 export interface GrepRequest {
   pattern: string;
   mode: GrepMode;
-  scope: SearchScope;
+  scope: GrepScope;
   conversationIds: ConversationId[];
   since: number | null;
   before: number | null;
@@ -49,20 +54,25 @@ export interface SummaryMatch {
   snippet: string;
 }
 
-export type GrepMatch = MessageMatch | SummaryMatch;
+export type { FileMatch } from "./file-search.js";
+export type GrepMatch = MessageMatch | SummaryMatch | FileMatch;
 
 export interface GrepResult {
   mode: GrepMode;
-  scope: SearchScope;
+  scope: GrepScope;
   sort: SearchSort;
   matches: GrepMatch[];
   /** `limit` matches were returned; more may exist. */
   limitReached: boolean;
-  /** The search stopped before covering all history in scope (regex time budget); see `note`. */
+  /** The search stopped before covering all history (or files) in scope: the time budget ran out; see `note`. */
   truncated: boolean;
   note: string | null;
   /** Regex only: how candidates were found (index, substring prefilter, or a plain scan). */
   strategy?: RegexStrategy;
+  /** Scope "files": stored files in scope, how many were opened, and those that could not be searched. */
+  filesInScope?: number;
+  searchedFiles?: number;
+  unavailableFiles?: FileSearchResult["unavailableFiles"];
 }
 
 /** Planner statistics are refreshed at most this often (PRAGMA optimize is cheap when nothing changed). */
@@ -71,8 +81,10 @@ const STATISTICS_MAX_AGE_MS = 60 * 60 * 1_000;
 export async function grep(
   store: RetrievalStore,
   request: GrepRequest,
-  options: { now: number; regexBudgetMs: number },
+  options: { now: number; regexBudgetMs: number; files: FileSearchSource },
 ): Promise<GrepResult> {
+  if (request.scope === "files") return grepFiles(options.files, request, options.regexBudgetMs);
+  const scope = request.scope;
   const filter: SearchFilter = { conversationIds: request.conversationIds, since: request.since, before: request.before };
   await store.refreshStatistics(options.now, STATISTICS_MAX_AGE_MS);
   if (request.mode === "full_text") {
@@ -81,13 +93,13 @@ export async function grep(
       throw new LcmError("invalid_input", 'Parameter "pattern" has no searchable words (only punctuation or operators); give at least one word or number.', { parameter: "pattern" });
     }
     const query = { ...filter, match, sort: request.sort, limit: request.limit };
-    const messages = request.scope === "summaries" ? [] : await store.searchMessages(query);
-    const summaries = request.scope === "messages" ? [] : await store.searchSummaries(query);
+    const messages = scope === "summaries" ? [] : await store.searchMessages(query);
+    const summaries = scope === "messages" ? [] : await store.searchSummaries(query);
     const matches = await combine(store, messages, summaries, request);
-    return { mode: request.mode, scope: request.scope, sort: request.sort, matches, limitReached: matches.length >= request.limit, truncated: false, note: null };
+    return { mode: request.mode, scope, sort: request.sort, matches, limitReached: matches.length >= request.limit, truncated: false, note: null };
   }
   const regex = compileSearchRegex(request.pattern);
-  const found = await regexSearch(store, { regex, filter, scope: request.scope, limit: request.limit, budgetMs: options.regexBudgetMs });
+  const found = await regexSearch(store, { regex, filter, scope, limit: request.limit, budgetMs: options.regexBudgetMs });
   const matches = await combine(store, found.messages, found.summaries, { ...request, sort: "recency" });
   const notes = [
     found.stopReason,
@@ -102,6 +114,26 @@ export async function grep(
     truncated: found.truncated,
     note: notes.length > 0 ? notes.join(" ") : null,
     strategy: found.strategy,
+  };
+}
+
+async function grepFiles(files: FileSearchSource, request: GrepRequest, budgetMs: number): Promise<GrepResult> {
+  const found = await searchFiles(files, { ...request, budgetMs });
+  const notes = [
+    found.note,
+    request.sort === "relevance" ? "File matches have no relevance score; they are listed newest file first, lines in order." : null,
+  ].filter((note): note is string => note !== null);
+  return {
+    mode: request.mode,
+    scope: "files",
+    sort: "recency",
+    matches: found.matches,
+    limitReached: found.matches.length >= request.limit,
+    truncated: found.truncated,
+    note: notes.length > 0 ? notes.join(" ") : null,
+    filesInScope: found.filesInScope,
+    searchedFiles: found.searchedFiles,
+    unavailableFiles: found.unavailableFiles,
   };
 }
 
@@ -173,9 +205,4 @@ function toSummaryMatch(row: SummaryHitRow): SummaryMatch {
     latestAt: isoTime(row.latestAt),
     snippet: row.text,
   };
-}
-
-export function isoTime(millis: number): string {
-  const date = new Date(millis);
-  return Number.isNaN(date.getTime()) ? String(millis) : date.toISOString();
 }

@@ -38,12 +38,14 @@ export interface RecallServiceDeps {
 
 export function createRecallServices(deps: RecallServiceDeps): RecallServices {
   const { store, retrievalStore, grants, config, tokens, clock, logger } = deps;
+  const fileReader = new LargeFileReader({ store });
   const retrieval = new RetrievalEngine({
     store: retrievalStore,
     records: store,
     tokens,
     clock,
-    files: deps.files ?? largeFileContent(new LargeFileReader({ store })),
+    files: deps.files ?? largeFileContent(fileReader),
+    fileSearch: fileReader,
     ...(deps.regexBudgetMs !== undefined ? { regexBudgetMs: deps.regexBudgetMs } : {}),
   });
   const access = new RecallAccess({
@@ -71,13 +73,22 @@ export function createRecallServices(deps: RecallServiceDeps): RecallServices {
   return { retrieval, access, expansion, grants };
 }
 
-/** Adapts the large-file reader's byte pages to recall's FileContentReader (missing content → null). */
+/** Adapts the large-file reader's byte and line pages to recall's FileContentReader (missing content → null). */
 function largeFileContent(reader: LargeFileReader): FileContentReader {
+  const isMissing = async (fileId: string) => (await reader.describe(fileId)).content.status === "missing";
   return {
     async readPage(file, offset, maxBytes) {
-      if ((await reader.describe(file.fileId)).content.status === "missing") return null;
+      if (await isMissing(file.fileId)) return null;
       const page = await reader.readBytes(file.fileId, { offset, length: maxBytes });
       return { offset: page.start, nextOffset: page.hasMore ? page.end : null, totalBytes: page.totalBytes, text: page.text };
+    },
+    async readLines(file, startLine, maxLines) {
+      if (await isMissing(file.fileId)) return null;
+      const page = await reader.readLines(file.fileId, { startLine, maxLines });
+      return {
+        startLine: page.startLine, endLine: page.endLine, totalLines: page.totalLines, nextStartLine: page.nextStartLine,
+        clippedLines: page.clippedLines, text: page.text,
+      };
     },
   };
 }

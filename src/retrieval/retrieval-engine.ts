@@ -10,7 +10,8 @@ import type { LargeFileStore } from "../store/large-file-store.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { SummaryReadStore } from "../store/store.js";
 import { describeFile, describeSummary, type Description } from "./describe.js";
-import { DEFAULT_PAGE_BYTES, type FileContentReader } from "./file-content.js";
+import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, type FileContentReader } from "./file-content.js";
+import type { FileSearchSource } from "./file-search.js";
 import { grep, type GrepRequest, type GrepResult } from "./grep.js";
 import { expandSummary, type ExpandRequest, type ExpandResult } from "./summary-expansion.js";
 
@@ -21,6 +22,14 @@ export type Located =
   | { kind: "summary"; conversationId: number; summary: SummaryRecord }
   | { kind: "file"; conversationId: number; file: LargeFileRecord };
 
+/** Which page of a stored file `describe` shows: bytes (offset, maxBytes) or lines (startLine, maxLines). */
+export interface FilePageOptions {
+  offset?: number;
+  maxBytes?: number;
+  startLine?: number;
+  maxLines?: number;
+}
+
 export interface RetrievalDeps {
   store: RetrievalStore;
   /** Summary and large-file reads of the main store. */
@@ -29,6 +38,8 @@ export interface RetrievalDeps {
   clock: Clock;
   /** Reads pages of stored large files. */
   files: FileContentReader;
+  /** Searches inside stored large files (grep scope "files"). */
+  fileSearch: FileSearchSource;
   regexBudgetMs?: number;
 }
 
@@ -56,19 +67,23 @@ export class RetrievalEngine {
     );
   }
 
-  /** Describes what `locate` found; files show one page of content starting at `offset`. */
-  async describe(located: Located, page: { offset?: number; maxBytes?: number } = {}): Promise<Description> {
+  /**
+   * Describes what `locate` found. Files show one page of content: by lines when `startLine` or `maxLines` is
+   * given, else by bytes from `offset`. Callers reject a request that mixes the two.
+   */
+  async describe(located: Located, page: FilePageOptions = {}): Promise<Description> {
     if (located.kind === "summary") return describeSummary(this.deps.store, located.summary);
-    return describeFile(located.file, this.deps.files, {
-      offset: page.offset ?? 0,
-      maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES,
-    });
+    const byLines = page.startLine !== undefined || page.maxLines !== undefined;
+    return describeFile(located.file, this.deps.files, byLines
+      ? { unit: "lines", startLine: page.startLine ?? 1, maxLines: page.maxLines ?? DEFAULT_PAGE_LINES }
+      : { unit: "bytes", offset: page.offset ?? 0, maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES });
   }
 
   grep(request: GrepRequest): Promise<GrepResult> {
     return grep(this.deps.store, request, {
       now: this.deps.clock.now(),
       regexBudgetMs: this.deps.regexBudgetMs ?? DEFAULT_REGEX_BUDGET_MS,
+      files: this.deps.fileSearch,
     });
   }
 

@@ -4,10 +4,11 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
-import { MAX_PAGE_BYTES, DEFAULT_PAGE_BYTES } from "../retrieval/file-content.js";
+import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, MAX_PAGE_BYTES, MAX_PAGE_LINES } from "../retrieval/file-content.js";
+import type { FilePage } from "../retrieval/describe.js";
 import { notFound } from "../retrieval/recall-access.js";
 import { callerOf, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
-import { ToolParams } from "./tool-params.js";
+import { invalid, ToolParams } from "./tool-params.js";
 import { formatJson, runTool, textResult } from "./tool-result.js";
 
 export const LCM_DESCRIBE = "lcm_describe";
@@ -16,20 +17,24 @@ const DESCRIPTION = [
   "Read one summary or stored large file by id. For a summary (sum_…): its full text, kind and depth, time range,",
   "token counts, the summaries it condensed (parentSummaryIds), the summary that condensed it (childSummaryIds), its",
   "source message ids and seq range, referenced file ids, and whether it is in your context. For a file (file_…): name,",
-  `type, size, the exploration summary and a page of the stored content (${DEFAULT_PAGE_BYTES} bytes; pass offset to`,
-  "page on). Fast, no model call. Use it after lcm_grep or on a <summary id=…> from your context; when you need the",
-  "original wording under a summary, use lcm_expand_query. Reads the current conversation unless conversationId or",
-  "allConversations is given.",
+  "type, size, the exploration summary and one page of the stored content: by lines with startLine/maxLines (default",
+  `${DEFAULT_PAGE_LINES} lines; use the lineNumber of an lcm_grep file match), or by bytes with offset/maxBytes (default`,
+  `${DEFAULT_PAGE_BYTES} bytes from offset 0, used when no line parameter is given). The result says where the next page`,
+  "starts (nextStartLine or nextOffset). Fast, no model call. Use it after lcm_grep or on a <summary id=…> from your",
+  "context; when you need the original wording under a summary, use lcm_expand_query. Reads the current conversation",
+  "unless conversationId or allConversations is given.",
 ].join(" ");
 
 const PARAMETERS = Type.Object({
   id: Type.String({ description: "A summary id (sum_ + 16 hex digits) or a file id (file_ + 16 hex digits)." }),
   ...SCOPE_PARAMETERS,
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Files only: byte offset of the content page (the nextOffset of the previous page). Default 0." })),
+  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Files only: first line of the page, 1-based (the nextStartLine of the previous page, or a little above an lcm_grep file match). Not with offset." })),
+  maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_LINES, description: `Files only: lines per page (1-${MAX_PAGE_LINES}). Default ${DEFAULT_PAGE_LINES}.` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Files only: byte offset of the content page (the nextOffset of the previous page). Default 0. Not with startLine." })),
   maxBytes: Type.Optional(Type.Integer({ minimum: 1_000, maximum: MAX_PAGE_BYTES, description: `Files only: page size in bytes (1000-${MAX_PAGE_BYTES}). Default ${DEFAULT_PAGE_BYTES}.` })),
 });
 
-const KNOWN = ["id", "conversationId", "allConversations", "offset", "maxBytes"] as const;
+const KNOWN = ["id", "conversationId", "allConversations", "startLine", "maxLines", "offset", "maxBytes"] as const;
 
 export function createLcmDescribeTool(deps: RecallToolDeps, context: ToolContext): AgentTool {
   return {
@@ -46,6 +51,13 @@ export function createLcmDescribeTool(deps: RecallToolDeps, context: ToolContext
         const allConversations = params.boolean("allConversations") ?? false;
         const offset = params.integer("offset", { min: 0, max: Number.MAX_SAFE_INTEGER });
         const maxBytes = params.integer("maxBytes", { min: 1_000, max: MAX_PAGE_BYTES });
+        const startLine = params.integer("startLine", { min: 1, max: Number.MAX_SAFE_INTEGER });
+        const maxLines = params.integer("maxLines", { min: 1, max: MAX_PAGE_LINES });
+        const byteParameter = offset !== undefined ? "offset" : maxBytes !== undefined ? "maxBytes" : null;
+        const lineParameter = startLine !== undefined ? "startLine" : maxLines !== undefined ? "maxLines" : null;
+        if (byteParameter && lineParameter) {
+          throw invalid(lineParameter, `cannot be combined with "${byteParameter}": page a file either by lines (startLine, maxLines) or by bytes (offset, maxBytes)`);
+        }
         const services = deps.services();
         const caller = callerOf(context);
         const scope = await services.access.resolve(caller, {
@@ -58,19 +70,32 @@ export function createLcmDescribeTool(deps: RecallToolDeps, context: ToolContext
         const description = await services.retrieval.describe(located, {
           ...(offset !== undefined ? { offset } : {}),
           ...(maxBytes !== undefined ? { maxBytes } : {}),
+          ...(startLine !== undefined ? { startLine } : {}),
+          ...(maxLines !== undefined ? { maxLines } : {}),
         });
         if (description.type === "summary") {
           const { content, ...metadata } = description;
           return textResult(`${formatJson(metadata)}\n\ncontent:\n${content}`, description);
         }
         const { explorationSummary, content, ...metadata } = description;
-        const page = content ? { offset: content.offset, nextOffset: content.nextOffset, totalBytes: content.totalBytes } : null;
         const text = [
-          formatJson({ ...metadata, contentPage: page }),
+          formatJson({ ...metadata, contentPage: content && pageFields(content) }),
           `\nexplorationSummary:\n${explorationSummary}`,
-          ...(content ? [`\ncontent (bytes ${content.offset}-${content.nextOffset ?? content.totalBytes}):\n${content.text}`] : []),
+          ...(content ? [`\ncontent (${pageLabel(content)}):\n${content.text}`] : []),
         ].join("\n");
         return textResult(text, description);
       }),
   };
+}
+
+/** The page's position, without its text (shown once, below the metadata). */
+function pageFields(page: FilePage): Record<string, unknown> {
+  const { text: _text, ...fields } = page;
+  return fields;
+}
+
+function pageLabel(page: FilePage): string {
+  return page.unit === "bytes"
+    ? `bytes ${page.offset}-${page.nextOffset ?? page.totalBytes}`
+    : `lines ${page.startLine}-${page.endLine} of ${page.totalLines}`;
 }

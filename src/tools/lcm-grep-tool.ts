@@ -1,11 +1,11 @@
 /**
- * lcm_grep: search the stored history (raw messages and summaries) by regex or full text. The first recall
- * step: cheap, no model call; hits point at the summaries that now cover them.
+ * lcm_grep: search the stored history (raw messages and summaries), or inside stored large files, by regex or
+ * full text. The first recall step: cheap, no model call; hits point at the summaries that now cover them, or at
+ * the file lines lcm_describe reads.
  */
 import { Type } from "@sinclair/typebox";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
-import type { GrepMode } from "../retrieval/grep.js";
-import type { SearchScope } from "../retrieval/regex-search.js";
+import type { GrepMode, GrepScope } from "../retrieval/grep.js";
 import { MAX_PATTERN_LENGTH } from "../retrieval/regex-policy.js";
 import type { SearchSort } from "../store/retrieval-store.js";
 import { callerOf, SCOPE_PARAMETERS, stringEnum, type RecallToolDeps } from "./recall-tool-deps.js";
@@ -18,7 +18,7 @@ export const MAX_GREP_LIMIT = 200;
 const MAX_FULL_TEXT_LENGTH = 1_000;
 
 const MODES: readonly GrepMode[] = ["regex", "full_text"];
-const SCOPES: readonly SearchScope[] = ["messages", "summaries", "both"];
+const SCOPES: readonly GrepScope[] = ["messages", "summaries", "both", "files"];
 const SORTS: readonly SearchSort[] = ["recency", "relevance"];
 
 const DESCRIPTION = [
@@ -30,6 +30,10 @@ const DESCRIPTION = [
   'mode "full_text": word search on the full-text index; "quoted phrases", prefix* and OR work; sort "relevance" ranks by match quality.',
   "Each match has a snippet with the hit marked «like this», its ids and time. A message match's coveringSummaryId is",
   "the summary that now stands for it in your context: pass it to lcm_describe or lcm_expand_query for detail.",
+  'scope "both" (default) searches messages and summaries; scope "files" searches instead INSIDE stored large files',
+  "(the [LCM File: file_…] references: attachments and long tool output), line by line, newest file first; full_text",
+  "there matches the words as one literal phrase. A file match gives fileId, lineNumber, column and a hint: call",
+  "lcm_describe(id: fileId, startLine) to read the lines around it. Files that cannot be read are listed in unavailableFiles.",
   `Returns at most limit matches (default ${DEFAULT_GREP_LIMIT}, max ${MAX_GREP_LIMIT}). Searches the current conversation`,
   "unless conversationId or allConversations is given.",
 ].join(" ");
@@ -37,10 +41,10 @@ const DESCRIPTION = [
 const PARAMETERS = Type.Object({
   pattern: Type.String({ description: "What to search for: a regex (mode regex) or words (mode full_text).", minLength: 1 }),
   mode: Type.Optional(stringEnum(MODES, { description: 'How to match "pattern". Default "regex".', default: "regex" })),
-  scope: Type.Optional(stringEnum(SCOPES, { description: 'Search raw messages, summaries, or both. Default "both".', default: "both" })),
+  scope: Type.Optional(stringEnum(SCOPES, { description: 'Search raw messages, summaries, both (default), or the content of stored large files ("files").', default: "both" })),
   ...SCOPE_PARAMETERS,
-  since: Type.Optional(Type.String({ description: 'Only history at or after this ISO 8601 time, e.g. "2026-02-19T00:00:00Z".' })),
-  before: Type.Optional(Type.String({ description: "Only history before this ISO 8601 time." })),
+  since: Type.Optional(Type.String({ description: 'Only history (or files stored) at or after this ISO 8601 time, e.g. "2026-02-19T00:00:00Z".' })),
+  before: Type.Optional(Type.String({ description: "Only history (or files stored) before this ISO 8601 time." })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_GREP_LIMIT, description: `Most matches to return (1-${MAX_GREP_LIMIT}). Default ${DEFAULT_GREP_LIMIT}.` })),
   sort: Type.Optional(stringEnum(SORTS, { description: 'Order: "recency" (newest first, default) or "relevance" (full_text only).', default: "recency" })),
 });
@@ -85,6 +89,8 @@ export function createLcmGrepTool(deps: RecallToolDeps, context: ToolContext): A
           limitReached: result.limitReached,
           truncated: result.truncated,
           ...(result.strategy ? { strategy: result.strategy } : {}),
+          ...(result.filesInScope !== undefined ? { filesInScope: result.filesInScope, searchedFiles: result.searchedFiles } : {}),
+          ...(result.unavailableFiles?.length ? { unavailableFiles: result.unavailableFiles } : {}),
           ...(note ? { note } : {}),
           matches: result.matches,
         };

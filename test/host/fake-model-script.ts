@@ -58,6 +58,17 @@ export function textOf(message: ChatMessage | undefined): string {
   return message.content.map((part) => part.text ?? "").join("");
 }
 
+/** The system prompt (where OpenClaw puts an engine's systemPromptAddition and a sub-agent's extra prompt). */
+export function systemTextOf(request: ChatRequest): string {
+  return (request.messages ?? []).filter((message) => message.role === "system" || message.role === "developer")
+    .map(textOf).join("\n");
+}
+
+/** Every message text, in order, one per line (for "contains" assertions). */
+export function allTextOf(request: ChatRequest): string {
+  return (request.messages ?? []).map(textOf).join("\n");
+}
+
 export function toolNamesOf(request: ChatRequest): string[] {
   return (request.tools ?? []).flatMap((tool) => (tool.function?.name ? [tool.function.name] : []));
 }
@@ -65,7 +76,7 @@ export function toolNamesOf(request: ChatRequest): string[] {
 export function classifyRequest(request: ChatRequest): RequestKind {
   if (toolNamesOf(request).length > 0) return "agent";
   const messages = request.messages ?? [];
-  const system = messages.filter((message) => message.role === "system" || message.role === "developer").map(textOf).join("\n");
+  const system = systemTextOf(request);
   const firstUser = textOf(messages.find((message) => message.role === "user")).slice(0, 2_000);
   return SUMMARIZER_HINTS.some((hint) => hint.test(system) || hint.test(firstUser)) ? "summary" : "other";
 }

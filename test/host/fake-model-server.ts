@@ -14,7 +14,6 @@ import {
   type RequestKind,
   type ScriptState,
   scriptedReply,
-  textOf,
 } from "./fake-model-script.js";
 
 export const FAKE_MODEL_ID = "fake-model";
@@ -28,6 +27,8 @@ export interface RecordedRequest {
   kind: RequestKind;
   body: ChatRequest;
   reply: FakeReply;
+  /** The prompt tokens reported back (about four characters per token of the whole request body). */
+  promptTokens: number;
 }
 
 /** A test's own answer for requests it recognizes; returning undefined falls through to the script. */
@@ -103,13 +104,14 @@ export class FakeModelServer {
     const body = (raw ? JSON.parse(raw) : {}) as ChatRequest;
     const index = this.recorded.length + 1;
     const reply = this.replyFor(body, index);
+    const usage = usageFor(raw, reply);
     const record: RecordedRequest = {
       index, receivedAt: Date.now(), method: request.method, path, kind: classifyRequest(body), body, reply,
+      promptTokens: usage.prompt_tokens!,
     };
     this.recorded.push(record);
     appendFileSync(this.options.logFile, `${JSON.stringify(record)}\n`);
     if (reply.kind === "error") return sendJson(response, reply.status, reply.body);
-    const usage = usageFor(raw, reply);
     if (body.stream) return streamReply(response, body, index, reply, usage);
     const message = reply.kind === "toolCall"
       ? { role: "assistant", content: null, tool_calls: [toolCallOf(reply, index)] }
@@ -153,9 +155,9 @@ function toolCallOf(reply: Extract<FakeReply, { kind: "toolCall" }>, index: numb
 }
 
 /** About four characters per token over the whole request (messages and tool schemas), like a real tokenizer. */
-function usageFor(rawBody: string, reply: TextOrToolCall): Record<string, number> {
+function usageFor(rawBody: string, reply: FakeReply): Record<string, number> {
   const promptTokens = Math.ceil(rawBody.length / 4);
-  const output = reply.kind === "text" ? reply.text : JSON.stringify(reply.arguments);
+  const output = reply.kind === "text" ? reply.text : reply.kind === "toolCall" ? JSON.stringify(reply.arguments) : "";
   const completionTokens = Math.max(1, Math.ceil(output.length / 4));
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
@@ -176,15 +178,4 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
 
 function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
-}
-
-/** The system prompt of a recorded request (where OpenClaw puts the engine's systemPromptAddition). */
-export function systemTextOf(request: RecordedRequest): string {
-  return (request.body.messages ?? []).filter((message) => message.role === "system" || message.role === "developer")
-    .map(textOf).join("\n");
-}
-
-/** Every message text of a recorded request, in order, one per line (for "contains" assertions). */
-export function allTextOf(request: RecordedRequest): string {
-  return (request.body.messages ?? []).map(textOf).join("\n");
 }

@@ -28,6 +28,7 @@ function expectHealthy(inspection: PluginInspection, logFile: string): void {
   expect(inspection.plugin).toMatchObject({ id: PLUGIN_ID, status: "loaded", enabled: true, activated: true });
   expect(inspection.plugin.contextEngineIds).toEqual([PLUGIN_ID]);
   expect([...inspection.plugin.toolNames].sort()).toEqual([...declaredPluginTools()].sort());
+  expect(inspection.plugin.commands).toEqual(["lcm"]);
   expect(inspection.plugin.configSchema).toBe(true);
   expect(Object.keys(inspection.plugin.configJsonSchema?.properties ?? {}).sort())
     .toEqual(SETTINGS.map((setting) => setting.key).sort());

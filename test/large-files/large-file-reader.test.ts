@@ -62,7 +62,7 @@ describe("LargeFileReader", () => {
     const errors = await reader.grep(ids["app.log"]!, { pattern: "^error request \\d+" });
     expect(errors).toMatchObject({ fileId: ids["app.log"], fileName: "app.log", truncated: false, scannedLines: 500 });
     expect(errors.matches.map((match) => match.lineNumber)).toEqual([50, 100, 150, 200, 250, 300, 350, 400, 450, 500]);
-    expect(errors.matches[0]).toEqual({ lineNumber: 50, column: 1, text: "ERROR request 50" + " (a+b)" });
+    expect(errors.matches[0]).toEqual({ lineNumber: 50, column: 1, text: "ERROR request 50" + " (a+b)", textRange: [0, 16] });
     expect((await reader.grep(ids["app.log"]!, { pattern: "^error", caseSensitive: true })).matches).toEqual([]);
     expect((await reader.grep(ids["app.log"]!, { pattern: "(a+b)", mode: "literal", maxMatches: 3 }))).toMatchObject({ truncated: "max-matches", scannedLines: 4 });
   });

@@ -49,7 +49,7 @@ describe("round trip: ingest → assemble → read back", () => {
     const last = await env.reader.readLines(fileId!, { startLine: lines.length - 1 });
     expect(last).toMatchObject({ text: lines.slice(-2).join("\n"), hasMore: false, nextStartLine: null });
     const found = await env.reader.grep(fileId!, { pattern: "MARKER_JSON_7f3a", mode: "literal" });
-    expect(found.matches).toEqual([{ lineNumber: 5, column: 16, text: '    "marker": "MARKER_JSON_7f3a",' }]);
+    expect(found.matches).toEqual([{ lineNumber: 5, column: 16, text: '    "marker": "MARKER_JSON_7f3a",', textRange: [15, 31] }]);
   });
 
   it("a 50,000-row CSV through ingestBatch", async () => {

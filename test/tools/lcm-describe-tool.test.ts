@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { FileDescription, SummaryDescription } from "../../src/retrieval/describe.js";
+import type { FileDescription, FilePage, SummaryDescription } from "../../src/retrieval/describe.js";
 import { userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
 import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
@@ -20,6 +20,16 @@ function insertFile(env: RecallEnv, conversationId: number, fileId: string, path
       fileId, conversationId, `hash-${fileId}`, Buffer.byteLength(FILE_CONTENT), path,
     ),
   );
+}
+
+function bytePage(description: FileDescription): Extract<FilePage, { unit: "bytes" }> {
+  if (description.content?.unit !== "bytes") throw new Error(`expected a byte page, got ${JSON.stringify(description.content)}`);
+  return description.content;
+}
+
+function linePage(description: FileDescription): Extract<FilePage, { unit: "lines" }> {
+  if (description.content?.unit !== "lines") throw new Error(`expected a line page, got ${JSON.stringify(description.content)}`);
+  return description.content;
 }
 
 describe("lcm_describe", () => {
@@ -75,21 +85,62 @@ describe("lcm_describe", () => {
   it("pages a stored file's content by bytes without cutting a character", async () => {
     const first = await describeFile({ id: FILE_ID });
     expect(first).toMatchObject({ type: "file", fileName: "data.txt", mimeType: "text/plain", explorationSummary: expect.stringMatching(/3,000-line/) });
-    let text = first.content!.text;
-    let next = first.content!.nextOffset;
+    let text = bytePage(first).text;
+    let next = bytePage(first).nextOffset;
     expect(first.contentNote).toMatch(/call again with offset/);
     while (next !== null) {
-      const page = await describeFile({ id: FILE_ID, offset: next, maxBytes: 64_000 });
-      expect(page.content!.offset).toBe(next);
-      text += page.content!.text;
-      next = page.content!.nextOffset;
+      const page = bytePage(await describeFile({ id: FILE_ID, offset: next, maxBytes: 64_000 }));
+      expect(page.offset).toBe(next);
+      text += page.text;
+      next = page.nextOffset;
     }
     expect(text).toBe(FILE_CONTENT);
+  });
+
+  it("pages a stored file by lines and says the range, the total and where the next page starts", async () => {
+    const result = await env.call("lcm_describe", { id: FILE_ID, startLine: 11 });
+    // FILE_CONTENT line n (1-based) is "line n-1 — naïve 🦓 data"; 200 lines by default.
+    expect(detailsOf<FileDescription>(result).content).toMatchObject({ unit: "lines", startLine: 11, endLine: 210, totalLines: 3_000, nextStartLine: 211, clippedLines: 0 });
+    expect(textOf(result)).toMatch(/"contentPage": \{"unit":"lines","startLine":11,"endLine":210,"totalLines":3000,"nextStartLine":211,"clippedLines":0\}/);
+    expect(textOf(result)).toContain("content (lines 11-210 of 3000):\nline 10 — naïve 🦓 data\n");
+    expect(detailsOf<FileDescription>(result).contentNote).toBe("Showing lines 11-210 of 3000; call again with startLine 211 for more.");
+    const onlyMaxLines = linePage(await describeFile({ id: FILE_ID, maxLines: 3 }));
+    expect(onlyMaxLines).toMatchObject({ startLine: 1, endLine: 3, text: "line 0 — naïve 🦓 data\nline 1 — naïve 🦓 data\nline 2 — naïve 🦓 data" });
+  });
+
+  it("walks a whole file by line pages", async () => {
+    const lines: string[] = [];
+    let next: number | null = 1;
+    while (next !== null) {
+      const page = linePage(await describeFile({ id: FILE_ID, startLine: next, maxLines: 2_000 }));
+      expect(page.startLine).toBe(next);
+      lines.push(page.text);
+      next = page.nextStartLine;
+    }
+    expect(lines.join("\n")).toBe(FILE_CONTENT);
+    const last = await describeFile({ id: FILE_ID, startLine: 2_999 });
+    expect(last.contentNote).toBe("Showing lines 2999-3000 of 3000 (the end of the file).");
+  });
+
+  it("refuses line and byte paging together, a line past the end, and maxLines out of range, naming the parameter", async () => {
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ startLine: 5, offset: 100 }, "startLine", /cannot be combined with "offset": page a file either by lines \(startLine, maxLines\) or by bytes \(offset, maxBytes\)/],
+      [{ maxLines: 5, maxBytes: 2_000 }, "maxLines", /cannot be combined with "maxBytes"/],
+      [{ startLine: 3_001 }, "startLine", /has 3,000 lines; startLine 3001 is past the end/],
+      [{ startLine: 0 }, "startLine", /integer from 1/],
+      [{ maxLines: 2_001 }, "maxLines", /integer from 1 to 2000/],
+    ];
+    for (const [params, parameter, message] of cases) {
+      const result = await env.call("lcm_describe", { id: FILE_ID, ...params });
+      expect(detailsOf(result), JSON.stringify(params)).toMatchObject({ status: "error", parameter });
+      expect(textOf(result)).toMatch(message);
+    }
   });
 
   it("still describes a file whose content is missing on disk", async () => {
     const result = await describeFile({ id: "file_00000000000000bb" });
     expect(result).toMatchObject({ content: null, contentNote: expect.stringMatching(/missing/), explorationSummary: expect.any(String) });
+    expect(await describeFile({ id: "file_00000000000000bb", startLine: 1 })).toMatchObject({ content: null, contentNote: expect.stringMatching(/missing/) });
   });
 
   it("says clearly when an id is unknown or malformed", async () => {

@@ -21,6 +21,14 @@ export class HostConversation {
     return { ...turn, requests: this.suite.model.requests({ since: mark }) };
   }
 
+  /** A chat message through the gateway (slash commands: /compact, /lcm), waited for. */
+  async sendChat(message: string): Promise<RecordedRequest[]> {
+    const mark = this.suite.model.mark();
+    await this.suite.sendChat(this.sessionKey, message);
+    this.sent.push(message);
+    return this.suite.model.requests({ since: mark });
+  }
+
   /**
    * The plugin stored exactly the host's transcript (`chat.history`, needs the gateway): the same roles and
    * texts in the same order, the user messages being the expected ones (by default those sent here), and no

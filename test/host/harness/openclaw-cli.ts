@@ -162,8 +162,16 @@ export class OpenClawCli {
     );
   }
 
-  inspectPlugin(id: string): Promise<PluginInspection> {
-    return this.json<PluginInspection>(["plugins", "inspect", id, "--runtime", "--json"], { timeoutMs: 120_000 });
+  /**
+   * `openclaw plugins inspect <id> --runtime --json`. When the plugin's files changed while OpenClaw loaded it
+   * (someone building in a shared checkout), OpenClaw reports a load error that asks to retry: retried twice.
+   */
+  async inspectPlugin(id: string): Promise<PluginInspection> {
+    for (let attempt = 1; ; attempt++) {
+      const inspection = await this.json<PluginInspection>(["plugins", "inspect", id, "--runtime", "--json"], { timeoutMs: 120_000 });
+      const changedWhileLoading = JSON.stringify(inspection.diagnostics ?? []).includes("changed while preparing");
+      if (!changedWhileLoading || attempt === 3) return inspection;
+    }
   }
 }
 
