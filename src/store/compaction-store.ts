@@ -4,43 +4,18 @@
  * exactly what was planned (a turn or another process may have changed it while the model was summarizing);
  * if not, it writes nothing and reports "stale". Messages and their parts are never deleted.
  */
-import type {
-  ContextItemRecord,
-  ConversationId,
-  FileId,
-  MessageId,
-  SummaryId,
-  SummaryKind,
-  SummaryLevel,
-} from "../records.js";
+import type { ContextItemRecord, ConversationId, MessageId, SummaryId, SummaryRecord } from "../records.js";
 
 /** A context item as the planners see it: with the depth of the summary it points to (null for a message). */
 export interface CompactionItem extends ContextItemRecord {
   depth: number | null;
 }
 
-/** Everything a new summary row holds, computed from its sources before the write. */
-export interface SummaryDraft {
-  summaryId: SummaryId;
-  kind: SummaryKind;
-  depth: number;
-  content: string;
-  /** Tokens of `content` alone. */
-  tokenCount: number;
-  /** Tokens of the direct sources (messages for a leaf, summaries for a condensed summary). */
-  sourceTokenCount: number;
-  earliestAt: number;
-  latestAt: number;
-  /** Summaries below this one, transitively (0 for a leaf). */
-  descendantCount: number;
-  /** Raw messages below this one, transitively. */
-  sourceMessageCount: number;
-  seqStart: number;
-  seqEnd: number;
-  fileIds: FileId[];
-  level: SummaryLevel;
-  createdAt: number;
-}
+/**
+ * Everything a new summary row holds, computed from its sources before the write: the record without what the
+ * store assigns (row id), what the pass knows already (conversation) and what the links hold (parents).
+ */
+export type SummaryDraft = Omit<SummaryRecord, "rowId" | "conversationId" | "parentSummaryIds">;
 
 /** The exact context items a pass planned to replace, oldest first and contiguous in the context. */
 export interface PlannedRange {

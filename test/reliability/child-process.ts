@@ -54,14 +54,4 @@ export function runChild(args: string[], killAfterMs: number | null, fromSpawn =
   });
 }
 
-/** A small seeded PRNG (mulberry32): the same seed replays the same kill schedule. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from "../helpers/agent-session.js";
