@@ -6,6 +6,7 @@
  * Breakers are shared per process through globalThis, because the host builds a new engine for every turn and
  * may load this module several times.
  */
+import { processShared } from "../runtime/process-shared.js";
 
 export const DEFAULT_FAILURE_THRESHOLD = 3;
 export const DEFAULT_COOL_DOWN_MS = 60_000;
@@ -53,20 +54,9 @@ export class CircuitBreaker {
   }
 }
 
-interface BreakerRegistry {
-  breakers: Map<string, CircuitBreaker>;
-}
-
-const REGISTRY_KEY = Symbol.for("openclaw-lcm.summarizer-circuits.v1");
-
-function registry(): BreakerRegistry {
-  const holder = globalThis as unknown as Record<symbol, BreakerRegistry | undefined>;
-  let found = holder[REGISTRY_KEY];
-  if (!found) {
-    found = { breakers: new Map() };
-    holder[REGISTRY_KEY] = found;
-  }
-  return found;
+/** Breakers by summarizer key, shared by every copy of the plugin in the process. */
+function registry(): { breakers: Map<string, CircuitBreaker> } {
+  return processShared("summarizer-circuits.v1", () => ({ breakers: new Map<string, CircuitBreaker>() }));
 }
 
 /** The process-wide breaker for one summarizer (keyed by e.g. "host-llm" or "anthropic:<model>"). */

@@ -4,20 +4,9 @@
  * plugin module several times per process and builds a new engine for every turn: all copies must share them.
  * Across processes, SQLite transactions keep each write atomic.
  */
-interface QueueRegistry {
-  tails: Map<string, Promise<unknown>>;
-}
-
-const QUEUE_KEY = Symbol.for("openclaw-lcm.session-queues.v1");
-
-function registry(): QueueRegistry {
-  const holder = globalThis as unknown as Record<symbol, QueueRegistry | undefined>;
-  let found = holder[QUEUE_KEY];
-  if (!found) {
-    found = { tails: new Map() };
-    holder[QUEUE_KEY] = found;
-  }
-  return found;
+import { processShared } from "./process-shared.js";
+function registry(): { tails: Map<string, Promise<unknown>> } {
+  return processShared("session-queues.v1", () => ({ tails: new Map<string, Promise<unknown>>() }));
 }
 
 /** Runs `task` after every earlier task queued under `key` has settled (whatever its outcome). */
