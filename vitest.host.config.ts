@@ -8,7 +8,7 @@ export default defineConfig({
   test: {
     include: ["test/host/**/*.test.ts"],
     globalSetup: ["test/host/global-setup.ts"],
-    testTimeout: 180_000,
+    testTimeout: 300_000,
     hookTimeout: 240_000,
     pool: "forks",
     fileParallelism: false,

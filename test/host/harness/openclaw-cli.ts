@@ -27,6 +27,12 @@ export interface AgentTurn {
   raw: unknown;
 }
 
+/** What `openclaw agent --json` prints about a turn (the fields read here). */
+interface TurnOutput {
+  payloads?: { text?: string | null }[];
+  meta?: { aborted?: boolean; stopReason?: string; agentMeta?: { sessionId?: string } };
+}
+
 /** Only the fields the suite asserts on; the real output has many more. */
 export interface PluginInspection {
   plugin: {
@@ -138,8 +144,7 @@ export class OpenClawCli {
       "--json", "--timeout", String(timeoutSeconds)];
     const result = await this.runOk(args, { timeoutMs: (timeoutSeconds + 30) * 1_000 });
     // Through the gateway: { runId, status, result: { payloads, meta } }; embedded (--local): { payloads, meta }.
-    type TurnResult = { payloads?: { text?: string | null }[]; meta?: { aborted?: boolean; stopReason?: string; agentMeta?: { sessionId?: string } } };
-    const output = parseJsonOutput<TurnResult & { runId?: string; status?: string; result?: TurnResult }>(result);
+    const output = parseJsonOutput<TurnOutput & { runId?: string; status?: string; result?: TurnOutput }>(result);
     const turn = output.result ?? output;
     const succeeded = local
       ? turn.meta?.aborted !== true && turn.meta?.stopReason !== "error"
