@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { closeSharedDatabase } from "../src/db/connection-registry.js";
-import { benchConfig, buildDataset, compactOnce, datasetPaths, readManifest } from "./dataset.js";
+import { benchConfig, buildDataset, compactOnce, datasetPaths, foldLog, readManifest } from "./dataset.js";
 import { BenchHost } from "./host.js";
 
 const seed = Number(process.argv[2]);
@@ -26,6 +26,7 @@ if (!manifest) {
   const compacted = manifest.conversations.find((conversation) => conversation.role === "compacted")!;
   const compaction = await compactOnce(host, compacted);
   closeSharedDatabase(paths.database);
+  foldLog(paths.database);
   if (compaction.status === "compacted") {
     log("  swept the cached dataset's compacted conversation (compaction has landed since it was built)");
     manifest = { ...manifest, compaction };

@@ -6,7 +6,8 @@
  * measure real writes and every run starts from the same bytes.
  */
 import { createHash } from "node:crypto";
-import { constants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { constants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
 import { closeSharedDatabase, openSharedDatabase } from "../src/db/connection-registry.js";
 import { MIGRATIONS } from "../src/db/migrations.js";
@@ -181,7 +182,9 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
     },
     compaction,
   };
+  foldLog(partial);
   renameSync(partial, paths.database);
+  for (const suffix of ["-wal", "-shm"]) rmSync(partial + suffix, { force: true });
   writeFileSync(paths.manifest, JSON.stringify(manifest, null, 2));
   return manifest;
 }
@@ -224,9 +227,26 @@ export async function compactOnce(host: BenchHost, conversation: ConversationInf
   };
 }
 
+/**
+ * Folds the write-ahead log into the database file (waiting for a checkpoint worker that is still finishing),
+ * so the file alone holds the dataset and can be renamed and copied.
+ */
+export function foldLog(path: string): void {
+  const db = new DatabaseSync(path, { timeout: 30_000 });
+  try {
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } finally {
+    db.close();
+  }
+  if (existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0) {
+    throw new Error(`The write-ahead log of ${path} could not be folded into the file; run again with --rebuild.`);
+  }
+}
+
 /** A fresh working copy of the cached dataset (copy-on-write where the filesystem can). */
 export function workingCopy(seed: number, size: number): string {
   const source = datasetPaths(seed, size).database;
+  if (existsSync(`${source}-wal`) && statSync(`${source}-wal`).size > 0) foldLog(source);
   const target = join(DATA_DIR, `work-n${size}.db`);
   removeDatabase(target);
   copyFileSync(source, target, constants.COPYFILE_FICLONE);

@@ -12,6 +12,7 @@
  *   npm run bench -- --repetitions 50 --seed 7     fewer samples per latency phase; another dataset
  *   npm run bench -- --rebuild                     regenerate the cached datasets
  *   npm run bench -- --no-write                    print only; leave results and docs untouched
+ *   npm run bench -- --report-only                 rewrite the chart and docs/benchmarks.md from latest.json
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     phases: { type: "string" },
     rebuild: { type: "boolean", default: false },
     "no-write": { type: "boolean", default: false },
+    "report-only": { type: "boolean", default: false },
   },
 });
 
@@ -76,9 +78,9 @@ function child(script: string, args: string[]): string {
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GB RAM, Node ${process.version}`;
 console.log(`LCM benchmark · sizes ${sizes.map(sizeLabel).join(", ")} · seed ${seed} · ${repetitions} repetitions · ${machine}`);
-compile();
 const measured: SizeResult[] = [];
-for (const size of sizes) {
+if (!values["report-only"]) compile();
+for (const size of values["report-only"] ? [] : sizes) {
   const started = performance.now();
   if (values.rebuild) for (const path of Object.values(datasetPaths(seed, size))) rmSync(path, { force: true });
   const build = JSON.parse(child("build-dataset.ts", [String(seed), String(size)]).trim().split("\n").at(-1)!) as {

@@ -55,11 +55,12 @@ export function latencyChart(sizes: SizeResult[]): string {
   for (let exponent = yMin; exponent <= yMax; exponent++) {
     const y = py(10 ** exponent);
     parts.push(`<line x1="${LEFT}" x2="${LEFT + plotWidth}" y1="${y}" y2="${y}" stroke="#ddd"/>`);
-    parts.push(`<text x="${LEFT - 8}" y="${y + 4}" text-anchor="end">${formatNumber(10 ** exponent)}</text>`);
+    parts.push(`<text x="${LEFT - 8}" y="${y + 4}" text-anchor="end">${Number((10 ** exponent).toPrecision(1))} ms</text>`);
   }
-  for (const x of xs) {
-    parts.push(`<line x1="${px(x)}" x2="${px(x)}" y1="${TOP}" y2="${TOP + plotHeight}" stroke="#ddd"/>`);
-    parts.push(`<text x="${px(x)}" y="${TOP + plotHeight + 18}" text-anchor="middle">${formatNumber(x)}</text>`);
+  for (const size of sorted) {
+    const x = px(size.messages);
+    parts.push(`<line x1="${x}" x2="${x}" y1="${TOP}" y2="${TOP + plotHeight}" stroke="#ddd"/>`);
+    parts.push(`<text x="${x}" y="${TOP + plotHeight + 18}" text-anchor="middle">${size.label}</text>`);
   }
   for (const [bar, label] of [[25, "assemble bar 25 ms"], [50, "full-text bar 50 ms"], [100, "regex / cold-open bar 100 ms"]] as const) {
     if (bar < 10 ** yMin || bar > 10 ** yMax) continue;
@@ -77,10 +78,4 @@ export function latencyChart(sizes: SizeResult[]): string {
   });
   parts.push("</svg>");
   return parts.join("\n") + "\n";
-}
-
-function formatNumber(value: number): string {
-  if (value >= 1_000_000) return `${value / 1_000_000}M`;
-  if (value >= 1_000) return `${Math.round(value / 1_000)}k`;
-  return String(Number(value.toPrecision(3)));
 }

@@ -42,7 +42,12 @@ export function resultsMarkdown(sizes: SizeResult[], machine: string): string {
   lines.push("", "✗ marks a figure outside the bar at that size (the bar is set at 1M). pending: the feature has not landed.", "");
 
   lines.push("### Every phase", "");
-  lines.push("p50 / p95 / max in ms (or the rate), then the longest event-loop block of the phase and its peak RSS.", "");
+  lines.push(
+    "p50 / p95 / max in ms (or the rate), then the longest event-loop block of the phase and its peak RSS. Rates",
+    "are messages over the time spent inside the calls; on a busy machine the rate per CPU-second of this process",
+    "(worker threads included) is the steadier estimate.",
+    "",
+  );
   lines.push(`| phase | ${sorted.map((size) => size.label).join(" | ")} |`);
   lines.push(`|---|${sorted.map(() => "---").join("|")}|`);
   const names = [...new Set(sorted.flatMap((size) => size.phases.map((phase) => phase.name)))];
@@ -83,6 +88,8 @@ function phaseCell(phase: PhaseResult | undefined): string {
   const parts: string[] = [];
   if (phase.latency) parts.push(`${formatFigure(phase.latency.p50)} / ${formatFigure(phase.latency.p95)} / ${formatFigure(phase.latency.max)}`);
   if (phase.rate) parts.push(`${phase.rate.value.toLocaleString("en")} ${phase.rate.unit}`);
+  const perCpuSecond = phase.values?.messagesPerCpuSecond;
+  if (typeof perCpuSecond === "number") parts.push(`${perCpuSecond.toLocaleString("en")} per CPU-second`);
   if (phase.name === "compaction.sweep") parts.push(`${phase.values?.engineSeconds} s engine for ${Number(phase.values?.sweptTokens).toLocaleString("en")} tokens`);
   if (phase.name === "storage") parts.push(`${phase.values?.bytesPerTextByte}× text, ${(Number(phase.values?.databaseBytes) / 2 ** 20).toFixed(0)} MB`);
   const loop = phase.eventLoopMaxMs === undefined ? "" : `loop ${formatFigure(phase.eventLoopMaxMs)}`;

@@ -8,6 +8,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { Database } from "./database.js";
 import { migrate } from "./migrations.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
 
 interface Registry {
   databases: Map<string, Database>;
@@ -49,6 +50,9 @@ export function openDatabase(path: string): Database {
     database.raw.exec("PRAGMA temp_store = MEMORY");
     database.raw.exec("PRAGMA cache_size = -32000");
     migrate(database);
+    if (path !== ":memory:") {
+      database.checkpointer = new WalCheckpointer({ path, exec: (sql) => database.raw.exec(sql) });
+    }
   } catch (error) {
     database.close();
     throw error;

@@ -6,6 +6,7 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { LcmError } from "../errors.js";
+import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /** SQLite's own busy wait per attempt: short enough that a contended lock never stalls the event loop. */
 export const BUSY_TIMEOUT_MS = 5;
@@ -18,6 +19,8 @@ export type Row = Record<string, SQLInputValue>;
 
 export class Database {
   readonly raw: DatabaseSync;
+  /** Set by openDatabase for files: WAL checkpoints on a worker thread, off the event loop (wal-checkpointer.ts). */
+  checkpointer: WalCheckpointer | null = null;
   private readonly statements = new Map<string, StatementSync>();
 
   constructor(readonly path: string) {
@@ -84,6 +87,7 @@ export class Database {
     try {
       const result = body();
       this.raw.exec("COMMIT");
+      this.checkpointer?.noteCommit();
       return result;
     } catch (error) {
       if (this.raw.isTransaction) this.raw.exec("ROLLBACK");
@@ -92,6 +96,7 @@ export class Database {
   }
 
   close(): void {
+    this.checkpointer?.close();
     this.statements.clear();
     if (this.raw.isOpen) this.raw.close();
   }

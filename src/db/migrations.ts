@@ -153,9 +153,6 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE VIRTUAL TABLE messages_fts USING fts5 (
         content, content = 'messages', content_rowid = 'message_id', tokenize = 'unicode61 remove_diacritics 2'
       );
-      -- Merge segments 8 at a time instead of 4: each turn's commit writes a small segment, and with 4 the merges
-      -- cost a third of the per-turn CPU and block 30-40 ms every ~55 turns at 1M messages (docs/benchmarks.md).
-      INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 8);
       -- No insert trigger: SqliteStore writes messages_fts beside each message. An FTS5 write inside a trigger
       -- runs in a statement savepoint, and FTS5 flushes its pending terms to a new segment at every savepoint:
       -- one segment per message, then merges (3.5x the CPU of a direct insert; docs/benchmarks.md).
