@@ -9,21 +9,10 @@ import { dirname, resolve } from "node:path";
 import { Database } from "./database.js";
 import { migrate } from "./migrations.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
+import { processShared } from "../runtime/process-shared.js";
 
-interface Registry {
-  databases: Map<string, Database>;
-}
-
-const REGISTRY_KEY = Symbol.for("openclaw-lcm.connection-registry.v1");
-
-function registry(): Registry {
-  const holder = globalThis as unknown as Record<symbol, Registry | undefined>;
-  let found = holder[REGISTRY_KEY];
-  if (!found) {
-    found = { databases: new Map() };
-    holder[REGISTRY_KEY] = found;
-  }
-  return found;
+function registry(): { databases: Map<string, Database> } {
+  return processShared("connection-registry.v1", () => ({ databases: new Map<string, Database>() }));
 }
 
 /** The shared, migrated connection for `path`, opened (owner-only, WAL) on first use. */

@@ -39,8 +39,10 @@ export class SqliteCompactionStore implements CompactionStore {
   async listCompactionItems(conversationId: ConversationId): Promise<CompactionItem[]> {
     // Plan: SEARCH context_items USING PRIMARY KEY (conversation_id=?), then SEARCH summaries USING INTEGER
     // PRIMARY KEY (rowid=?) per summary item: cost follows the active context, never the stored history.
+    // Rows are mapped at once, so they are read without the defensive copy (Database.rows): the whole context
+    // of a long raw backlog is read per sweep and the copy doubled its cost.
     return this.db
-      .all<CompactionItemRow>(
+      .rows<CompactionItemRow>(
         `SELECT c.ordinal, c.message_id, c.summary_id, c.token_count, c.flags, s.depth
          FROM context_items c LEFT JOIN summaries s ON s.id = c.summary_id
          WHERE c.conversation_id = ? ORDER BY c.ordinal`,
