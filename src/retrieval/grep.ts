@@ -152,29 +152,13 @@ async function combine(
   return ranked.slice(0, request.limit).map((entry) => entry.match);
 }
 
-/** For each message hit: the context summary whose seq range contains it. One read per conversation. */
+/** For each message hit: the summary that now stands for it in the context (null while it is raw context). */
 async function coveringSummaries(store: RetrievalStore, messages: MessageHitRow[]): Promise<Map<number, SummaryId | null>> {
   const result = new Map<number, SummaryId | null>();
-  const conversations = new Set(messages.map((row) => row.conversationId));
-  for (const conversationId of conversations) {
-    const ranges = await store.contextSummaryRanges(conversationId);
-    for (const row of messages) {
-      if (row.conversationId !== conversationId) continue;
-      let low = 0;
-      let high = ranges.length - 1;
-      let found: SummaryId | null = null;
-      while (low <= high) {
-        const middle = (low + high) >> 1;
-        const range = ranges[middle]!;
-        if (row.seq < range.seqStart) high = middle - 1;
-        else if (row.seq > range.seqEnd) low = middle + 1;
-        else {
-          found = range.summaryId;
-          break;
-        }
-      }
-      result.set(row.messageId, found);
-    }
+  for (const conversationId of new Set(messages.map((row) => row.conversationId))) {
+    const inConversation = messages.filter((row) => row.conversationId === conversationId);
+    const bySeq = await store.coveringSummaryIds(conversationId, inConversation.map((row) => row.seq));
+    for (const row of inConversation) result.set(row.messageId, bySeq.get(row.seq) ?? null);
   }
   return result;
 }

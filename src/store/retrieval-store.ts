@@ -86,12 +86,6 @@ export interface MessageText {
   tokenCount: number;
 }
 
-/** A summary that is a context item, with the seq range it covers. */
-export interface ContextSummaryRange {
-  summaryId: SummaryId;
-  seqStart: number;
-  seqEnd: number;
-}
 
 export interface RetrievalStore {
   searchMessages(query: FullTextQuery): Promise<MessageHitRow[]>;
@@ -110,8 +104,11 @@ export interface RetrievalStore {
   /** The highest message / summary row id in the database (0 when empty). */
   maxMessageRowId(): Promise<number>;
   maxSummaryRowId(): Promise<number>;
-  /** The summaries among a conversation's context items, oldest first. */
-  contextSummaryRanges(conversationId: ConversationId): Promise<ContextSummaryRange[]>;
+  /**
+   * For each message seq of a conversation: the summary that now stands for it in the context (the root above the
+   * leaf whose seq range holds it), or null while the message is still raw context.
+   */
+  coveringSummaryIds(conversationId: ConversationId, seqs: number[]): Promise<Map<number, SummaryId | null>>;
   summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage>;
   /** Plain-text messages in the order of `messageIds`; unknown ids are skipped. */
   getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]>;

@@ -10,11 +10,10 @@
  * rowid<?) across conversations.
  */
 import { isBusyError, type Database } from "../../db/database.js";
-import type { ConversationId, ConversationRecord, MessageId, SummaryKind } from "../../records.js";
+import type { ConversationId, ConversationRecord, MessageId, SummaryId, SummaryKind } from "../../records.js";
 import { EXPANSION_SESSION_PREFIX } from "../grant-store.js";
 import type {
   CandidatePage,
-  ContextSummaryRange,
   FullTextQuery,
   MessageHitRow,
   MessageText,
@@ -49,6 +48,9 @@ import {
 
 /** When each connection last refreshed its planner statistics (per process; a reloaded module just refreshes again). */
 const statisticsRefreshedAt = new WeakMap<Database, number>();
+
+/** Bound on the climb from a leaf to its root (depths stay far below this). */
+const MAX_DAG_DEPTH = 64;
 
 export class SqliteRetrievalStore implements RetrievalStore {
   constructor(private readonly db: Database) {}
@@ -152,14 +154,32 @@ export class SqliteRetrievalStore implements RetrievalStore {
     return this.db.get<{ top: number | null }>("SELECT max(id) AS top FROM summaries")?.top ?? 0;
   }
 
-  async contextSummaryRanges(conversationId: ConversationId): Promise<ContextSummaryRange[]> {
-    return this.db
-      .all<{ summary_id: string; seq_start: number; seq_end: number }>(
-        `SELECT s.summary_id, s.seq_start, s.seq_end FROM context_items c JOIN summaries s ON s.id = c.summary_id
-         WHERE c.conversation_id = ? AND c.summary_id IS NOT NULL ORDER BY c.ordinal`,
-        conversationId,
-      )
-      .map((row) => ({ summaryId: row.summary_id, seqStart: row.seq_start, seqEnd: row.seq_end }));
+  /**
+   * Cost per seq: one probe of summaries_conversation_seq for the nearest leaf, then one probe of
+   * summary_parents_parent per level climbed (a handful). It never reads the context items, whose count grows
+   * with the raw history.
+   */
+  async coveringSummaryIds(conversationId: ConversationId, seqs: number[]): Promise<Map<number, SummaryId | null>> {
+    const covering = new Map<number, SummaryId | null>();
+    for (const seq of new Set(seqs)) {
+      const leaf = this.db.get<{ id: number; seq_end: number }>(
+        `SELECT id, seq_end FROM summaries WHERE conversation_id = ? AND seq_start <= ? AND kind = 'leaf'
+         ORDER BY seq_start DESC LIMIT 1`,
+        conversationId, seq,
+      );
+      if (!leaf || leaf.seq_end < seq) {
+        covering.set(seq, null);
+        continue;
+      }
+      let rowId = leaf.id;
+      for (let level = 0; level < MAX_DAG_DEPTH; level++) {
+        const parent = this.db.get<{ summary_id: number }>("SELECT summary_id FROM summary_parents WHERE parent_summary_id = ? LIMIT 1", rowId);
+        if (!parent) break;
+        rowId = parent.summary_id;
+      }
+      covering.set(seq, this.db.get<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE id = ?", rowId)?.summary_id ?? null);
+    }
+    return covering;
   }
 
   async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
