@@ -12,7 +12,7 @@ import type { AgentMessage } from "../host/openclaw-types.js";
 import { type EncodedMessage, encodeMessage } from "../messages/message-codec.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
-import type { MessageStore } from "../store/store.js";
+import type { AppendResult, MessageStore } from "../store/store.js";
 
 export interface HistoryImportDeps {
   store: MessageStore;
@@ -76,7 +76,16 @@ export async function importHostHistory(
   }
   const fresh = encoded.slice(anchor + 1).filter((message) => !existing.has(message.identityKey));
   if (fresh.length === 0) return { imported: 0, skippedInvalid: invalid, noOverlap: false };
-  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation.conversationId, fresh) : fresh;
-  const result = await deps.store.appendMessages(conversation.conversationId, toStore, deps.clock.now());
+  const result = await storeEncoded(conversation, fresh, deps);
   return { imported: result.inserted, skippedInvalid: invalid, noOverlap: false };
+}
+
+/** Every ingest path's last step: large content stored aside (when configured), then one append transaction. */
+export async function storeEncoded(
+  conversation: ConversationRecord,
+  encoded: EncodedMessage[],
+  deps: Pick<HistoryImportDeps, "store" | "clock" | "largeFiles">,
+): Promise<AppendResult> {
+  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation.conversationId, encoded) : encoded;
+  return deps.store.appendMessages(conversation.conversationId, toStore, deps.clock.now());
 }

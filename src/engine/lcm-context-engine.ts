@@ -37,7 +37,7 @@ import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js"
 import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { runCompact, runMaintain } from "./compaction-hooks.js";
-import { encodeAll, importHostHistory } from "./history-import.js";
+import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
 import type { TranscriptSource } from "./transcript-source.js";
@@ -264,8 +264,7 @@ export class LcmContextEngine implements ContextEngine {
 
   private async append(params: { sessionId: string; sessionKey?: string }, messages: readonly unknown[]) {
     const conversation = await this.conversationFor(params);
-    const encoded = await this.encodeForStorage(conversation, messages);
-    return this.deps.store.appendMessages(conversation.conversationId, encoded, this.deps.clock.now());
+    return storeEncoded(conversation, encodeAll(Array.isArray(messages) ? messages : [], this.deps).encoded, this.importDeps);
   }
 
   /** Encodes host messages, then stores large file blocks and tool output aside (fail-soft, never throws). */

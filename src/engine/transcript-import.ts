@@ -15,7 +15,7 @@ import type { AgentMessage } from "../host/openclaw-types.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
 import type { ConversationStore, MessageStore } from "../store/store.js";
-import { encodeAll } from "./history-import.js";
+import { encodeAll, storeEncoded } from "./history-import.js";
 import type { TranscriptSource } from "./transcript-source.js";
 
 /** Bytes of a transcript file read per bootstrap call. */
@@ -63,9 +63,7 @@ async function sizeOf(path: string): Promise<number | null> {
 
 async function appendBatch(conversation: ConversationRecord, messages: AgentMessage[], deps: TranscriptImportDeps): Promise<number> {
   if (messages.length === 0) return 0;
-  const { encoded } = encodeAll(messages, deps);
-  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation.conversationId, encoded) : encoded;
-  return (await deps.store.appendMessages(conversation.conversationId, toStore, deps.clock.now())).inserted;
+  return (await storeEncoded(conversation, encodeAll(messages, deps).encoded, deps)).inserted;
 }
 
 async function importFromHost(
