@@ -22,6 +22,7 @@ import { hostLogger } from "./runtime/host-logger.js";
 import { SqliteCompactionStore } from "./store/sqlite/sqlite-compaction-store.js";
 import { SqliteGrantStore } from "./store/sqlite/sqlite-grant-store.js";
 import { SqliteRetrievalStore } from "./store/sqlite/sqlite-retrieval-store.js";
+import { SqliteSearchIndex } from "./store/sqlite/sqlite-search-index.js";
 import { SqliteStatusStore } from "./store/sqlite/sqlite-status-store.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import { hostModelRef } from "./summarize/host-llm-summarizer.js";
@@ -41,6 +42,7 @@ export interface PluginServices {
   grantStore: SqliteGrantStore;
   statusStore: SqliteStatusStore;
   integrityStore: SqliteIntegrityStore;
+  searchIndex: SqliteSearchIndex;
 }
 
 export function openServices(config: LcmConfig): PluginServices {
@@ -53,6 +55,7 @@ export function openServices(config: LcmConfig): PluginServices {
     grantStore: new SqliteGrantStore(database),
     statusStore: new SqliteStatusStore(database),
     integrityStore: new SqliteIntegrityStore(database),
+    searchIndex: new SqliteSearchIndex(database),
   };
 }
 
@@ -89,6 +92,7 @@ export function register(api: PluginApi): void {
     return new LcmContextEngine({
       config, store: services.store, compactionStore: services.compactionStore, summarizers, tokens, clock: systemClock,
       logger, transcriptSource, textCompletion, grants: services.grantStore, integrity: integrityCheckerFor(services),
+      searchIndex: services.searchIndex,
     });
   });
   // Recall tools and /lcm open the database only when they run (tool listing stays side-effect-free).

@@ -2,6 +2,7 @@ import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { closeAllDatabases, openSharedDatabase } from "../src/db/connection-registry.js";
+import { MIGRATIONS } from "../src/db/migrations.js";
 import { LcmError } from "../src/errors.js";
 import plugin from "../index.js";
 import { FakePluginApi } from "./fakes/fake-plugin-api.js";
@@ -95,7 +96,7 @@ describe("plugin entry", () => {
     expect((await engine.assemble({ sessionId: "s1", messages: [] })).messages).toMatchObject([{ role: "user", content: "kept" }]);
     expect(
       Number((openSharedDatabase(databasePath).raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version),
-    ).toBe(1);
+    ).toBe(MIGRATIONS.at(-1)!.version);
   });
 });
 

@@ -14,7 +14,9 @@ import type { ContextStore, MessageStore, SummaryReadStore } from "../store/stor
 import { summaryToMessage } from "./summary-message.js";
 import { type Sized, repairToolPairing } from "./tool-pairing.js";
 
-const PAGE_SIZE = 128;
+/** Context items per read: the first page covers a typical turn, later pages are larger (fewer queries). */
+const FIRST_PAGE_SIZE = 256;
+const PAGE_SIZE = 1_024;
 
 export interface AssemblerDeps {
   store: ContextStore & MessageStore & SummaryReadStore;
@@ -87,7 +89,8 @@ export class Assembler {
     let rawSeen = 0;
     let cursor: number | null = null;
     for (;;) {
-      const page = await this.deps.store.listContextNewestFirst(request.conversationId, cursor, PAGE_SIZE);
+      const pageSize = cursor === null ? FIRST_PAGE_SIZE : PAGE_SIZE;
+      const page = await this.deps.store.listContextNewestFirst(request.conversationId, cursor, pageSize);
       for (const item of page) {
         cursor = item.ordinal;
         unit.push(item);
@@ -105,7 +108,7 @@ export class Assembler {
         if (isRaw) rawSeen += unit.length;
         unit = [];
       }
-      if (page.length < PAGE_SIZE) break;
+      if (page.length < pageSize) break;
     }
     // Results left in `unit` have no calling message in the context: orphans, never assembled.
     return { items: selected, evicted: false, freshTailTokens };

@@ -37,7 +37,8 @@ export function renderStatus(input: StatusInput): string {
   }
   lines.push(
     `Database: ${count(input.totals.conversations)} conversations · ${count(input.totals.messages)} messages · ` +
-      `${count(input.totals.messageTokens)} tokens · ${input.databasePath}`,
+      `${count(input.totals.messageTokens)} tokens · ${input.databasePath}` +
+      (input.totals.awaitingIndex > 0 ? ` · ${count(input.totals.awaitingIndex)} messages waiting for the full-text index` : ""),
   );
   return lines.join("\n");
 }

@@ -22,6 +22,7 @@ export class Database {
   /** Set by openDatabase for files: WAL checkpoints on a worker thread, off the event loop (wal-checkpointer.ts). */
   checkpointer: WalCheckpointer | null = null;
   private readonly statements = new Map<string, StatementSync>();
+  private readonly tupleStatements = new Map<string, StatementSync>();
 
   constructor(readonly path: string) {
     this.raw = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
@@ -53,6 +54,20 @@ export class Database {
    */
   rows<T>(sql: string, ...params: SQLInputValue[]): T[] {
     return this.statement(sql).all(...params) as T[];
+  }
+
+  /**
+   * Rows as arrays in column order (node:sqlite's return-arrays mode): for the hottest reads, where building a
+   * keyed object per row costs about as much as the query (src/store/sqlite/rows.ts).
+   */
+  tuples<T extends readonly unknown[]>(sql: string, ...params: SQLInputValue[]): T[] {
+    let statement = this.tupleStatements.get(sql);
+    if (!statement) {
+      statement = this.raw.prepare(sql);
+      statement.setReturnArrays(true);
+      this.tupleStatements.set(sql, statement);
+    }
+    return statement.all(...params) as unknown as T[];
   }
 
   run(sql: string, ...params: SQLInputValue[]): { changes: number; lastInsertRowid: number } {
@@ -98,6 +113,7 @@ export class Database {
   close(): void {
     this.checkpointer?.close();
     this.statements.clear();
+    this.tupleStatements.clear();
     if (this.raw.isOpen) this.raw.close();
   }
 }

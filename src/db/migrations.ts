@@ -171,6 +171,30 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 2,
+    name: "message full-text index written in batches",
+    // (Version 1's note on messages_fts predates this: the store no longer writes it.)
+    // Messages are no longer indexed inside the write that stores them: SqliteSearchIndex indexes them in batches
+    // of hundreds (one FTS5 segment per batch instead of one per turn) and records here the highest message_id
+    // indexed. Messages are never deleted and ids only grow, so "indexed" is exactly "message_id <= through".
+    // FTS5's automatic merging is switched off: it ran inside whichever commit crossed a work unit (36-48 ms at
+    // 1M messages); the indexer merges in bounded steps of its own instead (docs/benchmarks.md).
+    up: `
+      CREATE TABLE search_index_state (
+        name    TEXT PRIMARY KEY,
+        through INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      INSERT INTO search_index_state (name, through) VALUES ('messages_fts', (SELECT coalesce(max(message_id), 0) FROM messages));
+      INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+      -- A message still waiting for its batch is not in the index, and FTS5 must not be told to delete it.
+      DROP TRIGGER messages_fts_delete;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+      WHEN old.message_id <= (SELECT through FROM search_index_state WHERE name = 'messages_fts') BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.message_id, old.content);
+      END;
+    `,
+  },
 ];
 
 /** Brings the schema up to date. Cheap when already current: one pragma read. */

@@ -34,6 +34,7 @@ import type { ConversationRecord } from "../records.js";
 import { runSerialized } from "../runtime/session-queue.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
+import type { SearchIndex } from "../store/search-index.js";
 import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { runCompact, runMaintain } from "./compaction-hooks.js";
@@ -74,7 +75,17 @@ export interface EngineDeps {
   integrity?: Pick<IntegrityChecker, "checkRecent">;
   /** Delegated-expansion grants, revoked when their helper sub-agent ends (absent: nothing to revoke). */
   grants?: Pick<GrantStore, "revokeGrantsForChild">;
+  /** The messages' full-text index, brought up to date in batches by maintain (absent: searches do it). */
+  searchIndex?: SearchIndex;
 }
+
+/**
+ * maintain indexes new messages for full-text search once this many wait (about 40 turns): one FTS5 segment
+ * per batch instead of one per turn. A search indexes whatever is still waiting before it reads.
+ */
+export const INDEX_BATCH_MESSAGES = 200;
+/** At most this many messages indexed per maintain (~12 ms per 500, the event loop running between chunks). */
+export const INDEX_ROWS_PER_MAINTAIN = 5_000;
 
 export class LcmContextEngine implements ContextEngine {
   readonly info: ContextEngineInfo = {
@@ -196,6 +207,7 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, async () => {
         const result = await runMaintain(params, this.deps);
         await this.checkRecentIntegrity(params.sessionId);
+        await this.deps.searchIndex?.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
         return result;
       }),
     );

@@ -16,6 +16,8 @@ export interface DatabaseTotals {
   conversations: number;
   messages: number;
   messageTokens: number;
+  /** Messages stored but not yet in the full-text index (it is written in batches; a search catches it up). */
+  awaitingIndex: number;
 }
 
 export interface StatusStore {

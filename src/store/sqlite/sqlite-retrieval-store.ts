@@ -24,6 +24,7 @@ import type {
   SummaryLineage,
 } from "../retrieval-store.js";
 import { type ConversationRow, toConversation } from "./rows.js";
+import { SqliteSearchIndex } from "./sqlite-search-index.js";
 import {
   candidatePage,
   containsClause,
@@ -53,9 +54,15 @@ const statisticsRefreshedAt = new WeakMap<Database, number>();
 const MAX_DAG_DEPTH = 64;
 
 export class SqliteRetrievalStore implements RetrievalStore {
-  constructor(private readonly db: Database) {}
+  private readonly index: SqliteSearchIndex;
+
+  constructor(private readonly db: Database) {
+    this.index = new SqliteSearchIndex(db);
+  }
 
   async searchMessages(query: FullTextQuery): Promise<MessageHitRow[]> {
+    // Messages reach the full-text index in batches: index the newest ones first so no stored message is missed.
+    await this.index.indexPending();
     const rows = this.db.all<MessageHitSql>(
       query.sort === "relevance" ? MESSAGES_BY_RELEVANCE : MESSAGES_BY_RECENCY, query.match, ...filterParams(query),
       query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME, query.limit,
@@ -85,6 +92,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
   }
 
   async messageCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
+    if (below === null) await this.index.indexPending();
     const rows = this.db.all<Candidate<MessageHitSql>>(
       `SELECT c.rowid AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER}) AS in_scope,
          CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS text

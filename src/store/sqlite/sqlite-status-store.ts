@@ -6,6 +6,7 @@
 import type { Database } from "../../db/database.js";
 import type { ConversationId } from "../../records.js";
 import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../status-store.js";
+import { SqliteSearchIndex } from "./sqlite-search-index.js";
 
 export class SqliteStatusStore implements StatusStore {
   constructor(private readonly db: Database) {}
@@ -24,6 +25,11 @@ export class SqliteStatusStore implements StatusStore {
     const row = this.db.get<{ conversations: number; messages: number; tokens: number }>(
       "SELECT count(*) AS conversations, total(message_count) AS messages, total(message_tokens) AS tokens FROM conversations",
     );
-    return { conversations: row?.conversations ?? 0, messages: row?.messages ?? 0, messageTokens: row?.tokens ?? 0 };
+    return {
+      conversations: row?.conversations ?? 0,
+      messages: row?.messages ?? 0,
+      messageTokens: row?.tokens ?? 0,
+      awaitingIndex: await new SqliteSearchIndex(this.db).pendingMessages(),
+    };
   }
 }

@@ -22,10 +22,13 @@ import type {
 import type { AppendResult, LcmStore } from "../store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
 import {
-  type ContextItemRow,
+  CONTEXT_ITEM_COLUMNS,
+  type ContextItemTuple,
   type ConversationRow,
-  type MessageRow,
-  type PartRow,
+  MESSAGE_COLUMNS,
+  type MessageTuple,
+  PART_COLUMNS,
+  type PartTuple,
   type SummaryRow,
   toContextItem,
   toConversation,
@@ -34,8 +37,6 @@ import {
   toSummary,
 } from "./rows.js";
 
-const MESSAGE_COLUMNS =
-  "message_id, conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta";
 const SUMMARY_COLUMNS =
   "id, summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at, " +
   "descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at";
@@ -152,8 +153,7 @@ export class SqliteStore implements LcmStore {
         continue;
       }
       nextSeq++;
-      // Indexed here rather than by a trigger: see the note on messages_fts in src/db/migrations.ts.
-      this.db.run("INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", messageId, message.content);
+      // Not indexed here: SqliteSearchIndex adds messages to messages_fts in batches (schema version 2).
       if (message.largeFiles?.length) insertLargeFiles(this.db, conversationId, message.largeFiles);
       message.parts.forEach((part, ordinal) => {
         this.db.run(
@@ -202,34 +202,33 @@ export class SqliteStore implements LcmStore {
   async getMessages(messageIds: MessageId[]): Promise<MessageRecord[]> {
     if (messageIds.length === 0) return [];
     const ids = JSON.stringify(messageIds);
-    const rows = this.db.rows<MessageRow>(
+    const rows = this.db.tuples<MessageTuple>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE message_id IN (SELECT value FROM json_each(?))`, ids,
     );
     const parts = this.partsFor(ids);
-    const byId = new Map(rows.map((row) => [row.message_id, toMessage(row, parts.get(row.message_id) ?? [])]));
+    const byId = new Map(rows.map((row) => [row[0], toMessage(row, parts.get(row[0]) ?? [])]));
     return messageIds.flatMap((id) => byId.get(id) ?? []);
   }
 
   async getMessagesBySeq(conversationId: ConversationId, fromSeq: number, toSeq: number, limit: number): Promise<MessageRecord[]> {
-    const rows = this.db.rows<MessageRow>(
+    const rows = this.db.tuples<MessageTuple>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT ?`,
       conversationId, fromSeq, toSeq, limit,
     );
-    const parts = this.partsFor(JSON.stringify(rows.map((row) => row.message_id)));
-    return rows.map((row) => toMessage(row, parts.get(row.message_id) ?? []));
+    const parts = this.partsFor(JSON.stringify(rows.map((row) => row[0])));
+    return rows.map((row) => toMessage(row, parts.get(row[0]) ?? []));
   }
 
   private partsFor(messageIdsJson: string): Map<number, StoredPart[]> {
-    const rows = this.db.rows<PartRow>(
-      `SELECT message_id, kind, text_start, text_end, data, meta FROM message_parts
-       WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, ordinal`,
+    const rows = this.db.tuples<PartTuple>(
+      `SELECT ${PART_COLUMNS} FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, ordinal`,
       messageIdsJson,
     );
     const parts = new Map<number, StoredPart[]>();
     for (const row of rows) {
-      const list = parts.get(row.message_id) ?? [];
-      list.push(toPart(row));
-      parts.set(row.message_id, list);
+      const list = parts.get(row[0]);
+      if (list) list.push(toPart(row));
+      else parts.set(row[0], [toPart(row)]);
     }
     return parts;
   }
@@ -238,9 +237,8 @@ export class SqliteStore implements LcmStore {
 
   async listContextNewestFirst(conversationId: ConversationId, beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
     return this.db
-      .rows<ContextItemRow>(
-        `SELECT ordinal, message_id, summary_id, token_count, flags FROM context_items
-         WHERE conversation_id = ? AND ordinal < ? ORDER BY ordinal DESC LIMIT ?`,
+      .tuples<ContextItemTuple>(
+        `SELECT ${CONTEXT_ITEM_COLUMNS} FROM context_items WHERE conversation_id = ? AND ordinal < ? ORDER BY ordinal DESC LIMIT ?`,
         conversationId, beforeOrdinal ?? Number.MAX_SAFE_INTEGER, limit,
       )
       .map(toContextItem);
@@ -248,13 +246,13 @@ export class SqliteStore implements LcmStore {
 
   async listContextOldestFirst(conversationId: ConversationId, afterOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
     return this.db
-      .rows<ContextItemRow>(
-        `SELECT ordinal, message_id, summary_id, token_count, flags FROM context_items
-         WHERE conversation_id = ? AND ordinal > ? ORDER BY ordinal ASC LIMIT ?`,
+      .tuples<ContextItemTuple>(
+        `SELECT ${CONTEXT_ITEM_COLUMNS} FROM context_items WHERE conversation_id = ? AND ordinal > ? ORDER BY ordinal ASC LIMIT ?`,
         conversationId, afterOrdinal ?? Number.MIN_SAFE_INTEGER, limit,
       )
       .map(toContextItem);
   }
+
 
   // ── large files (rows are written with their message in appendInTransaction) ─────────────────────────
 
