@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/connection-registry.js";
 import type { Database } from "../../src/db/database.js";
 import { RESTART_AFTER_FRAMES, WORKER_AFTER_COMMITS } from "../../src/db/wal-checkpointer.js";
+import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
 
 const autocheckpoint = (db: Database) => db.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint")!.wal_autocheckpoint;
@@ -59,4 +60,30 @@ describe("WalCheckpointer", () => {
     expect(statSync(`${path}-wal`).size).toBeLessThan(written / 2);
     db.close();
   }, 60_000);
+
+  it("merges full-text index segments on the worker when asked, and not before it runs", async () => {
+    const db = openDatabase(tempDatabasePath());
+    const index = new SqliteSearchIndex(db);
+    const segmentRows = () => db.get<{ n: number }>("SELECT count(*) AS n FROM messages_fts_data")!.n;
+    expect(db.checkpointer!.requestIndexMerge()).toBe(false);
+    await db.write(() => db.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('a', 's', 1, 1)"));
+    // One indexing transaction per message: one small segment each (automatic merging is off).
+    for (let seq = 1; seq <= 12; seq++) {
+      await db.write(() => {
+        db.run(
+          "INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key) VALUES (1, ?, 'user', ?, 3, 1, ?)",
+          seq, `word${seq} shared text`, `k${seq}`,
+        );
+        index.indexChunk(10);
+      });
+    }
+    const unmerged = segmentRows();
+    await commit(db, WORKER_AFTER_COMMITS + 1);
+    await until(() => autocheckpoint(db) === 0);
+    expect(db.checkpointer!.requestIndexMerge()).toBe(true);
+    await until(() => segmentRows() < unmerged);
+    expect(db.get<{ n: number }>("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'shared'")!.n).toBe(12);
+    db.raw.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run();
+    db.close();
+  });
 });

@@ -7,18 +7,18 @@
  * turn's write made one per turn) and advances `through` with it, so a crash leaves either both or neither.
  *
  * FTS5's automatic merging is off (schema version 2): it ran inside whichever commit crossed a work unit and
- * cost that commit 36-48 ms at a million messages. Merging runs here instead, as FTS5 'merge' commands of
- * MERGE_STEP_PAGES pages each, one transaction per step, until FTS5 reports nothing left to merge or the call's
- * step budget is spent; FTS5's crisis merge (16 segments on one level) remains the backstop.
+ * cost that commit 36-48 ms at a million messages. After indexing, segments are merged by FTS5 'merge' commands
+ * on the connection's background worker (wal-checkpointer.ts); where no worker runs yet, here, one transaction
+ * per step, until FTS5 reports nothing left to merge or the call's step budget is spent. FTS5's crisis merge
+ * (16 segments on one level) remains the backstop.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
+import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
 import type { IndexProgress, SearchIndex } from "../search-index.js";
 
 /** Messages per indexing transaction: ~25 µs each at a million messages, so about 12 ms per chunk. */
 export const INDEX_CHUNK_ROWS = 500;
-/** Index pages one merge step writes (FTS5 pages of ~4 KB). */
-export const MERGE_STEP_PAGES = 64;
 /** Merge steps per indexed chunk, at most: enough to keep the segment count bounded as chunks arrive. */
 const MERGE_STEPS_PER_CHUNK = 8;
 
@@ -74,8 +74,9 @@ export class SqliteSearchIndex implements SearchIndex {
     );
   }
 
-  /** Bounded merge steps; stops early once FTS5 finds nothing to merge. */
+  /** Merges on the background worker, or here in bounded steps; stops early once FTS5 finds nothing to merge. */
   private async merge(maxSteps: number): Promise<void> {
+    if (maxSteps === 0 || this.db.checkpointer?.requestIndexMerge()) return;
     for (let step = 0; step < maxSteps; step++) {
       const worked = await this.db.write(() => {
         const before = this.totalChanges();
