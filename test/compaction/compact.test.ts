@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import type { AgentMessage, CompactParams } from "../../src/host/openclaw-types.js";
 import { SUMMARY_ID_PATTERN } from "../../src/records.js";
+import { ITEM_PAGE_SIZE } from "../../src/store/sqlite/sqlite-compaction-store.js";
 import { RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";
@@ -141,5 +142,24 @@ describe("compact", () => {
     expect(committed.status).toBe("committed");
     expect(compacted.ok).toBe(true);
     expect(checkInvariants(db, conversationId)).toEqual([]);
+  });
+
+  it("sweeps a context longer than one page of items (read in pages) and leaves every invariant intact", async () => {
+    const harness = createTestEngine({ config: { ...CONFIG, leafChunkTokens: 2_000 }, tokens: new WordTokenEstimator() });
+    const messages = Array.from({ length: ITEM_PAGE_SIZE + 600 }, (_, index) =>
+      index % 2 === 0 ? userMessage(`question ${index} about item${index}`) : assistantMessage(`answer ${index} on item${index}`));
+    await harness.newEngine().ingestBatch({ sessionId: "s1", sessionKey: "agent:main:main", messages });
+    const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+    const llm = new RecordingLlm(() => "Items were discussed.\nExpand for details about: items");
+    const result = await harness.newEngine().compact({
+      sessionId: "s1", sessionKey: "agent:main:main", runtimeContext: { llm }, force: true, compactionTarget: "threshold", tokenBudget: 1_000,
+    });
+    expect(result).toMatchObject({ ok: true, compacted: true });
+    const raw = harness.db.get<{ count: number }>("SELECT count(*) AS count FROM context_items WHERE message_id IS NOT NULL")!.count;
+    expect(raw).toBe(CONFIG.freshTailCount);
+    // Every message is under exactly one leaf summary or still raw in context.
+    const summarized = harness.db.get<{ count: number }>("SELECT count(DISTINCT message_id) AS count FROM summary_messages")!.count;
+    expect(summarized + raw).toBe(messages.length);
+    expect(checkInvariants(harness.db, conversationId)).toEqual([]);
   });
 });
