@@ -24,6 +24,19 @@ export const SUMMARY_FILTER =
 export const RELEVANCE_CANDIDATES = 10_000;
 
 /**
+ * A term found in more messages than this makes FTS5's bm25() too slow (it counts the term's documents over the
+ * whole doclist first): such queries rank the newest COMMON_RELEVANCE_CANDIDATES matches with the same formula
+ * computed in JavaScript (retrieval/relevance.ts), with document frequencies estimated from the newest
+ * COMMON_TERM_DOCUMENTS matches of each term (a bounded read: ~4 ms for a word in most of a million messages).
+ */
+export const COMMON_TERM_DOCUMENTS = 20_000;
+export const COMMON_RELEVANCE_CANDIDATES = 2_000;
+
+/** The newest COMMON_TERM_DOCUMENTS documents holding a term: how many, and the oldest of them. */
+export const TERM_FREQUENCY = `SELECT count(*) AS count, min(rowid) AS oldest
+  FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ${COMMON_TERM_DOCUMENTS})`;
+
+/**
  * Recency queries select no rank: bm25 starts by counting every document that holds each term (a walk of the
  * term's whole doclist, 40 ms for a word in most of a million messages), and recency never uses it.
  */
@@ -35,6 +48,12 @@ export const SUMMARY_MATCHES = `
   WHERE summaries_fts MATCH ? AND ${SUMMARY_FILTER}`;
 export const MESSAGES_BY_RECENCY = `SELECT ${MESSAGE_HIT}, snippet(messages_fts, 0, ${SNIPPET}) AS text, 0 AS rank
   ${MESSAGE_MATCHES} ORDER BY messages_fts.rowid DESC LIMIT ?`;
+/** The newest in-scope matches with their text and length in tokens (FTS5's docsize record), for ranking here. */
+export const MESSAGE_CANDIDATES_WITH_TEXT = `SELECT ${MESSAGE_HIT}, m.content AS text, d.sz AS size, 0 AS rank
+  FROM messages_fts CROSS JOIN messages m ON m.message_id = messages_fts.rowid
+    CROSS JOIN messages_fts_docsize d ON d.id = messages_fts.rowid
+  WHERE messages_fts MATCH ? AND ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ?
+  ORDER BY messages_fts.rowid DESC LIMIT ${COMMON_RELEVANCE_CANDIDATES}`;
 export const MESSAGES_BY_RELEVANCE = `SELECT * FROM (SELECT ${MESSAGE_HIT}, NULL AS text, messages_fts.rank AS rank
   ${MESSAGE_MATCHES} ORDER BY messages_fts.rowid DESC LIMIT ${RELEVANCE_CANDIDATES}) ORDER BY rank, message_id DESC LIMIT ?`;
 export const SUMMARIES_BY_RECENCY = `SELECT ${SUMMARY_HIT}, snippet(summaries_fts, 0, ${SNIPPET}) AS text, 0 AS rank
@@ -51,6 +70,30 @@ export interface MessageHitSql {
   text: string | null;
   rank: number;
 }
+
+/**
+ * The varints at the start of an FTS5 record: a docsize record holds the document's length in tokens (one
+ * indexed column); the averages record (messages_fts_data id 1) the number of documents, then the total tokens.
+ * SQLite's varint: big-endian groups of 7 bits, the high bit set on every byte but the last (lengths here never
+ * need the 9-byte form).
+ */
+export function readVarints(record: Uint8Array | null, count: number): number[] {
+  const values: number[] = [];
+  let value = 0;
+  for (let index = 0; record && index < record.length && values.length < count; index++) {
+    const byte = record[index]!;
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) {
+      values.push(value);
+      value = 0;
+    }
+  }
+  while (values.length < count) values.push(0);
+  return values;
+}
+
+/** FTS5's averages record of the message index. */
+export const MESSAGE_INDEX_AVERAGES = "SELECT block FROM messages_fts_data WHERE id = 1";
 
 export interface SummaryHitSql {
   id: number;

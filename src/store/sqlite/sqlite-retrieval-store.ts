@@ -25,6 +25,7 @@ import type {
 } from "../retrieval-store.js";
 import { type ConversationRow, toConversation } from "./rows.js";
 import { SqliteSearchIndex } from "./sqlite-search-index.js";
+import { bm25Scores, type CorpusStats, matchTerms, termMatch, type MatchTerm } from "../../retrieval/relevance.js";
 import {
   candidatePage,
   containsClause,
@@ -34,6 +35,11 @@ import {
   MESSAGE_HIT,
   MESSAGES_BY_RECENCY,
   MESSAGES_BY_RELEVANCE,
+  MESSAGE_CANDIDATES_WITH_TEXT,
+  COMMON_TERM_DOCUMENTS,
+  TERM_FREQUENCY,
+  MESSAGE_INDEX_AVERAGES,
+  readVarints,
   MIN_TIME,
   SNIPPET,
   SUMMARIES_BY_RECENCY,
@@ -53,6 +59,12 @@ const statisticsRefreshedAt = new WeakMap<Database, number>();
 /** Bound on the climb from a leaf to its root (depths stay far below this). */
 const MAX_DAG_DEPTH = 64;
 
+/** What ranking a query with a very common word needs: its terms, their document frequencies, the corpus. */
+interface CommonTermStats extends CorpusStats {
+  terms: MatchTerm[];
+  frequencies: number[];
+}
+
 export class SqliteRetrievalStore implements RetrievalStore {
   private readonly index: SqliteSearchIndex;
 
@@ -63,6 +75,10 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async searchMessages(query: FullTextQuery): Promise<MessageHitRow[]> {
     // Messages reach the full-text index in batches: index the newest ones first so no stored message is missed.
     await this.index.indexPending();
+    if (query.sort === "relevance") {
+      const common = this.commonTermStats(query.match);
+      if (common) return this.rankCommonTermMatches(query, common);
+    }
     const rows = this.db.all<MessageHitSql>(
       query.sort === "relevance" ? MESSAGES_BY_RELEVANCE : MESSAGES_BY_RECENCY, query.match, ...filterParams(query),
       query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME, query.limit,
@@ -77,6 +93,56 @@ export class SqliteRetrievalStore implements RetrievalStore {
     );
     if (query.sort === "relevance") this.addSnippets("summaries_fts", query.match, rows, (row) => row.id);
     return rows.map(toSummaryHit);
+  }
+
+  /**
+   * Document frequencies of the query's terms, read from at most the newest COMMON_TERM_DOCUMENTS matches of
+   * each; null unless some term is found in more messages than that (FTS5's bm25() then serves well).
+   */
+  private commonTermStats(match: string): CommonTermStats | null {
+    const terms = matchTerms(match);
+    const [documents, totalTokens] = readVarints(this.db.get<{ block: Uint8Array | null }>(MESSAGE_INDEX_AVERAGES)?.block ?? null, 2) as [number, number];
+    const frequencies: number[] = [];
+    let isCommon = false;
+    for (const term of terms) {
+      const row = this.db.get<{ count: number; oldest: number | null }>(TERM_FREQUENCY, termMatch(term))!;
+      if (row.count < COMMON_TERM_DOCUMENTS || row.oldest === null) {
+        frequencies.push(row.count);
+        continue;
+      }
+      // Found in the whole window: scale its density over the newest ids to the whole index.
+      isCommon = true;
+      frequencies.push(Math.min(documents, Math.round((row.count * documents) / Math.max(1, documents - row.oldest + 1))));
+    }
+    return isCommon ? { terms, frequencies, documents, averageLength: totalTokens / Math.max(1, documents) } : null;
+  }
+
+  /**
+   * Relevance over the newest COMMON_RELEVANCE_CANDIDATES matches, BM25 computed here (retrieval/relevance.ts).
+   * With alternatives (OR), the newest matches of each less common term are candidates too: otherwise a rare
+   * word's messages, the likeliest to rank first, would be crowded out of the window by a common word's.
+   */
+  private rankCommonTermMatches(query: FullTextQuery, common: CommonTermStats): MessageHitRow[] {
+    const candidates = (match: string) =>
+      this.db.all<MessageHitSql & { size: Uint8Array | null }>(
+        MESSAGE_CANDIDATES_WITH_TEXT, match, ...filterParams(query), query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME,
+      );
+    const byId = new Map(candidates(query.match).map((row) => [row.message_id, row]));
+    if (query.match.includes(" OR ")) {
+      common.terms.forEach((term, index) => {
+        if (common.frequencies[index]! >= COMMON_TERM_DOCUMENTS) return;
+        for (const row of candidates(`(${query.match}) AND ${termMatch(term)}`)) byId.set(row.message_id, row);
+      });
+    }
+    const rows = [...byId.values()];
+    const documents = rows.map((row) => ({ text: row.text ?? "", length: readVarints(row.size, 1)[0]! }));
+    const scores = bm25Scores(documents, common.terms, common.frequencies, common);
+    const ranked = rows
+      .map((row, index) => ({ ...row, text: null, rank: -scores[index]! }))
+      .sort((left, right) => left.rank - right.rank || right.message_id - left.message_id)
+      .slice(0, query.limit);
+    this.addSnippets("messages_fts", query.match, ranked, (row) => row.message_id);
+    return ranked.map(toMessageHit);
   }
 
   /** Snippets for the few ranked winners only (a snippet reads and tokenizes the row's content). */
