@@ -124,7 +124,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
    */
   private rankCommonTermMatches(query: FullTextQuery, common: CommonTermStats): MessageHitRow[] {
     const candidates = (match: string) =>
-      this.db.all<MessageHitSql & { size: Uint8Array | null }>(
+      this.db.rows<MessageHitSql & { size: Uint8Array | null }>(
         MESSAGE_CANDIDATES_WITH_TEXT, match, ...filterParams(query), query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME,
       );
     const byId = new Map(candidates(query.match).map((row) => [row.message_id, row]));
@@ -138,9 +138,10 @@ export class SqliteRetrievalStore implements RetrievalStore {
     const documents = rows.map((row) => ({ text: row.text ?? "", length: readVarints(row.size, 1)[0]! }));
     const scores = bm25Scores(documents, common.terms, common.frequencies, common);
     const ranked = rows
-      .map((row, index) => ({ ...row, text: null, rank: -scores[index]! }))
-      .sort((left, right) => left.rank - right.rank || right.message_id - left.message_id)
-      .slice(0, query.limit);
+      .map((_, index) => index)
+      .sort((left, right) => scores[right]! - scores[left]! || rows[right]!.message_id - rows[left]!.message_id)
+      .slice(0, query.limit)
+      .map((index) => ({ ...rows[index]!, text: null as string | null, rank: -scores[index]! }));
     this.addSnippets("messages_fts", query.match, ranked, (row) => row.message_id);
     return ranked.map(toMessageHit);
   }
