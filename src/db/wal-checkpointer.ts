@@ -126,11 +126,14 @@ export class WalCheckpointer {
   }
 
   /**
-   * Asks the worker to merge full-text index segments. False when no worker runs (not started yet, or failed):
-   * the caller then merges in bounded steps itself.
+   * Asks the worker to merge full-text index segments; with `startWorker`, starts it first if this connection has
+   * not (the request waits in the worker's queue while it opens). False when no worker runs: the caller then
+   * merges in bounded steps itself.
    */
-  requestIndexMerge(): boolean {
-    if (!this.worker || this.isFailed) return false;
+  requestIndexMerge(startWorker = false): boolean {
+    if (this.isFailed) return false;
+    if (!this.worker && startWorker) this.start();
+    if (!this.worker) return false;
     this.worker.postMessage("merge-index");
     return true;
   }

@@ -65,7 +65,7 @@ describe("WalCheckpointer", () => {
     const db = openDatabase(tempDatabasePath());
     const index = new SqliteSearchIndex(db);
     const segmentRows = () => db.get<{ n: number }>("SELECT count(*) AS n FROM messages_fts_data")!.n;
-    expect(db.checkpointer!.requestIndexMerge()).toBe(false);
+    expect(db.checkpointer!.requestIndexMerge()).toBe(false); // no worker yet, and not asked to start one
     await db.write(() => db.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('a', 's', 1, 1)"));
     // One indexing transaction per message: one small segment each (automatic merging is off).
     for (let seq = 1; seq <= 12; seq++) {
@@ -84,6 +84,13 @@ describe("WalCheckpointer", () => {
     await until(() => segmentRows() < unmerged);
     expect(db.get<{ n: number }>("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'shared'")!.n).toBe(12);
     db.raw.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run();
+    db.close();
+  });
+
+  it("starts the worker for a merge when asked to, before the connection has made many commits", async () => {
+    const db = openDatabase(tempDatabasePath());
+    expect(db.checkpointer!.requestIndexMerge(true)).toBe(true);
+    await until(() => autocheckpoint(db) === 0); // the worker is running and has taken over checkpoints
     db.close();
   });
 });

@@ -21,6 +21,12 @@ import type { IndexProgress, SearchIndex } from "../search-index.js";
 export const INDEX_CHUNK_ROWS = 500;
 /** Merge steps per indexed chunk, at most: enough to keep the segment count bounded as chunks arrive. */
 const MERGE_STEPS_PER_CHUNK = 8;
+/**
+ * Past this many indexed messages a merge step can take tens of ms (a common word's doclist is merged whole), so
+ * merging always goes to the background worker, started for it if need be; below, a step takes a few ms and a
+ * connection that has not started its worker yet merges on its own thread.
+ */
+export const WORKER_MERGE_AFTER_MESSAGES = 100_000;
 
 export class SqliteSearchIndex implements SearchIndex {
   constructor(private readonly db: Database) {}
@@ -76,7 +82,7 @@ export class SqliteSearchIndex implements SearchIndex {
 
   /** Merges on the background worker, or here in bounded steps; stops early once FTS5 finds nothing to merge. */
   private async merge(maxSteps: number): Promise<void> {
-    if (maxSteps === 0 || this.db.checkpointer?.requestIndexMerge()) return;
+    if (maxSteps === 0 || this.db.checkpointer?.requestIndexMerge(this.through() > WORKER_MERGE_AFTER_MESSAGES)) return;
     for (let step = 0; step < maxSteps; step++) {
       const worked = await this.db.write(() => {
         const before = this.totalChanges();
