@@ -15,7 +15,8 @@ export interface SizeResult {
   sqliteVersion: string;
   messages: number;
   textBytes: number;
-  build: { seconds: number; messagesPerSecond: number; cached: boolean };
+  /** Batch ingest from an empty file, then full-text indexing of it (as maintain does), when the dataset was built. */
+  build: { seconds: number; messagesPerSecond: number; cached: boolean; indexMessagesPerSecond?: number };
   maxRssMb: number;
   phases: PhaseResult[];
 }

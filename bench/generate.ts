@@ -10,8 +10,11 @@ import { Random } from "./random.js";
 import { TextMaker } from "./text.js";
 import { Vocabulary } from "./vocabulary.js";
 
-/** Bump when the generated text changes: it is part of the cache key of generated databases. */
-export const GENERATOR_VERSION = 2;
+/**
+ * Bump when the generated text, or how a dataset is finished, changes: it is part of the cache key of generated
+ * databases. 3: the full-text index is merged to the end before the file is cached.
+ */
+export const GENERATOR_VERSION = 3;
 
 /** A word that occurs in no generated text except where it is planted. */
 export const RARE_TERM = "quokkafjord";

@@ -69,7 +69,10 @@ const result: SizeResult = {
   sqliteVersion,
   messages: manifest.messages,
   textBytes: manifest.textBytes,
-  build: { seconds: manifest.build.seconds, messagesPerSecond: manifest.build.messagesPerSecond, cached: true },
+  build: {
+    seconds: manifest.build.seconds, messagesPerSecond: manifest.build.messagesPerSecond, cached: true,
+    indexMessagesPerSecond: manifest.build.indexMessagesPerSecond,
+  },
   maxRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
   phases,
 };

@@ -110,7 +110,9 @@ for (const size of measured) {
   const earlier = merged.get(size.size);
   // A run of some phase groups keeps the other groups' figures of the same size.
   const kept = values.phases && earlier ? earlier.phases.filter((phase) => !size.phases.some((fresh) => fresh.name === phase.name)) : [];
-  merged.set(size.size, { ...size, phases: [...kept, ...size.phases] });
+  // A partial run's process saw only its own phases: the peak RSS of the size is the larger of the two runs'.
+  const maxRssMb = kept.length > 0 && earlier ? Math.max(earlier.maxRssMb, size.maxRssMb) : size.maxRssMb;
+  merged.set(size.size, { ...size, maxRssMb, phases: [...kept, ...size.phases] });
 }
 const latest: LatestFile = { generatedAt: new Date().toISOString(), machine, seed, sizes: [...merged.values()].sort((left, right) => left.size - right.size) };
 writeFileSync(LATEST, JSON.stringify(latest, null, 2) + "\n");

@@ -14,14 +14,15 @@ export function resultsMarkdown(sizes: SizeResult[], machine: string): string {
   const sorted = [...sizes].sort((left, right) => left.size - right.size);
   const lines: string[] = [];
   lines.push(`Machine: ${machine}.`, "");
-  lines.push("| size | measured | messages | text | load avg (1 min) before → after | peak RSS | dataset build (batch ingest from empty) |");
-  lines.push("|---|---|---:|---:|---|---:|---:|");
+  lines.push("| size | measured | messages | text | load avg (1 min) before → after | peak RSS | dataset build (batch ingest from empty) | then full-text indexing |");
+  lines.push("|---|---|---:|---:|---|---:|---:|---:|");
   for (const size of sorted) {
     const busy = Math.max(size.loadAverage.before, size.loadAverage.after) > 1.2 ? " **busy**" : "";
     lines.push(
       `| ${size.label} | ${size.measuredAt.slice(0, 16).replace("T", " ")} | ${size.messages.toLocaleString("en")} | ` +
         `${(size.textBytes / 2 ** 20).toFixed(0)} MB | ${size.loadAverage.before} → ${size.loadAverage.after}${busy} | ` +
-        `${size.maxRssMb.toFixed(0)} MB | ${size.build.messagesPerSecond.toLocaleString("en")} msg/s |`,
+        `${size.maxRssMb.toFixed(0)} MB | ${size.build.messagesPerSecond.toLocaleString("en")} msg/s | ` +
+        `${size.build.indexMessagesPerSecond ? `${size.build.indexMessagesPerSecond.toLocaleString("en")} msg/s` : "—"} |`,
     );
   }
   lines.push("", "### The bar", "");

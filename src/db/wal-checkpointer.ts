@@ -26,7 +26,7 @@ const AUTOMATIC_CHECKPOINT_PAGES = 1_000;
 /** WAL frames after which the worker also restarts the log (8 KiB pages: 16 MiB). */
 export const RESTART_AFTER_FRAMES = 2_048;
 /** Index pages per FTS5 merge step on the worker, and steps per request at most (the next request goes on). */
-export const MERGE_STEP_PAGES = 64;
+export const MERGE_STEP_PAGES = 256;
 const MAX_MERGE_STEPS = 256;
 /** Pause between two merge steps, so the main thread's writes get the lock in between. */
 const MERGE_PAUSE_MS = 20;
