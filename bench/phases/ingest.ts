@@ -35,15 +35,8 @@ async function ingestTurns(context: BenchContext): Promise<PhaseResult> {
     if (result.status === "duplicate") duplicates++;
     messages += turn.length;
   }
-  const seconds = phase.samples.reduce((sum, value) => sum + value, 0) / 1000;
-  const indexSeconds = await indexingSeconds(context);
-  return phase.finish({
-    rate: { value: Math.round(messages / seconds), unit: "messages/s" },
-    values: {
-      turns: turns.length, messages, duplicates, errors: context.host.errors.length, messagesPerCpuSecond: Math.round(messages / (phase.cpuMs / 1000)),
-      indexSeconds, messagesPerSecondIndexed: Math.round(messages / (seconds + indexSeconds)),
-    },
-  });
+  const { rate, values } = await ingestRates(context, phase, messages);
+  return phase.finish({ rate, values: { turns: turns.length, messages, duplicates, errors: context.host.errors.length, ...values } });
 }
 
 async function ingestBatches(context: BenchContext): Promise<PhaseResult> {
@@ -63,25 +56,28 @@ async function ingestBatches(context: BenchContext): Promise<PhaseResult> {
     );
     stored += result.ingestedCount;
   }
-  const seconds = phase.samples.reduce((sum, value) => sum + value, 0) / 1000;
-  const indexSeconds = await indexingSeconds(context);
-  return phase.finish({
-    rate: { value: Math.round(stored / seconds), unit: "messages/s" },
-    values: {
-      messages: messages.length, stored, batchSize: BATCH_SIZE, messagesPerCpuSecond: Math.round(stored / (phase.cpuMs / 1000)),
-      indexSeconds, messagesPerSecondIndexed: Math.round(stored / (seconds + indexSeconds)),
-    },
-  });
+  const { rate, values } = await ingestRates(context, phase, stored);
+  return phase.finish({ rate, values: { messages: messages.length, stored, batchSize: BATCH_SIZE, ...values } });
 }
 
 /**
- * The full-text indexing the ingest left for later (maintain or the next search does it in batches), timed on
- * its own so the figures show both what a hook costs and what the whole write costs.
+ * Rates of an ingest phase: messages per second inside the hooks and per CPU-second, then with the full-text
+ * indexing the ingest left for later (maintain or the next search does it in batches), timed here on its own,
+ * so the figures show both what a hook costs and what the whole write costs.
  */
-async function indexingSeconds(context: BenchContext): Promise<number> {
+async function ingestRates(context: BenchContext, phase: Phase, messages: number) {
+  const seconds = phase.samples.reduce((sum, value) => sum + value, 0) / 1000;
   const started = performance.now();
   await new SqliteSearchIndex(databaseOf(context)).indexPending();
-  return round((performance.now() - started) / 1000, 3);
+  const indexSeconds = round((performance.now() - started) / 1000, 3);
+  return {
+    rate: { value: Math.round(messages / seconds), unit: "messages/s" },
+    values: {
+      messagesPerCpuSecond: Math.round(messages / (phase.cpuMs / 1000)),
+      indexSeconds,
+      messagesPerSecondIndexed: Math.round(messages / (seconds + indexSeconds)),
+    },
+  };
 }
 
 /**

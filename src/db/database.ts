@@ -28,12 +28,17 @@ export class Database {
     this.raw = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
   }
 
-  /** The cached prepared statement for this SQL text. */
-  statement(sql: string): StatementSync {
-    let statement = this.statements.get(sql);
+  /**
+   * The cached prepared statement for this SQL text; with `returnArrays`, a separate one in node:sqlite's
+   * return-arrays mode (rows as arrays in column order).
+   */
+  statement(sql: string, returnArrays = false): StatementSync {
+    const cache = returnArrays ? this.tupleStatements : this.statements;
+    let statement = cache.get(sql);
     if (!statement) {
       statement = this.raw.prepare(sql);
-      this.statements.set(sql, statement);
+      if (returnArrays) statement.setReturnArrays(true);
+      cache.set(sql, statement);
     }
     return statement;
   }
@@ -61,13 +66,7 @@ export class Database {
    * keyed object per row costs about as much as the query (src/store/sqlite/rows.ts).
    */
   tuples<T extends readonly unknown[]>(sql: string, ...params: SQLInputValue[]): T[] {
-    let statement = this.tupleStatements.get(sql);
-    if (!statement) {
-      statement = this.raw.prepare(sql);
-      statement.setReturnArrays(true);
-      this.tupleStatements.set(sql, statement);
-    }
-    return statement.all(...params) as unknown as T[];
+    return this.statement(sql, true).all(...params) as unknown as T[];
   }
 
   run(sql: string, ...params: SQLInputValue[]): { changes: number; lastInsertRowid: number } {

@@ -179,7 +179,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // of hundreds (one FTS5 segment per batch instead of one per turn) and records here the highest message_id
     // indexed. Messages are never deleted and ids only grow, so "indexed" is exactly "message_id <= through".
     // FTS5's automatic merging is switched off: it ran inside whichever commit crossed a work unit (36-48 ms at
-    // 1M messages); the indexer merges in bounded steps of its own instead (docs/benchmarks.md).
+    // 1M messages); segments are merged in steps on the connection's background worker instead (wal-checkpointer.ts).
     up: `
       CREATE TABLE search_index_state (
         name    TEXT PRIMARY KEY,

@@ -9,7 +9,11 @@ import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../status-s
 import { SqliteSearchIndex } from "./sqlite-search-index.js";
 
 export class SqliteStatusStore implements StatusStore {
-  constructor(private readonly db: Database) {}
+  private readonly index: SqliteSearchIndex;
+
+  constructor(private readonly db: Database) {
+    this.index = new SqliteSearchIndex(db);
+  }
 
   async summaryStats(conversationId: ConversationId): Promise<SummaryDepthStats[]> {
     return this.db
@@ -29,7 +33,7 @@ export class SqliteStatusStore implements StatusStore {
       conversations: row?.conversations ?? 0,
       messages: row?.messages ?? 0,
       messageTokens: row?.tokens ?? 0,
-      awaitingIndex: await new SqliteSearchIndex(this.db).pendingMessages(),
+      awaitingIndex: await this.index.pendingMessages(),
     };
   }
 }
