@@ -1,4 +1,6 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, statSync, writeFileSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { closeAllDatabases, openSharedDatabase } from "../src/db/connection-registry.js";
@@ -97,6 +99,52 @@ describe("plugin entry", () => {
     expect(
       Number((openSharedDatabase(databasePath).raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version),
     ).toBe(MIGRATIONS.at(-1)!.version);
+  });
+});
+
+/**
+ * Starts a process that opens `databasePath` in SQLite's exclusive locking mode and writes to it, so that no
+ * other connection can even read the file until it exits `holdMs` later. Resolves once the lock is held.
+ */
+function holdExclusiveLock(databasePath: string, holdMs: number): Promise<ChildProcess> {
+  const script = `
+    const { DatabaseSync } = require("node:sqlite");
+    const db = new DatabaseSync(${JSON.stringify(databasePath)}, { timeout: 5000 });
+    db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    db.exec("BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS lock_holder (x); INSERT INTO lock_holder VALUES (1); COMMIT");
+    process.stdout.write("HELD\\n");
+    setTimeout(() => { db.close(); process.exit(0); }, ${holdMs});
+  `;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.once("data", () => resolve(child));
+    child.once("exit", (code) => reject(new Error(`the lock holder exited early (${code})`)));
+  });
+}
+
+describe("when another process holds the file's lock while an engine opens it", () => {
+  it("waits for the lock instead of serving the turn without storing it", async () => {
+    const databasePath = join(tempDir(), "lcm.db");
+    const first = new FakePluginApi({ databasePath });
+    plugin.register(first);
+    await first.engine().commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [withIdempotencyKey(userMessage("before"), "run1:user")] });
+    closeAllDatabases(); // as in a gateway process that has not opened the file yet
+
+    const holder = await holdExclusiveLock(databasePath, 400);
+    const exited = new Promise((resolve) => holder.once("exit", resolve));
+    // The holder really shuts other connections out: a read that does not wait fails.
+    const probe = new DatabaseSync(databasePath, { timeout: 0 });
+    expect(() => probe.prepare("SELECT count(*) FROM messages").get()).toThrow(/locked/);
+    probe.close();
+
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    const engine = api.engine(); // opens the file: waits in short sleeps until the holder lets go
+    expect(await engine.commitTurn({ sessionId: "s1", advancementKey: "t2", messages: [withIdempotencyKey(userMessage("after"), "run2:user")] }))
+      .toEqual({ status: "committed" });
+    await exited;
+    expect(api.errors()).toEqual([]);
+    expect((await engine.assemble({ sessionId: "s1", messages: [] })).messages).toMatchObject([{ content: "before" }, { content: "after" }]);
   });
 });
 

@@ -117,6 +117,27 @@ export class Database {
   }
 }
 
+/**
+ * Runs the synchronous `body` again, after short synchronous sleeps, while it fails with a busy error, for at
+ * most `waitMs`; any other error, or the busy error at the deadline, is thrown. Only for the steps that cannot
+ * wait asynchronously: opening and migrating a file inside the host's synchronous engine factory. Everything
+ * else waits with Database.write's asynchronous back-off.
+ */
+export function retryWhileBusySync<T>(body: () => T, waitMs: number): T {
+  const started = Date.now();
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  let delay = 2;
+  for (;;) {
+    try {
+      return body();
+    } catch (error) {
+      if (!isBusyError(error) || Date.now() - started + delay > waitMs) throw error;
+      Atomics.wait(sleeper, 0, 0, delay);
+      delay = Math.min(delay * 2, 50);
+    }
+  }
+}
+
 export function isBusyError(error: unknown): boolean {
   const code = (error as { errcode?: unknown } | null)?.errcode;
   return typeof code === "number" && ((code & 0xff) === SQLITE_BUSY || (code & 0xff) === SQLITE_LOCKED);

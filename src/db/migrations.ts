@@ -3,7 +3,7 @@
  * migration is never edited (add a new one). When the database is up to date, `migrate` reads one pragma and
  * returns. The data model is described in docs/architecture.md.
  */
-import { isBusyError, type Database } from "./database.js";
+import { type Database, retryWhileBusySync } from "./database.js";
 
 export interface Migration {
   version: number;
@@ -197,6 +197,12 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/**
+ * Migrations run once per process when the first engine opens the file, synchronously (the host's factory is
+ * synchronous). If another gateway holds the write lock, wait in short sleeps for up to MIGRATION_WAIT_MS.
+ */
+const MIGRATION_WAIT_MS = 10_000;
+
 /** Brings the schema up to date. Cheap when already current: one pragma read. */
 export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number {
   const current = currentVersion(db);
@@ -208,34 +214,18 @@ export function migrate(db: Database, migrations: readonly Migration[] = MIGRATI
   }
   for (const migration of migrations) {
     if (migration.version <= current) continue;
-    withBusyRetry(db, () =>
-      db.writeNow(() => {
-        // Re-check inside the write lock: another process may have migrated meanwhile.
-        if (currentVersion(db) >= migration.version) return;
-        db.raw.exec(migration.up);
-        db.raw.exec(`PRAGMA user_version = ${migration.version}`);
-      }),
+    retryWhileBusySync(
+      () =>
+        db.writeNow(() => {
+          // Re-check inside the write lock: another process may have migrated meanwhile.
+          if (currentVersion(db) >= migration.version) return;
+          db.raw.exec(migration.up);
+          db.raw.exec(`PRAGMA user_version = ${migration.version}`);
+        }),
+      MIGRATION_WAIT_MS,
     );
   }
   return latest;
-}
-
-/**
- * Migrations run once per process when the first engine opens the file, synchronously (the host's factory is
- * synchronous). If another gateway holds the write lock, wait in short sleeps for up to MIGRATION_WAIT_MS.
- */
-const MIGRATION_WAIT_MS = 10_000;
-function withBusyRetry(db: Database, body: () => void): void {
-  const started = Date.now();
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  for (;;) {
-    try {
-      return body();
-    } catch (error) {
-      if (!isBusyError(error) || Date.now() - started > MIGRATION_WAIT_MS) throw error;
-      Atomics.wait(sleeper, 0, 0, 20);
-    }
-  }
 }
 
 function currentVersion(db: Database): number {

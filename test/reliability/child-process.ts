@@ -9,6 +9,8 @@ const CHILD = fileURLToPath(new URL("./crash-child.mjs", import.meta.url));
 
 export interface ChildRun {
   acked: number[];
+  /** Errors the plugin logged (and warnings that something failed), in order. */
+  errors: string[];
   done: string | null;
   killed: boolean;
   stderr: string;
@@ -21,7 +23,7 @@ export interface ChildRun {
 export function runChild(args: string[], killAfterMs: number | null, fromSpawn = false): Promise<ChildRun> {
   return new Promise((resolve) => {
     const child: ChildProcess = spawn(process.execPath, [CHILD, ...args], { stdio: ["ignore", "pipe", "pipe"], detached: true });
-    const run: ChildRun = { acked: [], done: null, killed: false, stderr: "" };
+    const run: ChildRun = { acked: [], errors: [], done: null, killed: false, stderr: "" };
     let buffer = "";
     child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       buffer += chunk;
@@ -30,6 +32,7 @@ export function runChild(args: string[], killAfterMs: number | null, fromSpawn =
       for (const line of lines) {
         if (line === "READY" && !fromSpawn) armKill();
         if (line.startsWith("ACK ")) run.acked.push(Number(line.slice(4)));
+        else if (line.startsWith("ERROR ")) run.errors.push(line.slice(6));
         else if (line.startsWith("DONE")) run.done = line;
       }
     });

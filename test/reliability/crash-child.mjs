@@ -13,14 +13,20 @@ const last = Number(lastArg);
 // Measured from the first acknowledged turn on: opening and migrating the file is start-up, not a turn.
 const delay = monitorEventLoopDelay({ resolution: 5 });
 
-const logs = [];
+// Every error the plugin logs counts as a failure of the run (an unavailable engine, a failed hook), and so does
+// a warning that says something failed; each is also echoed on stdout for the parent's report.
+const errors = [];
+const noteError = (line) => {
+  errors.push(line);
+  writeSync(1, `ERROR ${String(line).replace(/\n/g, " ")}\n`);
+};
 const api = {
   id: "lcm", registrationMode: "full",
   pluginConfig: {
     databasePath, ...(filesDirectory ? { filesDirectory } : {}),
     freshTailCount: 4, leafChunkTokens: 400, leafMinFanout: 4, largeFileTokenThreshold: 300,
   },
-  logger: { info: () => {}, warn: (line) => logs.push(line), error: (line) => logs.push(line), debug: () => {} },
+  logger: { info: () => {}, warn: (line) => /failed/.test(line) && noteError(line), error: noteError, debug: () => {} },
   runtime: { llm: { complete: async (params) => ({ text: `summary of ${params.messages.at(-1)?.content.length ?? 0} chars` }) } },
   registerContextEngine(id, factory) { this.factory = factory; },
   registerTool() {}, registerCommand() {},
@@ -64,4 +70,4 @@ for (let turn = first; turn <= last; turn++) {
   if (turn === first) delay.enable();
 }
 delay.disable();
-ack(`DONE maxEventLoopDelayMs=${(delay.max / 1e6).toFixed(1)} p99EventLoopDelayMs=${(delay.percentile(99) / 1e6).toFixed(1)} errors=${logs.filter((line) => /failed/.test(line)).length}`);
+ack(`DONE maxEventLoopDelayMs=${(delay.max / 1e6).toFixed(1)} p99EventLoopDelayMs=${(delay.percentile(99) / 1e6).toFixed(1)} errors=${errors.length}`);
