@@ -38,7 +38,10 @@ export function renderStatus(input: StatusInput): string {
   lines.push(
     `Database: ${count(input.totals.conversations)} conversations · ${count(input.totals.messages)} messages · ` +
       `${count(input.totals.messageTokens)} tokens · ${input.databasePath}` +
-      (input.totals.awaitingIndex > 0 ? ` · ${count(input.totals.awaitingIndex)} messages waiting for the full-text index` : ""),
+      (input.totals.awaitingIndex > 0 ? ` · ${count(input.totals.awaitingIndex)} messages waiting for the full-text index` : "") +
+      (input.totals.awaitingTermDictionary > 0
+        ? ` · ${count(input.totals.awaitingTermDictionary)} older messages waiting for the term dictionary (maintenance adds them)`
+        : ""),
   );
   return lines.join("\n");
 }

@@ -207,7 +207,11 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, async () => {
         const result = await runMaintain(params, this.deps);
         await this.checkRecentIntegrity(params.sessionId);
-        await this.deps.searchIndex?.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
+        const index = this.deps.searchIndex;
+        if (index) {
+          const { indexed } = await index.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
+          if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.backfillTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
+        }
         return result;
       }),
     );

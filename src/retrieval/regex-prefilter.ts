@@ -3,6 +3,8 @@
  * contain it derives:
  * - an FTS5 expression, when some required word is known to start at a token boundary (the full-text index
  *   then lists the only rows that can match, so the search covers all history in milliseconds);
+ * - for messages, also from a required word known only to END at a boundary ("INC" in `INC-\d+`, which may end
+ *   "XINC"): the index terms that end with it, looked up in the term dictionary (`suffixMatch`);
  * - otherwise, SQL LIKE substrings (ASCII, which LIKE folds exactly as the case-insensitive regex does), so
  *   SQLite skips non-matching rows in C instead of handing every row to JavaScript.
  * Both are supersets of the regex's matches by construction; anything uncertain is dropped, never guessed.
@@ -13,8 +15,16 @@ import type { SearchRegex } from "./regex-policy.js";
 export interface RegexPrefilter {
   /** FTS5 MATCH expression listing every row that can match, or null. */
   match: string | null;
+  /** Per alternative: the FTS5 terms it requires (as in `match`) and the words it requires at a token's end. */
+  branches: PrefilterBranch[];
   /** One required substring per alternative (a row must contain one of them), or null. */
   containsAny: string[] | null;
+}
+
+export interface PrefilterBranch {
+  terms: string[];
+  /** Lowercase ASCII words, each with a letter, that end an index term of every matching row. */
+  suffixes: string[];
 }
 
 /** Words shorter than this are too common to narrow anything; dropping a required word keeps the superset. */
@@ -30,15 +40,51 @@ interface Segment {
 }
 
 export function planPrefilter(regex: SearchRegex): RegexPrefilter {
-  const branches = regex.alternatives.map((sequence) => requiredSegments(sequence, false));
-  const termLists = branches.map((segments) => [...new Set(segments.flatMap(termsOf))]);
-  const substrings = branches.map(longestAsciiSubstring);
+  const segmentLists = regex.alternatives.map((sequence) => requiredSegments(sequence, false));
+  const branches = segmentLists.map((segments) => ({
+    terms: [...new Set(segments.flatMap(termsOf))],
+    suffixes: [...new Set(segments.flatMap(suffixesOf))],
+  }));
+  const substrings = segmentLists.map(longestAsciiSubstring);
   return {
-    match: termLists.every((terms) => terms.length > 0)
-      ? termLists.map((terms) => `(${terms.join(" AND ")})`).join(" OR ")
-      : null,
+    match: branches.every((branch) => branch.terms.length > 0) ? orOfBranches(branches.map((branch) => branch.terms)) : null,
+    branches,
     containsAny: substrings.every((substring) => substring !== null) ? [...new Set(substrings as string[])] : null,
   };
+}
+
+/**
+ * The MATCH expression for messages when alternatives without terms are narrowed by their required word ends:
+ * `termsEndingWith` gives, per suffix, the index terms ending with it (null: too many to list). An alternative
+ * with a suffix that no term ends with matches no message and is left out; "none" when that leaves nothing.
+ * Null when some alternative still has nothing to look up.
+ */
+export function suffixMatch(
+  branches: readonly PrefilterBranch[],
+  termsEndingWith: ReadonlyMap<string, string[] | null>,
+): string | "none" | null {
+  const lists: string[][] = [];
+  for (const branch of branches) {
+    if (branch.terms.length > 0) {
+      lists.push(branch.terms);
+      continue;
+    }
+    const alternatives = branch.suffixes.map((suffix) => termsEndingWith.get(suffix) ?? null).filter((terms) => terms !== null);
+    if (alternatives.some((terms) => terms.length === 0)) continue; // a required word end that no term has
+    if (alternatives.length === 0) return null;
+    // Each required word end: one of the terms ending with it.
+    lists.push(alternatives.map((terms) => `(${terms.map(quoteTerm).join(" OR ")})`));
+  }
+  return lists.length === 0 ? "none" : orOfBranches(lists);
+}
+
+function orOfBranches(lists: string[][]): string {
+  return lists.map((terms) => `(${terms.join(" AND ")})`).join(" OR ");
+}
+
+/** An index term as an FTS5 string (terms never contain a double quote; doubling one keeps it literal anyway). */
+function quoteTerm(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`;
 }
 
 /** The literal runs every match of `sequence` contains, in order. */
@@ -102,6 +148,23 @@ function termsOf(segment: Segment): string[] {
     if (startsAtToken) terms.push(endsAtToken ? `"${run}"` : `"${run}"*`);
   });
   return terms;
+}
+
+/**
+ * Words of a segment that end at a token boundary without being known to start at one: the token holding each
+ * ends with it. Only ASCII words with a letter (the dictionary leaves out numbers).
+ */
+function suffixesOf(segment: Segment): string[] {
+  const runs = segment.text.split(ASCII_SEPARATOR);
+  const suffixes: string[] = [];
+  runs.forEach((run, index) => {
+    const startsAtToken = index > 0 || segment.startsAtBoundary;
+    const endsAtToken = index < runs.length - 1;
+    if (!startsAtToken && endsAtToken && run.length >= MIN_TERM_LENGTH && /^[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*$/.test(run)) {
+      suffixes.push(run.toLowerCase());
+    }
+  });
+  return suffixes;
 }
 
 function longestAsciiSubstring(segments: Segment[]): string | null {

@@ -1,14 +1,15 @@
 /**
  * Regex search over ALL history in scope, newest first, bounded in time and memory. Rows come from the cheapest
  * source that cannot miss a match (regex-prefilter.ts): the full-text index when the pattern has a required
- * word, else fixed-width windows of history filtered by a required substring in SQL, else plain windows. Each
+ * word (for messages, also a word that may end a longer one, through the term dictionary), else fixed-width
+ * windows of history filtered by a required substring in SQL, else plain windows. Each
  * batch is matched in a worker with the remaining time budget (regex-runner.ts); between batches the event loop
  * runs. When the budget runs out the search stops and says so instead of pretending it saw everything.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow } from "../store/retrieval-store.js";
 import type { SearchRegex } from "./regex-policy.js";
-import { planPrefilter, type RegexPrefilter } from "./regex-prefilter.js";
+import { planPrefilter, type RegexPrefilter, suffixMatch } from "./regex-prefilter.js";
 import { RegexRunner } from "./regex-runner.js";
 import { regexSnippet } from "./snippet.js";
 
@@ -16,6 +17,8 @@ import { regexSnippet } from "./snippet.js";
 const WINDOW_ROWS = 2_000;
 /** Full-text index entries examined per candidate page. */
 const CANDIDATE_PAGE = 1_000;
+/** Index terms one required word end may stand for; past this it narrows too little to be worth an OR of them. */
+const MAX_TERMS_PER_SUFFIX = 200;
 
 export type SearchScope = "messages" | "summaries" | "both";
 export type RegexStrategy = "index" | "substring" | "scan";
@@ -56,13 +59,17 @@ export async function regexSearch(
   const state: SearchState = { deadline: now() + request.budgetMs, testedRows: 0, stopReason: null };
   const run = <Row extends { text: string }>(batches: AsyncIterable<Row[]>) =>
     collectMatches(batches, runner, request.limit, state, now, request.budgetMs);
+  // The strategy reported is the messages' when they are searched (theirs can use the term dictionary).
+  let strategy: RegexStrategy = prefilter.match ? "index" : prefilter.containsAny ? "substring" : "scan";
   try {
     const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter));
-    const messages = request.scope === "summaries" ? [] : await run(messageBatches(store, request.filter, prefilter));
+    const messages = request.scope === "summaries"
+      ? []
+      : await run(messageBatches(store, request.filter, prefilter, (chosen) => (strategy = chosen)));
     return {
       messages,
       summaries,
-      strategy: prefilter.match ? "index" : prefilter.containsAny ? "substring" : "scan",
+      strategy,
       testedRows: state.testedRows,
       truncated: state.stopReason !== null,
       stopReason: state.stopReason,
@@ -116,17 +123,39 @@ function stoppedText(budgetMs: number, testedRows: number): string {
   );
 }
 
-async function* messageBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter): AsyncGenerator<MessageHitRow[]> {
+/**
+ * The MATCH expression that lists every message that can match: the prefilter's own, or, when some alternative
+ * has no word known to start a token, one built from the index terms that end with its required words ("none":
+ * no message can match). Null: no index lookup narrows this pattern.
+ */
+async function messageMatch(store: RetrievalStore, prefilter: RegexPrefilter): Promise<string | "none" | null> {
+  if (prefilter.match) return prefilter.match;
+  const suffixes = [...new Set(prefilter.branches.flatMap((branch) => (branch.terms.length === 0 ? branch.suffixes : [])))];
+  if (suffixes.length === 0) return null;
+  const termsEndingWith = await store.messageTermsEndingWith(suffixes, MAX_TERMS_PER_SUFFIX);
+  return termsEndingWith ? suffixMatch(prefilter.branches, termsEndingWith) : null;
+}
+
+async function* messageBatches(
+  store: RetrievalStore,
+  filter: SearchFilter,
+  prefilter: RegexPrefilter,
+  onStrategy: (strategy: RegexStrategy) => void,
+): AsyncGenerator<MessageHitRow[]> {
   if (filter.conversationIds.length === 0) return;
-  if (prefilter.match) {
+  const match = await messageMatch(store, prefilter);
+  if (match !== null) {
+    onStrategy("index");
+    if (match === "none") return;
     let below: number | null = null;
     do {
-      const page = await store.messageCandidates(filter, prefilter.match, below, CANDIDATE_PAGE);
+      const page = await store.messageCandidates(filter, match, below, CANDIDATE_PAGE);
       yield page.rows;
       below = page.next;
     } while (below !== null);
     return;
   }
+  onStrategy(prefilter.containsAny ? "substring" : "scan");
   const single = filter.conversationIds.length === 1 ? filter.conversationIds[0]! : null;
   let to = (single !== null ? await store.maxMessageSeq(single) : await store.maxMessageRowId()) + 1;
   while (to > 1) {

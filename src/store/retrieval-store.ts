@@ -94,6 +94,12 @@ export interface RetrievalStore {
   messageCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>>;
   summaryCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>>;
   /**
+   * For each fragment (lowercase ASCII letters and digits, with a letter), the message index's terms that end
+   * with it, from the term dictionary, after catching the index up; a fragment maps to null when more than
+   * `limit` terms end with it. Null when the dictionary does not cover every message yet.
+   */
+  messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null> | null>;
+  /**
    * Rows of one window, newest first, with full content; when `containsAny` is given, only rows containing one
    * of those substrings (ASCII case-insensitive, like SQL LIKE). Examines at most the window's width.
    */

@@ -18,4 +18,10 @@ export interface SearchIndex {
    * then merges index segments in bounded steps. Does nothing while fewer than `whenAtLeast` are pending.
    */
   indexPending(options?: { whenAtLeast?: number; maxRows?: number }): Promise<IndexProgress>;
+  /**
+   * Adds the terms of up to `maxRows` older indexed messages to the term dictionary, in bounded transactions;
+   * returns how many it covered (0 once the dictionary covers every message: always, except after an upgrade
+   * from schema version 2 or an index rebuild).
+   */
+  backfillTerms(maxRows: number): Promise<number>;
 }

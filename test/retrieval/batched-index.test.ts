@@ -87,7 +87,7 @@ describe("batched full-text index", () => {
     }
     v1.close();
     const upgraded = openDatabase(path);
-    expect(upgraded.get<{ through: number }>("SELECT through FROM search_index_state")!.through).toBe(2);
+    expect(upgraded.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")!.through).toBe(2);
     expect(upgraded.get<{ v: number }>("SELECT v FROM messages_fts_config WHERE k = 'automerge'")!.v).toBe(0);
     upgraded.close();
     const raw = new DatabaseSync(path);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { compileSearchRegex } from "../../src/retrieval/regex-policy.js";
-import { planPrefilter } from "../../src/retrieval/regex-prefilter.js";
+import { planPrefilter, suffixMatch } from "../../src/retrieval/regex-prefilter.js";
 
 function rejection(pattern: string): string {
   try {
@@ -52,14 +52,32 @@ describe("planPrefilter", () => {
   });
 
   it("falls back to required ASCII substrings for SQL LIKE", () => {
-    expect(plan("zebra-\\d+")).toEqual({ match: null, containsAny: ["zebra-"] });
+    expect(plan("zebra-\\d+")).toMatchObject({ match: null, containsAny: ["zebra-"] });
     expect(plan("café au lait").containsAny).toEqual([" au lait"]);
     expect(plan("ab+c").containsAny).toBeNull();
   });
 
   it("handles alternatives: every branch must have a term, else no index plan", () => {
-    expect(plan("^foo bar|^baz qux")).toEqual({ match: '("foo" AND "bar"*) OR ("baz" AND "qux"*)', containsAny: ["foo bar", "baz qux"] });
+    expect(plan("^foo bar|^baz qux")).toMatchObject({ match: '("foo" AND "bar"*) OR ("baz" AND "qux"*)', containsAny: ["foo bar", "baz qux"] });
     expect(plan("^foo bar|zz").match).toBeNull();
+  });
+
+  it("keeps a word that certainly ends a token, but may start inside one, for the term dictionary", () => {
+    expect(plan("INC-\\d{6}-Z").branches).toEqual([{ terms: [], suffixes: ["inc"] }]);
+    expect(plan("x_zebra|Foo\\.bar").branches).toEqual([{ terms: ['"zebra"*'], suffixes: [] }, { terms: ['"bar"*'], suffixes: ["foo"] }]);
+    // Numbers are not in the dictionary, short words narrow nothing, and a word cut at both ends is no suffix.
+    expect(plan("12345-|ab-|zebra").branches).toEqual([{ terms: [], suffixes: [] }, { terms: [], suffixes: [] }, { terms: [], suffixes: [] }]);
+  });
+
+  it("builds the messages' MATCH from the terms that end with each required word", () => {
+    const branches = plan("INC-\\d+|^deploy").branches;
+    const terms = (entries: [string, string[] | null][]) => new Map(entries);
+    expect(suffixMatch(branches, terms([["inc", ["inc", "xinc"]]]))).toBe('(("inc" OR "xinc")) OR ("deploy"*)');
+    // No term ends with "inc": that alternative matches no message; the other still needs its rows.
+    expect(suffixMatch(branches, terms([["inc", []]]))).toBe('("deploy"*)');
+    expect(suffixMatch(plan("INC-\\d+").branches, terms([["inc", []]]))).toBe("none");
+    // Too many terms end with it: no index plan for that alternative, so none for the pattern.
+    expect(suffixMatch(branches, terms([["inc", null]]))).toBeNull();
   });
 
   it("looks inside required groups but not optional or alternative ones", () => {

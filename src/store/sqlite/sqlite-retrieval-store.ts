@@ -24,7 +24,7 @@ import type {
   SummaryLineage,
 } from "../retrieval-store.js";
 import { type ConversationRow, toConversation } from "./rows.js";
-import { SqliteSearchIndex } from "./sqlite-search-index.js";
+import { SqliteSearchIndex, reverseText } from "./sqlite-search-index.js";
 import { bm25Scores, type CorpusStats, matchTerms, termMatch, type MatchTerm } from "../../retrieval/relevance.js";
 import {
   candidatePage,
@@ -169,6 +169,22 @@ export class SqliteRetrievalStore implements RetrievalStore {
       ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
     );
     return candidatePage(rows, pageSize, toMessageHit, (row) => row.created_at);
+  }
+
+  async messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null> | null> {
+    await this.index.indexPending();
+    if (!this.index.termDictionaryComplete()) return null;
+    const terms = new Map<string, string[] | null>();
+    for (const fragment of fragments) {
+      // Terms ending with the fragment are the reversed keys that start with it reversed: one index range.
+      const start = reverseText(fragment);
+      const end = start.slice(0, -1) + String.fromCharCode(start.charCodeAt(start.length - 1) + 1);
+      const rows = this.db.tuples<[string]>(
+        "SELECT term FROM search_terms WHERE reversed >= ? AND reversed < ? LIMIT ?", start, end, limit + 1,
+      );
+      terms.set(fragment, rows.length > limit ? null : rows.map(([term]) => term));
+    }
+    return terms;
   }
 
   async summaryCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {

@@ -11,6 +11,12 @@
  * on the connection's background worker (wal-checkpointer.ts); where no worker runs yet, here, one transaction
  * per step, until FTS5 reports nothing left to merge or the call's step budget is spent. FTS5's crisis merge
  * (16 segments on one level) remains the backstop.
+ *
+ * The same transaction adds the chunk's new terms to the term dictionary (`search_terms`, schema version 3),
+ * taken from a temporary contentless FTS5 table with the index's own tokenizer, so they are exactly the terms the
+ * index holds. The dictionary covers every indexed message above its floor (`term_dictionary` in
+ * search_index_state); databases upgraded from version 2 start with the floor at their indexed messages, and
+ * maintenance lowers it to 0 chunk by chunk (`backfillTerms`). Searches use the dictionary only once it is 0.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
@@ -27,6 +33,9 @@ const MERGE_STEPS_PER_CHUNK = 8;
  * connection that has not started its worker yet merges on its own thread.
  */
 export const WORKER_MERGE_AFTER_MESSAGES = 100_000;
+
+/** Terms made only of digits are left out of the dictionary: numbers are most of a history's distinct terms. */
+const DICTIONARY_TERM = "term GLOB '*[^0-9]*'";
 
 export class SqliteSearchIndex implements SearchIndex {
   constructor(private readonly db: Database) {}
@@ -53,6 +62,71 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   /**
+   * Adds the terms of up to `maxRows` indexed messages below the dictionary's floor, newest first, in bounded
+   * transactions; returns how many messages it covered.
+   */
+  async backfillTerms(maxRows: number): Promise<number> {
+    let covered = 0;
+    while (covered < maxRows && !this.termDictionaryComplete()) {
+      const chunk = Math.min(INDEX_CHUNK_ROWS, maxRows - covered);
+      const done = await this.db.write(() => this.backfillChunk(chunk));
+      if (done === 0) break;
+      covered += done;
+      await yieldToEventLoop();
+    }
+    return covered;
+  }
+
+  /** True when the term dictionary holds the terms of every indexed message. */
+  termDictionaryComplete(): boolean {
+    return this.dictionaryFloor() === 0;
+  }
+
+  /**
+   * Indexed messages whose terms are not in the dictionary yet: those up to the floor. Message ids are dense
+   * (each is the largest so far plus one, and messages are never deleted), so that is the floor itself.
+   */
+  uncoveredNow(): number {
+    return this.dictionaryFloor();
+  }
+
+  /** Covers the newest `limit` messages below the floor and lowers it past them (to 0 when none are left). */
+  private backfillChunk(limit: number): number {
+    const floor = this.dictionaryFloor();
+    if (floor === 0) return 0;
+    const chunk = this.db.get<{ first: number | null; count: number }>(
+      `SELECT min(message_id) AS first, count(*) AS count
+       FROM (SELECT message_id FROM messages WHERE message_id <= ? ORDER BY message_id DESC LIMIT ?)`,
+      floor, limit,
+    )!;
+    const newFloor = chunk.first === null ? 0 : chunk.first - 1;
+    if (chunk.first !== null) this.addTerms(newFloor, floor);
+    this.db.run("UPDATE search_index_state SET through = ? WHERE name = 'term_dictionary'", newFloor);
+    return chunk.count;
+  }
+
+  /** Adds the terms of messages `from` < message_id <= `to` that the dictionary lacks (inside a transaction). */
+  private addTerms(from: number, to: number): void {
+    // Temporary tables belong to the connection and vanish with a rolled-back transaction that created them, so
+    // this runs every time (a no-op once they exist).
+    this.db.raw.exec(`
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5 (
+        content, content = '', tokenize = 'unicode61 remove_diacritics 2'
+      );
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_vocabulary USING fts5vocab (temp, chunk_terms, row);
+    `);
+    this.db.run(
+      "INSERT INTO temp.chunk_terms (rowid, content) SELECT message_id, content FROM messages WHERE message_id > ? AND message_id <= ?",
+      from, to,
+    );
+    const added = this.db.tuples<[string]>(
+      `SELECT term FROM temp.chunk_vocabulary WHERE ${DICTIONARY_TERM} AND term NOT IN (SELECT term FROM search_terms)`,
+    );
+    for (const [term] of added) this.db.run("INSERT INTO search_terms (term, reversed) VALUES (?, ?)", term, reverseText(term));
+    this.db.run("INSERT INTO temp.chunk_terms (chunk_terms) VALUES ('delete-all')");
+  }
+
+  /**
    * Indexes up to `limit` pending messages inside the caller's write transaction; returns how many. Reading
    * `through` inside the transaction makes concurrent indexers (other processes) skip what one already did.
    */
@@ -69,14 +143,20 @@ export class SqliteSearchIndex implements SearchIndex {
        SELECT message_id, content FROM messages WHERE message_id > ? AND message_id <= ? ORDER BY message_id`,
       through, last.last,
     );
+    this.addTerms(through, last.last);
     this.db.run("UPDATE search_index_state SET through = ? WHERE name = 'messages_fts'", last.last);
     return last.count;
   }
 
-  /** Marks every stored message indexed, inside the caller's transaction (after an FTS5 'rebuild'). */
+  /**
+   * Marks every stored message indexed, inside the caller's transaction (after an FTS5 'rebuild'). The messages
+   * the rebuild indexed ahead of their chunk have no terms in the dictionary: its floor moves up to all of them,
+   * and maintenance backfills it again.
+   */
   markAllIndexed(): void {
     this.db.run(
-      "UPDATE search_index_state SET through = (SELECT coalesce(max(message_id), 0) FROM messages) WHERE name = 'messages_fts'",
+      `UPDATE search_index_state SET through = (SELECT coalesce(max(message_id), 0) FROM messages)
+       WHERE name IN ('messages_fts', 'term_dictionary')`,
     );
   }
 
@@ -103,6 +183,10 @@ export class SqliteSearchIndex implements SearchIndex {
     return Math.max(0, (row.newest ?? 0) - row.through);
   }
 
+  private dictionaryFloor(): number {
+    return this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'term_dictionary'")!.through;
+  }
+
   private through(): number {
     return this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")!.through;
   }
@@ -110,4 +194,9 @@ export class SqliteSearchIndex implements SearchIndex {
   private totalChanges(): number {
     return this.db.get<{ changes: number }>("SELECT total_changes() AS changes")!.changes;
   }
+}
+
+/** The text with its characters (code points) in reverse order: the dictionary's key for "ends with" lookups. */
+export function reverseText(text: string): string {
+  return [...text].reverse().join("");
 }

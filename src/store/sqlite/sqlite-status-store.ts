@@ -34,6 +34,7 @@ export class SqliteStatusStore implements StatusStore {
       messages: row?.messages ?? 0,
       messageTokens: row?.tokens ?? 0,
       awaitingIndex: await this.index.pendingMessages(),
+      awaitingTermDictionary: this.index.uncoveredNow(),
     };
   }
 }
