@@ -16,7 +16,7 @@ export interface SizeResult {
   messages: number;
   textBytes: number;
   /** Batch ingest from an empty file, then full-text indexing of it (as maintain does), when the dataset was built. */
-  build: { seconds: number; messagesPerSecond: number; cached: boolean; indexMessagesPerSecond?: number };
+  build: { seconds: number; messagesPerSecond: number; cached: boolean; indexMessagesPerSecond?: number; termsMessagesPerSecond?: number };
   maxRssMb: number;
   phases: PhaseResult[];
 }

@@ -44,7 +44,10 @@ export interface DatasetManifest {
   jsonBytes: number;
   conversations: ConversationInfo[];
   needles: { rareTerm: string; rareTermMessages: number; incidents: string[] };
-  build: { seconds: number; messagesPerSecond: number; eventLoopMaxMs: number; indexSeconds: number; indexMessagesPerSecond: number };
+  build: {
+    seconds: number; messagesPerSecond: number; eventLoopMaxMs: number; indexSeconds: number; indexMessagesPerSecond: number;
+    termsMessagesPerSecond: number;
+  };
   compaction:
     | { status: "compacted"; seconds: number; summaries: number; contextItems: number; reason?: string }
     | { status: "pending"; reason: string };
@@ -161,10 +164,14 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
   for (const info of infos.values()) await flush(info.sessionId, info.sessionKey);
   // The full-text index is written in batches after the messages (maintain does it between turns): bring it up
   // to date as a gateway's maintenance would have, and time it on its own.
+  const index = new SqliteSearchIndex(openSharedDatabase(partial));
   const indexStarted = performance.now();
-  await new SqliteSearchIndex(openSharedDatabase(partial)).indexPending();
+  await index.indexPending();
   const indexMillis = performance.now() - indexStarted;
   mergeIndexFully(openSharedDatabase(partial));
+  const termsStarted = performance.now();
+  await index.maintainTerms(Number.POSITIVE_INFINITY);
+  const termsMillis = performance.now() - termsStarted;
 
   const compacted = [...infos.values()].find((info) => info.role === "compacted")!;
   const compaction = await compactOnce(host, compacted);
@@ -191,6 +198,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
       eventLoopMaxMs: round(longestBatch, 1),
       indexSeconds: round(indexMillis / 1000, 2),
       indexMessagesPerSecond: Math.round(messages / (indexMillis / 1000)),
+      termsMessagesPerSecond: Math.round(messages / (termsMillis / 1000)),
     },
     compaction,
   };
@@ -261,7 +269,14 @@ function mergeIndexFully(db: Database): void {
 export function foldLog(path: string): void {
   const db = new DatabaseSync(path, { timeout: 30_000 });
   try {
-    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    // A checkpoint the closed connection's worker thread is still finishing makes this one return busy at once
+    // (SQLite does not wait for another checkpointer): try again for a few seconds.
+    const sleeper = new Int32Array(new SharedArrayBuffer(4));
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const result = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number };
+      if (result.busy === 0) break;
+      Atomics.wait(sleeper, 0, 0, 100);
+    }
   } finally {
     db.close();
   }

@@ -72,6 +72,7 @@ const result: SizeResult = {
   build: {
     seconds: manifest.build.seconds, messagesPerSecond: manifest.build.messagesPerSecond, cached: true,
     indexMessagesPerSecond: manifest.build.indexMessagesPerSecond,
+    termsMessagesPerSecond: manifest.build.termsMessagesPerSecond,
   },
   maxRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
   phases,

@@ -40,7 +40,7 @@ export function renderStatus(input: StatusInput): string {
       `${count(input.totals.messageTokens)} tokens · ${input.databasePath}` +
       (input.totals.awaitingIndex > 0 ? ` · ${count(input.totals.awaitingIndex)} messages waiting for the full-text index` : "") +
       (input.totals.awaitingTermDictionary > 0
-        ? ` · ${count(input.totals.awaitingTermDictionary)} older messages waiting for the term dictionary (maintenance adds them)`
+        ? ` · ${count(input.totals.awaitingTermDictionary)} messages waiting for the term dictionary (maintenance adds them)`
         : ""),
   );
   return lines.join("\n");

@@ -26,6 +26,8 @@ export class Database {
 
   constructor(readonly path: string) {
     this.raw = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
+    // SQLite has no string reverse; the term dictionary keys terms by their reversal (sqlite-search-index.ts).
+    this.raw.function("lcm_reverse", { deterministic: true }, (text) => reverseText(String(text)));
   }
 
   /**
@@ -136,6 +138,11 @@ export function retryWhileBusySync<T>(body: () => T, waitMs: number): T {
       delay = Math.min(delay * 2, 50);
     }
   }
+}
+
+/** The text with its characters (code points) in reverse order: the term dictionary's key for "ends with". */
+export function reverseText(text: string): string {
+  return [...text].reverse().join("");
 }
 
 export function isBusyError(error: unknown): boolean {

@@ -201,9 +201,9 @@ export const MIGRATIONS: readonly Migration[] = [
     // Every distinct term of messages_fts that has a letter in it, with its characters reversed: a regex whose
     // literal may end a longer word ("INC-" in "XINC-42") finds the index terms that end with it by a range scan
     // on `reversed`, and the index then lists the only messages that can match (specs/010-term-dictionary.md).
-    // SqliteSearchIndex adds a chunk's terms in the transaction that indexes the chunk. The dictionary covers the
-    // messages above `search_index_state['term_dictionary'].through`: here, those indexed from now on; maintenance
-    // backfills older messages, lowering it to 0, and only then do searches rely on the dictionary.
+    // The dictionary covers the indexed messages with floor < message_id <= top (the rows 'term_dictionary' and
+    // 'term_dictionary_top'): here none, both at what is indexed so far; SqliteSearchIndex extends it upwards as
+    // messages are indexed and backfills it downwards to 0, and only then do searches rely on it.
     up: `
       CREATE TABLE search_terms (
         term     TEXT PRIMARY KEY,
@@ -211,7 +211,9 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
       CREATE INDEX search_terms_reversed ON search_terms (reversed);
       INSERT INTO search_index_state (name, through)
-        VALUES ('term_dictionary', (SELECT through FROM search_index_state WHERE name = 'messages_fts'));
+        SELECT 'term_dictionary', through FROM search_index_state WHERE name = 'messages_fts';
+      INSERT INTO search_index_state (name, through)
+        SELECT 'term_dictionary_top', through FROM search_index_state WHERE name = 'messages_fts';
     `,
   },
 ];

@@ -210,7 +210,7 @@ export class LcmContextEngine implements ContextEngine {
         const index = this.deps.searchIndex;
         if (index) {
           const { indexed } = await index.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
-          if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.backfillTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
+          if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.maintainTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
         }
         return result;
       }),

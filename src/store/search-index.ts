@@ -19,9 +19,8 @@ export interface SearchIndex {
    */
   indexPending(options?: { whenAtLeast?: number; maxRows?: number }): Promise<IndexProgress>;
   /**
-   * Adds the terms of up to `maxRows` older indexed messages to the term dictionary, in bounded transactions;
-   * returns how many it covered (0 once the dictionary covers every message: always, except after an upgrade
-   * from schema version 2 or an index rebuild).
+   * Adds indexed messages' terms to the term dictionary (what regex search looks up for words that may end a
+   * longer word), up to `maxRows` messages in bounded transactions, newest first; returns how many.
    */
-  backfillTerms(maxRows: number): Promise<number>;
+  maintainTerms(maxRows: number): Promise<number>;
 }

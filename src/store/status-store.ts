@@ -18,7 +18,7 @@ export interface DatabaseTotals {
   messageTokens: number;
   /** Messages stored but not yet in the full-text index (it is written in batches; a search catches it up). */
   awaitingIndex: number;
-  /** Indexed messages whose terms the term dictionary lacks (after an upgrade from schema version 2). */
+  /** Indexed messages whose terms the term dictionary lacks yet (maintenance adds them). */
   awaitingTermDictionary: number;
 }
 

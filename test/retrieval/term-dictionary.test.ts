@@ -73,6 +73,25 @@ describe("regex through the term dictionary", () => {
   });
 });
 
+describe("a dictionary behind the index", () => {
+  it("after a large import, searches by substring until maintenance has added the import's terms", async () => {
+    const env = createRecallEnv();
+    // 1,500 messages: more than a search adds to the dictionary itself before using it.
+    await env.commit(MAIN, Array.from({ length: 1_500 }, (_, index) => userMessage(`entry ${index}: X${index % 100 ? "OUT" : "INC"}-${100_000 + index}-Z`)));
+    const before = await regexGrep(env.call, String.raw`INC-\d{6}-Z`);
+    expect(before.strategy).toBe("substring");
+    expect(before.matches).toHaveLength(15);
+    const status = async () =>
+      (await env.api.command("lcm").handler({ agentId: "main", sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args: "status", commandBody: "/lcm status" })).text;
+    expect(await status()).toContain("1,500 messages waiting for the term dictionary");
+    await env.api.engine().maintain({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey });
+    expect(await status()).not.toContain("term dictionary");
+    const after = await regexGrep(env.call, String.raw`INC-\d{6}-Z`);
+    expect(after.strategy).toBe("index");
+    expect(ids(after)).toEqual(ids(before));
+  });
+});
+
 describe("a file from schema version 2", () => {
   function versionTwoFile(texts: string[]): string {
     const path = join(tempDir(), "v2.db");
