@@ -3,7 +3,7 @@
  * migration is never edited (add a new one). When the database is up to date, `migrate` reads one pragma and
  * returns. The data model is described in docs/architecture.md.
  */
-import { type Database, retryWhileBusySync } from "./database.js";
+import type { Database } from "./database.js";
 
 export interface Migration {
   version: number;
@@ -219,12 +219,9 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
- * Migrations run once per process when the first engine opens the file, synchronously (the host's factory is
- * synchronous). If another gateway holds the write lock, wait in short sleeps for up to MIGRATION_WAIT_MS.
+ * Brings the schema up to date. Cheap when already current: one pragma read. Migrations run once per process when
+ * the first engine opens the file; openDatabase retries the whole open while another process holds the lock.
  */
-const MIGRATION_WAIT_MS = 10_000;
-
-/** Brings the schema up to date. Cheap when already current: one pragma read. */
 export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number {
   const current = currentVersion(db);
   const latest = migrations.at(-1)?.version ?? 0;
@@ -235,16 +232,12 @@ export function migrate(db: Database, migrations: readonly Migration[] = MIGRATI
   }
   for (const migration of migrations) {
     if (migration.version <= current) continue;
-    retryWhileBusySync(
-      () =>
-        db.writeNow(() => {
-          // Re-check inside the write lock: another process may have migrated meanwhile.
-          if (currentVersion(db) >= migration.version) return;
-          db.raw.exec(migration.up);
-          db.raw.exec(`PRAGMA user_version = ${migration.version}`);
-        }),
-      MIGRATION_WAIT_MS,
-    );
+    db.writeNow(() => {
+      // Re-check inside the write lock: another process may have migrated meanwhile.
+      if (currentVersion(db) >= migration.version) return;
+      db.raw.exec(migration.up);
+      db.raw.exec(`PRAGMA user_version = ${migration.version}`);
+    });
   }
   return latest;
 }

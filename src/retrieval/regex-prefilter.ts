@@ -41,10 +41,13 @@ interface Segment {
 
 export function planPrefilter(regex: SearchRegex): RegexPrefilter {
   const segmentLists = regex.alternatives.map((sequence) => requiredSegments(sequence, false));
-  const branches = segmentLists.map((segments) => ({
-    terms: [...new Set(segments.flatMap(termsOf))],
-    suffixes: [...new Set(segments.flatMap(suffixesOf))],
-  }));
+  const branches = segmentLists.map((segments) => {
+    const words = segments.map(indexWordsOf);
+    return {
+      terms: [...new Set(words.flatMap((word) => word.terms))],
+      suffixes: [...new Set(words.flatMap((word) => word.suffixes))],
+    };
+  });
   const substrings = segmentLists.map(longestAsciiSubstring);
   return {
     match: branches.every((branch) => branch.terms.length > 0) ? orOfBranches(branches.map((branch) => branch.terms)) : null,
@@ -136,35 +139,23 @@ function requiredSegments(sequence: RegexNode[], startsAtBoundary: boolean): Seg
   return segments;
 }
 
-/** FTS5 terms implied by a segment: whole words as exact tokens, a word cut at the end as a prefix. */
-function termsOf(segment: Segment): string[] {
+/**
+ * What a segment's words give the index. A word known to start a token is an FTS5 term: exact when a separator
+ * follows it inside the segment, a prefix otherwise. A word known only to END a token is a suffix: the token
+ * holding it ends with it (looked up in the term dictionary, which leaves out numbers, so it needs a letter).
+ */
+function indexWordsOf(segment: Segment): PrefilterBranch {
   const runs = segment.text.split(ASCII_SEPARATOR);
-  const terms: string[] = [];
+  const words: PrefilterBranch = { terms: [], suffixes: [] };
   runs.forEach((run, index) => {
     // Runs with non-ASCII characters are skipped: the tokenizer may split them at characters we cannot predict.
     if (run.length < MIN_TERM_LENGTH || !/^[A-Za-z0-9]+$/.test(run)) return;
     const startsAtToken = index > 0 || segment.startsAtBoundary;
     const endsAtToken = index < runs.length - 1;
-    if (startsAtToken) terms.push(endsAtToken ? `"${run}"` : `"${run}"*`);
+    if (startsAtToken) words.terms.push(endsAtToken ? `"${run}"` : `"${run}"*`);
+    else if (endsAtToken && /[A-Za-z]/.test(run)) words.suffixes.push(run.toLowerCase());
   });
-  return terms;
-}
-
-/**
- * Words of a segment that end at a token boundary without being known to start at one: the token holding each
- * ends with it. Only ASCII words with a letter (the dictionary leaves out numbers).
- */
-function suffixesOf(segment: Segment): string[] {
-  const runs = segment.text.split(ASCII_SEPARATOR);
-  const suffixes: string[] = [];
-  runs.forEach((run, index) => {
-    const startsAtToken = index > 0 || segment.startsAtBoundary;
-    const endsAtToken = index < runs.length - 1;
-    if (!startsAtToken && endsAtToken && run.length >= MIN_TERM_LENGTH && /^[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*$/.test(run)) {
-      suffixes.push(run.toLowerCase());
-    }
-  });
-  return suffixes;
+  return words;
 }
 
 function longestAsciiSubstring(segments: Segment[]): string | null {
