@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { closeAllDatabases } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/db/connection-registry.js";
 import { Database } from "../../src/db/database.js";
 import { MIGRATIONS, migrate } from "../../src/db/migrations.js";
 import type { GrepMatch } from "../../src/retrieval/grep.js";
@@ -132,7 +132,6 @@ describe("a file from schema version 2", () => {
     // A rebuild of the index by /lcm doctor leaves the dictionary to be backfilled again; meanwhile: substring.
     const doctor = (args: string) =>
       api.command("lcm").handler({ agentId: "main", sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args, commandBody: `/lcm ${args}` });
-    const { openSharedDatabase } = await import("../../src/db/connection-registry.js");
     openSharedDatabase(path).run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
     await doctor("doctor all repair");
     expect((await regexGrep(call, pattern)).strategy).toBe("substring");
@@ -140,6 +139,5 @@ describe("a file from schema version 2", () => {
     const rebuilt = await regexGrep(call, pattern);
     expect(rebuilt.strategy).toBe("index");
     expect(ids(rebuilt)).toEqual(ids(before));
-    closeAllDatabases();
   });
 });
