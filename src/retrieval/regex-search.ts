@@ -59,17 +59,16 @@ export async function regexSearch(
   const state: SearchState = { deadline: now() + request.budgetMs, testedRows: 0, stopReason: null };
   const run = <Row extends { text: string }>(batches: AsyncIterable<Row[]>) =>
     collectMatches(batches, runner, request.limit, state, now, request.budgetMs);
-  // The strategy reported is the messages' when they are searched (theirs can use the term dictionary).
-  let strategy: RegexStrategy = prefilter.match ? "index" : prefilter.containsAny ? "substring" : "scan";
   try {
+    // The strategy reported is the messages' when they are searched (theirs can use the term dictionary).
+    const searchesMessages = request.scope !== "summaries" && request.filter.conversationIds.length > 0;
+    const match = searchesMessages ? await messageMatch(store, prefilter) : prefilter.match;
     const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter));
-    const messages = request.scope === "summaries"
-      ? []
-      : await run(messageBatches(store, request.filter, prefilter, (chosen) => (strategy = chosen)));
+    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, match)) : [];
     return {
       messages,
       summaries,
-      strategy,
+      strategy: match !== null ? "index" : prefilter.containsAny ? "substring" : "scan",
       testedRows: state.testedRows,
       truncated: state.stopReason !== null,
       stopReason: state.stopReason,
@@ -136,16 +135,14 @@ async function messageMatch(store: RetrievalStore, prefilter: RegexPrefilter): P
   return termsEndingWith ? suffixMatch(prefilter.branches, termsEndingWith) : null;
 }
 
+/** Messages in scope, newest first: the index's candidates for `match` (from messageMatch), else windows. */
 async function* messageBatches(
   store: RetrievalStore,
   filter: SearchFilter,
   prefilter: RegexPrefilter,
-  onStrategy: (strategy: RegexStrategy) => void,
+  match: string | "none" | null,
 ): AsyncGenerator<MessageHitRow[]> {
-  if (filter.conversationIds.length === 0) return;
-  const match = await messageMatch(store, prefilter);
   if (match !== null) {
-    onStrategy("index");
     if (match === "none") return;
     let below: number | null = null;
     do {
@@ -155,7 +152,6 @@ async function* messageBatches(
     } while (below !== null);
     return;
   }
-  onStrategy(prefilter.containsAny ? "substring" : "scan");
   const single = filter.conversationIds.length === 1 ? filter.conversationIds[0]! : null;
   let to = (single !== null ? await store.maxMessageSeq(single) : await store.maxMessageRowId()) + 1;
   while (to > 1) {

@@ -76,8 +76,7 @@ export class SqliteSearchIndex implements SearchIndex {
    * Returns how many messages it covered, at most `maxRows`.
    */
   async maintainTerms(maxRows: number): Promise<number> {
-    const extended = await this.extendTerms(maxRows);
-    let covered = extended;
+    let covered = await this.extendTerms(maxRows);
     while (covered < maxRows && this.dictionaryRange().floor > 0) {
       const done = await this.db.write(() => this.backfillChunk(Math.min(TERMS_CHUNK_ROWS, maxRows - covered)));
       if (done === 0) break;
