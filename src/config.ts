@@ -13,6 +13,7 @@ export interface LcmConfig {
   filesDirectory: string;
   contextThreshold: number;
   freshTailCount: number;
+  freshTailBudgetShare: number;
   leafMinFanout: number;
   condensedMinFanout: number;
   condensedMinFanoutHard: number;
@@ -22,6 +23,7 @@ export interface LcmConfig {
   condensedTargetTokens: number;
   maxExpandTokens: number;
   largeFileTokenThreshold: number;
+  largeMessageBudgetShare: number;
   summaryModel: string | undefined;
   summaryProvider: string | undefined;
   autocompactDisabled: boolean;
@@ -59,7 +61,11 @@ export const SETTINGS: readonly SettingSpec[] = [
     exclusiveMin: true, label: "Context threshold",
     help: "Fraction of the token budget at which a full compaction sweep runs after a turn." },
   { key: "freshTailCount", env: "LCM_FRESH_TAIL_COUNT", type: "integer", defaultValue: 32, min: 0, max: 10_000,
-    label: "Fresh tail", help: "Most recent raw messages that are never compacted and always assembled." },
+    label: "Fresh tail",
+    help: "Most recent raw messages kept raw (not summarized) while they fit freshTailBudgetShare of the budget." },
+  { key: "freshTailBudgetShare", env: "LCM_FRESH_TAIL_BUDGET_SHARE", type: "number", defaultValue: 0.4, min: 0, max: 1,
+    exclusiveMin: true, label: "Fresh tail budget share",
+    help: "Most of the token budget the fresh tail may take; older tail messages beyond it are summarized like any other." },
   { key: "leafMinFanout", env: "LCM_LEAF_MIN_FANOUT", type: "integer", defaultValue: 8, min: 2, max: 1_000,
     label: "Leaf minimum fan-out", help: "Fewest raw messages one leaf summary may cover." },
   { key: "condensedMinFanout", env: "LCM_CONDENSED_MIN_FANOUT", type: "integer", defaultValue: 4, min: 2, max: 1_000,
@@ -80,7 +86,10 @@ export const SETTINGS: readonly SettingSpec[] = [
     max: 1_000_000, label: "Expansion token cap", help: "Most source tokens one delegated expansion may read." },
   { key: "largeFileTokenThreshold", env: "LCM_LARGE_FILE_TOKEN_THRESHOLD", type: "integer", defaultValue: 25_000,
     min: 100, max: 10_000_000, label: "Large-file threshold",
-    help: "File blocks and tool outputs at or above this many tokens are stored aside and replaced by a reference." },
+    help: "File blocks, pastes and tool outputs at or above this many tokens are stored aside and replaced by a reference." },
+  { key: "largeMessageBudgetShare", env: "LCM_LARGE_MESSAGE_BUDGET_SHARE", type: "number", defaultValue: 0.5, min: 0,
+    max: 1, exclusiveMin: true, label: "Large message budget share",
+    help: "A pasted text, file block or tool output above this share of the token budget is also stored aside (small windows)." },
   { key: "summaryModel", env: "LCM_SUMMARY_MODEL", type: "string", label: "Summary model",
     help: "Model for summaries (\"provider/model\" for the host, a model id for the standalone Anthropic client)." },
   { key: "summaryProvider", env: "LCM_SUMMARY_PROVIDER", type: "string", label: "Summary provider",

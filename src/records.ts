@@ -45,8 +45,12 @@ export interface ConversationRecord {
   /** Sum of token counts over raw-message context items only. */
   contextRawTokens: number;
   contextItemCount: number;
-  /** The budget the host gave the last assemble; compaction thresholds are measured against it. */
+  /** The budget the host gave the first assemble of the last turn; compaction thresholds are measured against it. */
   lastTokenBudget: number | null;
+  /** The model window of that turn, when the host said (compact, commitTurn, a tool-loop assemble). */
+  lastWindowTokens: number | null;
+  /** The reply reserve the host kept out of that window, when it said (the first assemble's maxOutputTokens). */
+  lastReserveTokens: number | null;
   bootstrapState: BootstrapState | null;
   lastCompaction: CompactionOutcome | null;
 }
@@ -118,8 +122,8 @@ export interface SummaryRecord {
   parentSummaryIds: SummaryId[];
 }
 
-/** Where an externalized large file came from: a `<file>` block in a user message, or an oversized tool output. */
-export type LargeFileOrigin = "file-block" | "tool-result";
+/** Where an externalized large file came from: a `<file>` block, text pasted into a user message, or tool output. */
+export type LargeFileOrigin = "file-block" | "paste" | "tool-result";
 
 /** A large file block or tool output stored aside on disk; the message keeps a `[LCM File: …]` reference. */
 export interface LargeFileRecord {

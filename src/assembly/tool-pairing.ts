@@ -10,6 +10,8 @@ import type { AgentMessage } from "../host/openclaw-types.js";
 export interface Sized {
   message: AgentMessage;
   tokens: number;
+  /** A summary rendered as a message (not a stored message). */
+  isSummary: boolean;
 }
 
 function toolCallIdsOf(message: AgentMessage): string[] {
@@ -43,6 +45,6 @@ export function repairToolPairing(items: Sized[]): Sized[] {
       (block) => !((block as { type?: unknown }).type === "toolCall" && !answered.has((block as { id: string }).id)),
     );
     if (content.length === 0) return [];
-    return [{ message: { ...item.message, content }, tokens: item.tokens }];
+    return [{ ...item, message: { ...item.message, content } }];
   });
 }

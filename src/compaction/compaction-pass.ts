@@ -5,11 +5,11 @@
  */
 import { summaryContextTokens } from "../assembly/summary-message.js";
 import type { Clock, Logger, Summarizer, TokenEstimator } from "../contracts.js";
-import type { LcmConfig } from "../config.js";
 import type { ConversationId, MessageRecord, SummaryLevel, SummaryRecord } from "../records.js";
 import type { CompactionStore, SummaryDraft } from "../store/compaction-store.js";
 import type { MessageStore, SummaryReadStore } from "../store/store.js";
 import type { CircuitBreaker } from "./circuit-breaker.js";
+import type { ScaledSettings } from "./compaction-targets.js";
 import type { CondensedPlan } from "./condensed-planner.js";
 import { type Attempt, summarizeWithEscalation } from "./escalation.js";
 import type { LeafPlan } from "./leaf-planner.js";
@@ -26,13 +26,14 @@ export interface PassDeps {
   breaker: CircuitBreaker;
   tokens: TokenEstimator;
   clock: Clock;
-  config: Pick<LcmConfig, "leafTargetTokens" | "condensedTargetTokens">;
   logger: Logger;
 }
 
 export interface PassContext {
   conversationId: ConversationId;
   timeoutMs: number;
+  /** Summary targets, fallback size and the largest source, for the budget the run works toward. */
+  sizes: Pick<ScaledSettings, "leafTargetTokens" | "condensedTargetTokens" | "fallbackTokens" | "leafChunkTokens">;
   signal?: AbortSignal;
   customInstructions?: string;
 }
@@ -71,12 +72,15 @@ export async function executePass(plan: LeafPlan | CondensedPlan, context: PassC
 
   const escalation = await summarizeWithEscalation({
     request: {
-      sourceText: sources.kind === "leaf" ? renderMessageSources(sources.messages) : renderSummarySources(sources.summaries),
+      sourceText: sources.kind === "leaf"
+        ? renderMessageSources(sources.messages, sourceCharsFor(context.sizes.leafChunkTokens))
+        : renderSummarySources(sources.summaries),
       depth: shape.depth,
       ...(previousContext ? { previousContext } : {}),
       ...(context.customInstructions ? { customInstructions: context.customInstructions } : {}),
     },
-    targetTokens: sources.kind === "leaf" ? deps.config.leafTargetTokens : deps.config.condensedTargetTokens,
+    targetTokens: sources.kind === "leaf" ? context.sizes.leafTargetTokens : context.sizes.condensedTargetTokens,
+    fallbackTokens: context.sizes.fallbackTokens,
     sourceTokens: plan.sourceTokens,
     measure: (text) => contextTokensOf({ ...shape, summaryId: PLACEHOLDER_SUMMARY_ID, content: text }),
     summarizer: deps.summarizer,
@@ -117,6 +121,15 @@ async function loadSources(plan: LeafPlan | CondensedPlan, store: PassReadStore)
   }
   const summaries = await store.getSummariesByRowIds(plan.items.map((item) => item.summaryRowId!));
   return summaries.length === plan.items.length ? { kind: "condensed", summaries } : null;
+}
+
+/**
+ * Longest text of one source message the summarizer reads whole: about the chunk's tokens in characters of
+ * English (four per token). Longer messages keep their head and tail (source-text.ts), so the summarizer's input
+ * stays within what a chunk may be, whatever one message holds.
+ */
+export function sourceCharsFor(chunkTokens: number): number {
+  return Math.max(2_000, chunkTokens * 4);
 }
 
 /**

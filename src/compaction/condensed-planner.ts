@@ -1,18 +1,17 @@
 /**
- * planCondensedPass: which summaries the next condensed summary merges. Pure. It looks for the shallowest depth
- * that has a run of at least `minFanout` contiguous context items that are all summaries of that depth (outside
- * the fresh tail), takes the oldest such run, and caps it at `chunkTokens` (never below `minFanout` items).
- * The result is one summary at depth + 1 that replaces the run.
+ * planCondensedPasses: which summaries the condensed passes of one depth merge. Pure. At one depth it finds the
+ * maximal runs of contiguous summaries of that depth (before the fresh tail) and cuts each run, oldest first, into
+ * chunks of at least `minFanout` summaries, capped at `chunkTokens` (never below `minFanout` items). Each chunk
+ * becomes one summary at depth + 1 that replaces it.
+ *
+ * The engine condenses depth by depth, shallowest first: merging depth d only creates depth d + 1 summaries, so
+ * no depth needs a second look, and a whole condensation costs O(items x depths) instead of O(items) per pass.
  */
 import type { CompactionItem } from "../store/compaction-store.js";
-import { findFreshTail, previousSummaryBefore, toUnits } from "./context-units.js";
 
 export interface CondensedPlanOptions {
-  freshTailCount: number;
   minFanout: number;
   chunkTokens: number;
-  /** Deepest source depth allowed (incremental passes stop below `incrementalMaxDepth`). */
-  maxSourceDepth: number;
   minimumSourceTokens: number;
 }
 
@@ -22,68 +21,64 @@ export interface CondensedPlan {
   sourceDepth: number;
   items: CompactionItem[];
   sourceTokens: number;
+  /** The summary item just before the chunk in the list the plan was made on. */
   previousSummaryRowId: number | null;
-}
-
-interface Run {
-  depth: number;
+  /** Items [start, end) of the list the plan was made on. */
   start: number;
   end: number;
 }
 
-export function planCondensedPass(items: readonly CompactionItem[], options: CondensedPlanOptions): CondensedPlan | null {
-  const freshTail = findFreshTail(items, toUnits(items), options.freshTailCount);
-  const runs = summaryRuns(items, freshTail.startIndex).filter(
-    (run) => run.depth <= options.maxSourceDepth && run.end - run.start >= options.minFanout,
-  );
-  const depths = [...new Set(runs.map((run) => run.depth))].sort((left, right) => left - right);
-  for (const depth of depths) {
-    for (const run of runs) {
-      if (run.depth !== depth) continue;
-      const chunk = capRun(items, run, options);
-      const sourceTokens = chunk.reduce((total, item) => total + item.tokenCount, 0);
-      if (sourceTokens < options.minimumSourceTokens) continue;
-      return {
-        kind: "condensed",
-        sourceDepth: depth,
-        items: chunk,
-        sourceTokens,
-        previousSummaryRowId: previousSummaryBefore(items, run.start)?.summaryRowId ?? null,
-      };
-    }
-  }
-  return null;
-}
-
-/** Maximal runs of contiguous same-depth summary items before `limit`, oldest first. */
-function summaryRuns(items: readonly CompactionItem[], limit: number): Run[] {
-  const runs: Run[] = [];
-  let current: Run | null = null;
-  for (let index = 0; index < limit; index++) {
+/** Every chunk of `depth` summaries worth merging, oldest first, in items before `limit` (the fresh tail). */
+export function planCondensedPasses(
+  items: readonly CompactionItem[],
+  limit: number,
+  depth: number,
+  options: CondensedPlanOptions,
+): CondensedPlan[] {
+  const plans: CondensedPlan[] = [];
+  let previous: number | null = null;
+  let index = 0;
+  while (index < limit) {
     const item = items[index]!;
-    const depth = item.summaryRowId !== null ? item.depth : null;
-    if (depth === null) {
-      current = null;
+    if (item.summaryRowId === null || item.depth !== depth) {
+      if (item.summaryRowId !== null) previous = item.summaryRowId;
+      index++;
       continue;
     }
-    if (current && current.depth === depth && current.end === index) {
-      current.end = index + 1;
-    } else {
-      current = { depth, start: index, end: index + 1 };
-      runs.push(current);
+    let runEnd = index;
+    while (runEnd < limit && items[runEnd]!.summaryRowId !== null && items[runEnd]!.depth === depth) runEnd++;
+    // Cut the run [index, runEnd) into chunks of at least minFanout, each capped at chunkTokens.
+    let start = index;
+    while (runEnd - start >= options.minFanout) {
+      let end = start;
+      let tokens = 0;
+      while (end < runEnd) {
+        const next = items[end]!.tokenCount;
+        if (end - start >= options.minFanout && tokens + next > options.chunkTokens) break;
+        tokens += next;
+        end++;
+      }
+      if (tokens >= options.minimumSourceTokens) {
+        plans.push({
+          kind: "condensed", sourceDepth: depth, items: items.slice(start, end), sourceTokens: tokens,
+          previousSummaryRowId: previous, start, end,
+        });
+      }
+      previous = items[end - 1]!.summaryRowId;
+      start = end;
     }
+    previous = items[runEnd - 1]!.summaryRowId;
+    index = runEnd;
   }
-  return runs;
+  return plans;
 }
 
-function capRun(items: readonly CompactionItem[], run: Run, options: CondensedPlanOptions): CompactionItem[] {
-  const chunk: CompactionItem[] = [];
-  let tokens = 0;
-  for (let index = run.start; index < run.end; index++) {
+/** The distinct summary depths in items before `limit`, shallowest first. */
+export function summaryDepths(items: readonly CompactionItem[], limit: number): number[] {
+  const depths = new Set<number>();
+  for (let index = 0; index < limit; index++) {
     const item = items[index]!;
-    if (chunk.length >= options.minFanout && tokens + item.tokenCount > options.chunkTokens) break;
-    chunk.push(item);
-    tokens += item.tokenCount;
+    if (item.summaryRowId !== null && item.depth !== null) depths.add(item.depth);
   }
-  return chunk;
+  return [...depths].sort((left, right) => left - right);
 }

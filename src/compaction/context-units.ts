@@ -1,8 +1,9 @@
 /**
  * Context units and the fresh tail, as the planners see them. A unit is one context item plus the tool results
- * that follow it, so a tool call and its results are never split by a compaction boundary. The fresh tail is
- * computed exactly as the assembler does (newest units first, raw units counted until `freshTailCount` raw
- * messages are covered), so compaction never touches what assembly always includes.
+ * that follow it, so a tool call and its results are never split by a compaction boundary. The fresh tail is the
+ * newest run of raw units that fits both limits of the tail policy: at most `count` raw messages and at most
+ * `maxTokens` tokens. It is a preference, not an absolute: what does not fit it is compactable like any other raw
+ * message, so the tail can never hold more than its share of the budget (spec 011).
  */
 import { ItemFlags } from "../messages/message-codec.js";
 import type { CompactionItem } from "../store/compaction-store.js";
@@ -17,10 +18,19 @@ export interface ContextUnit {
   isRaw: boolean;
 }
 
+/** How much of the newest raw context compaction leaves alone. */
+export interface TailPolicy {
+  /** Most raw messages in the tail (`freshTailCount`). */
+  count: number;
+  /** Most tokens in the tail (`freshTailBudgetShare` x the budget). */
+  maxTokens: number;
+}
+
 export function toUnits(items: readonly CompactionItem[]): ContextUnit[] {
   const units: ContextUnit[] = [];
-  for (const [index, item] of items.entries()) {
-    const current = units.at(-1);
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    const current = units.length > 0 ? units[units.length - 1] : undefined;
     const joinsPrevious = current !== undefined && (item.flags & ItemFlags.toolResult) !== 0;
     if (joinsPrevious) {
       current.end = index + 1;
@@ -34,31 +44,42 @@ export function toUnits(items: readonly CompactionItem[]): ContextUnit[] {
 }
 
 export interface FreshTail {
-  /** Index of the first item that belongs to the protected tail (items.length when there is none). */
+  /** Index of the first unit of the tail (units.length when there is none). */
+  startUnit: number;
+  /** Index of the first item of the tail (items.length when there is none). */
   startIndex: number;
-  /** Tokens of the fresh units (what assembly includes whatever the budget). */
+  /** Tokens of the tail's units. */
   tokens: number;
 }
 
-export function findFreshTail(items: readonly CompactionItem[], units: readonly ContextUnit[], freshTailCount: number): FreshTail {
-  let startIndex = items.length;
+/**
+ * The newest contiguous raw units within both limits of the policy. Walks from the newest unit and stops at the
+ * first unit that is not raw, comes after `count` messages are covered (a tool call whose results reach into the
+ * tail is taken whole), or would pass `maxTokens`.
+ */
+export function findFreshTail(units: readonly ContextUnit[], itemCount: number, policy: TailPolicy): FreshTail {
+  let startUnit = units.length;
+  let startIndex = itemCount;
   let tokens = 0;
-  let rawSeen = 0;
-  for (let index = units.length - 1; index >= 0 && rawSeen < freshTailCount; index--) {
+  let messages = 0;
+  for (let index = units.length - 1; index >= 0; index--) {
     const unit = units[index]!;
-    if (!unit.isRaw) continue;
+    const unitMessages = unit.end - unit.start;
+    if (!unit.isRaw || messages >= policy.count || tokens + unit.tokens > policy.maxTokens) break;
+    startUnit = index;
     startIndex = unit.start;
     tokens += unit.tokens;
-    rawSeen += unit.end - unit.start;
+    messages += unitMessages;
   }
-  return { startIndex, tokens };
+  return { startUnit, startIndex, tokens };
 }
 
-/** The nearest summary item before `index`, if any: the previous context of a pass starting there. */
-export function previousSummaryBefore(items: readonly CompactionItem[], index: number): CompactionItem | null {
-  for (let cursor = index - 1; cursor >= 0; cursor--) {
-    const item = items[cursor]!;
-    if (item.summaryRowId !== null) return item;
+/** Raw-message tokens outside the fresh tail: the backlog that triggers the per-turn leaf pass. */
+export function rawTokensOutsideTail(units: readonly ContextUnit[], tail: FreshTail): number {
+  let total = 0;
+  for (let index = 0; index < tail.startUnit; index++) {
+    const unit = units[index]!;
+    if (unit.isRaw) total += unit.tokens;
   }
-  return null;
+  return total;
 }

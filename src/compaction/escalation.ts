@@ -19,6 +19,8 @@ const MINIMUM_TARGET_TOKENS = 32;
 export interface EscalationInput {
   request: Omit<SummaryRequest, "mode" | "targetTokens">;
   targetTokens: number;
+  /** Size of the deterministic fallback summary (the last level). */
+  fallbackTokens?: number;
   /** Context tokens of the items the summary replaces: the output must cost less. */
   sourceTokens: number;
   /** Context tokens the summary would cost with this text (content plus its wrapper). */
@@ -83,7 +85,7 @@ export async function summarizeWithEscalation(input: EscalationInput): Promise<E
   if (input.signal?.aborted) return { kind: "aborted", attempts };
   const truncated = truncateForFallback(
     input.request.sourceText,
-    FALLBACK_TARGET_TOKENS,
+    input.fallbackTokens ?? FALLBACK_TARGET_TOKENS,
     input.tokens,
     (text) => input.measure(text) < input.sourceTokens,
   );

@@ -1,14 +1,16 @@
 /**
- * planLeafPass: which raw messages the next leaf summary covers. Pure: it reads the context items and the
- * settings and returns a plan (or null); the caller does the model call and the write. The chunk is the oldest
- * contiguous run of raw units outside the fresh tail, grown unit by unit up to `chunkTokens` (a single unit
- * larger than that is taken alone, or it would block compaction forever).
+ * planLeafPass: which raw messages the next leaf summary covers. Pure: it reads the context units and the settings
+ * and returns a plan (or null); the caller does the model call and the write. The chunk is the oldest contiguous
+ * run of raw units outside the fresh tail, at or after `fromUnit`, grown unit by unit up to `chunkTokens` (a single
+ * unit larger than that is taken alone, or it would block compaction forever).
+ *
+ * A sweep plans every pass from where the previous one ended (`fromUnit` = the last plan's `endUnit`), over units
+ * computed once per sweep, so a sweep of a backlog of n items plans in O(n) in total, not O(n) per pass.
  */
 import type { CompactionItem } from "../store/compaction-store.js";
-import { findFreshTail, previousSummaryBefore, toUnits } from "./context-units.js";
+import type { ContextUnit, FreshTail } from "./context-units.js";
 
 export interface LeafPlanOptions {
-  freshTailCount: number;
   /** Fewest messages a chunk needs, unless it is full (the next unit would pass `chunkTokens`). */
   minFanout: number;
   chunkTokens: number;
@@ -22,16 +24,30 @@ export interface LeafPlan {
   sourceTokens: number;
   /** The summary item just before the chunk, passed to the model as previous context. */
   previousSummaryRowId: number | null;
+  /** Units [startUnit, endUnit) of the sweep's unit list: where the next plan starts. */
+  startUnit: number;
+  endUnit: number;
 }
 
-export function planLeafPass(items: readonly CompactionItem[], options: LeafPlanOptions): LeafPlan | null {
-  const units = toUnits(items);
-  const freshTail = findFreshTail(items, units, options.freshTailCount);
-  let unitIndex = 0;
-  while (unitIndex < units.length) {
+/**
+ * The next leaf chunk at or after `fromUnit`, or null when none is eligible before the fresh tail.
+ * `previousSummaryRowId` is the summary the caller knows to precede `fromUnit` (the last one it applied); a
+ * summary unit met on the way replaces it.
+ */
+export function planLeafPass(
+  items: readonly CompactionItem[],
+  units: readonly ContextUnit[],
+  tail: FreshTail,
+  fromUnit: number,
+  options: LeafPlanOptions,
+  previousSummaryRowId: number | null = null,
+): LeafPlan | null {
+  let previous = previousSummaryRowId;
+  let unitIndex = fromUnit;
+  while (unitIndex < tail.startUnit) {
     const first = units[unitIndex]!;
-    if (first.start >= freshTail.startIndex) return null;
     if (!first.isRaw) {
+      previous = summaryRowIdOf(items, first) ?? previous;
       unitIndex++;
       continue;
     }
@@ -39,9 +55,9 @@ export function planLeafPass(items: readonly CompactionItem[], options: LeafPlan
     let tokens = 0;
     let end = unitIndex;
     let isFull = false;
-    while (end < units.length) {
+    while (end < tail.startUnit) {
       const unit = units[end]!;
-      if (!unit.isRaw || unit.start >= freshTail.startIndex) break;
+      if (!unit.isRaw) break;
       if (end > unitIndex && tokens + unit.tokens > options.chunkTokens) {
         isFull = true;
         break;
@@ -60,7 +76,9 @@ export function planLeafPass(items: readonly CompactionItem[], options: LeafPlan
         kind: "leaf",
         items: items.slice(startItem, endItem),
         sourceTokens: tokens,
-        previousSummaryRowId: previousSummaryBefore(items, startItem)?.summaryRowId ?? null,
+        previousSummaryRowId: previous,
+        startUnit: unitIndex,
+        endUnit: end,
       };
     }
     unitIndex = end;
@@ -68,19 +86,7 @@ export function planLeafPass(items: readonly CompactionItem[], options: LeafPlan
   return null;
 }
 
-/** Raw-message tokens outside the fresh tail: the backlog that triggers the per-turn leaf pass. */
-export function rawTokensOutsideFreshTail(items: readonly CompactionItem[], freshTailCount: number): number {
-  const units = toUnits(items);
-  const freshTail = findFreshTail(items, units, freshTailCount);
-  let total = 0;
-  for (const unit of units) {
-    if (unit.start >= freshTail.startIndex) break;
-    if (unit.isRaw) total += unit.tokens;
-  }
-  return total;
-}
-
-/** Tokens of the protected fresh tail. */
-export function freshTailTokens(items: readonly CompactionItem[], freshTailCount: number): number {
-  return findFreshTail(items, toUnits(items), freshTailCount).tokens;
+/** The summary a unit stands for, if it is a summary item. */
+function summaryRowIdOf(items: readonly CompactionItem[], unit: ContextUnit): number | null {
+  return items[unit.start]!.summaryRowId;
 }

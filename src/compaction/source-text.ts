@@ -5,11 +5,12 @@
  */
 import type { MessageRecord, SummaryRecord } from "../records.js";
 
-/** Longest message text (in characters) passed to the summarizer whole. */
+/** Longest message text (in characters) passed to the summarizer whole, unless the caller bounds it lower. */
 export const MAX_MESSAGE_SOURCE_CHARS = 60_000;
 
-export function renderMessageSources(messages: readonly MessageRecord[]): string {
-  return messages.map((message) => `[${formatMinute(message.createdAt)}] ${roleLabel(message)}:\n${bounded(message.content)}`).join("\n\n");
+export function renderMessageSources(messages: readonly MessageRecord[], maxMessageChars = MAX_MESSAGE_SOURCE_CHARS): string {
+  const limit = Math.min(maxMessageChars, MAX_MESSAGE_SOURCE_CHARS);
+  return messages.map((message) => `[${formatMinute(message.createdAt)}] ${roleLabel(message)}:\n${bounded(message.content, limit)}`).join("\n\n");
 }
 
 export function renderSummarySources(summaries: readonly SummaryRecord[]): string {
@@ -33,9 +34,9 @@ function roleLabel(message: MessageRecord): string {
   return message.role;
 }
 
-function bounded(text: string): string {
-  if (text.length <= MAX_MESSAGE_SOURCE_CHARS) return text;
-  const half = Math.floor(MAX_MESSAGE_SOURCE_CHARS / 2);
+function bounded(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const half = Math.floor(limit / 2);
   const omitted = text.length - 2 * half;
   return `${text.slice(0, half)}\n[... ${omitted} characters omitted here; the full message is stored ...]\n${text.slice(-half)}`;
 }

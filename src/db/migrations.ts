@@ -216,6 +216,17 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT 'term_dictionary_top', through FROM search_index_state WHERE name = 'messages_fts';
     `,
   },
+  {
+    version: 4,
+    name: "window and reserve beside the recorded budget",
+    // The budget of a turn's first assemble is recorded with the model window and the reply reserve of that turn,
+    // so that compaction can take the same overhead (system prompt, prompt) from a window stated later, after the
+    // model was switched (specs/011-budget-safe-context.md).
+    up: `
+      ALTER TABLE conversations ADD COLUMN last_window_tokens INTEGER;
+      ALTER TABLE conversations ADD COLUMN last_reserve_tokens INTEGER;
+    `,
+  },
 ];
 
 /**

@@ -86,6 +86,6 @@ export async function storeEncoded(
   encoded: EncodedMessage[],
   deps: Pick<HistoryImportDeps, "store" | "clock" | "largeFiles">,
 ): Promise<AppendResult> {
-  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation.conversationId, encoded) : encoded;
+  const toStore = deps.largeFiles ? await deps.largeFiles.externalize(conversation, encoded) : encoded;
   return deps.store.appendMessages(conversation.conversationId, toStore, deps.clock.now());
 }

@@ -6,6 +6,8 @@
  * one session run in order through the shared per-session queue.
  */
 import { Assembler } from "../assembly/assembler.js";
+import { TurnBudgets } from "../assembly/turn-budget.js";
+import { scaledSettings } from "../compaction/compaction-targets.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import { describeError } from "../errors.js";
@@ -37,7 +39,7 @@ import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js"
 import type { SearchIndex } from "../store/search-index.js";
 import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
-import { runCompact, runMaintain } from "./compaction-hooks.js";
+import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
 import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
@@ -45,6 +47,11 @@ import type { TranscriptSource } from "./transcript-source.js";
 
 export const ENGINE_ID = "lcm";
 export const ENGINE_VERSION = "0.1.0";
+
+/** Tokens SYSTEM_PROMPT_ADDITION costs in the host's system prompt, by an estimator. */
+export function systemPromptAdditionTokens(tokens: TokenEstimator): number {
+  return tokens.estimate(SYSTEM_PROMPT_ADDITION) + 4;
+}
 
 /** Static on purpose: a changing system prompt would defeat the provider's prompt cache. */
 export const SYSTEM_PROMPT_ADDITION = [
@@ -100,8 +107,10 @@ export class LcmContextEngine implements ContextEngine {
   };
 
   private readonly assembler: Assembler;
-  /** The first budget each session's assemble saw in this instance (one instance = one turn); see budgetFor. */
-  private readonly firstBudgets = new Map<string, number>();
+  /** The budget of each assemble call of this turn (one instance = one turn). */
+  private readonly turnBudgets = new TurnBudgets();
+  /** Tokens of SYSTEM_PROMPT_ADDITION: part of what the host's budget must hold, though the host does not count it. */
+  private readonly additionTokens: number;
 
   /** Stores large files and tool output aside on every ingest path (see encodeForStorage and importDeps). */
   private readonly largeFiles: LargeFileInterceptor;
@@ -109,10 +118,14 @@ export class LcmContextEngine implements ContextEngine {
 
   constructor(private readonly deps: EngineDeps) {
     this.assembler = new Assembler({ store: deps.store, tokens: deps.tokens });
+    this.additionTokens = systemPromptAdditionTokens(deps.tokens);
     this.largeFiles = new LargeFileInterceptor({
       ...deps,
       storage: new LargeFileStorage(deps.config.filesDirectory),
       ...(deps.textCompletion ? { completion: deps.textCompletion } : {}),
+      // Small windows store large content aside sooner: a share of the conversation's budget (spec 011).
+      thresholdFor: (conversation) =>
+        scaledSettings(compactionBudget(conversation, undefined, deps.config).tokens, deps.config).largeMessageTokens,
     });
     this.importDeps = { ...deps, largeFiles: this.largeFiles };
   }
@@ -160,7 +173,7 @@ export class LcmContextEngine implements ContextEngine {
     return this.guard("commitTurn", () => ({ status: "committed" as const }), () =>
       this.serialized(params.sessionId, async () => {
         if (params.isHeartbeat) return { status: "committed" as const };
-        const conversation = await this.conversationFor(params);
+        const conversation = await this.recordWindow(await this.conversationFor(params), params.runtimeContext?.tokenBudget);
         const encoded = await this.encodeForStorage(conversation, params.messages);
         const result = await this.deps.store.commitTurn(
           conversation.conversationId, String(params.advancementKey), encoded, this.deps.clock.now(),
@@ -179,17 +192,27 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, async () => {
         const conversation = await this.conversationFor(params);
         await this.importUncommittedHistory(conversation, params.messages);
-        const tokenBudget = this.budgetFor(params);
-        await this.deps.store.setLastTokenBudget(conversation.conversationId, tokenBudget);
+        const budget = this.turnBudgets.budgetFor(params.sessionId, {
+          tokenBudget: params.tokenBudget,
+          limits: params.runtimeSettings?.limits,
+          runtimeTokenBudget: params.runtimeContext?.tokenBudget,
+          prompt: params.prompt,
+          availableTools: params.availableTools,
+          fallback: () => this.deps.config.defaultTokenBudget,
+        });
+        await this.deps.store.recordBudget(conversation.conversationId, budget.record);
+        // The system prompt addition is ours too: the host measured its system prompt without it. A budget too
+        // small to hold it and some context goes to the context alone.
+        const withAddition = budget.tokens >= 2 * this.additionTokens;
+        const additionTokens = withAddition ? this.additionTokens : 0;
         const assembled = await this.assembler.assemble({
           conversationId: conversation.conversationId,
-          tokenBudget,
-          freshTailCount: this.deps.config.freshTailCount,
+          tokenBudget: budget.tokens - additionTokens,
         });
         return {
           messages: assembled.messages,
-          estimatedTokens: assembled.estimatedTokens,
-          systemPromptAddition: SYSTEM_PROMPT_ADDITION,
+          estimatedTokens: assembled.estimatedTokens + additionTokens,
+          ...(withAddition ? { systemPromptAddition: SYSTEM_PROMPT_ADDITION } : {}),
         };
       }),
     );
@@ -245,26 +268,7 @@ export class LcmContextEngine implements ContextEngine {
 
   async dispose(): Promise<void> {
     // The connection is shared by every engine, tool and module copy in the process: nothing to close here.
-    this.firstBudgets.clear();
-  }
-
-  /**
-   * The host calls assemble once before the prompt (budget = window - reserve - system prompt - prompt) and again
-   * in each tool-loop iteration with a larger budget that ignores the system prompt and reserve. Filling the
-   * larger one would overflow the window, so later calls in the same turn are capped at the first budget.
-   */
-  private budgetFor(params: AssembleParams): number {
-    const hostBudget =
-      positive(params.tokenBudget) ??
-      positive(params.runtimeSettings?.limits?.promptTokenBudget) ??
-      positive(params.runtimeContext?.tokenBudget) ??
-      this.deps.config.defaultTokenBudget;
-    const first = this.firstBudgets.get(params.sessionId);
-    if (first === undefined) {
-      this.firstBudgets.set(params.sessionId, hostBudget);
-      return hostBudget;
-    }
-    return Math.min(first, hostBudget);
+    this.turnBudgets.clear();
   }
 
   /**
@@ -286,7 +290,15 @@ export class LcmContextEngine implements ContextEngine {
   /** Encodes host messages, then stores large file blocks and tool output aside (fail-soft, never throws). */
   private async encodeForStorage(conversation: ConversationRecord, messages: unknown): Promise<EncodedMessage[]> {
     const { encoded } = encodeAll(Array.isArray(messages) ? messages : [], this.deps);
-    return this.largeFiles.externalize(conversation.conversationId, encoded);
+    return this.largeFiles.externalize(conversation, encoded);
+  }
+
+  /** Records the model window the host states (commitTurn's runtimeContext), for compaction's budget (spec 011). */
+  private async recordWindow(conversation: ConversationRecord, windowTokens: unknown): Promise<ConversationRecord> {
+    if (typeof windowTokens !== "number" || !Number.isFinite(windowTokens) || windowTokens <= 0) return conversation;
+    if (conversation.lastWindowTokens === Math.floor(windowTokens)) return conversation;
+    await this.deps.store.recordBudget(conversation.conversationId, { windowTokens: Math.floor(windowTokens) });
+    return { ...conversation, lastWindowTokens: Math.floor(windowTokens) };
   }
 
   private conversationFor(params: Parameters<typeof conversationKeyOf>[0]): Promise<ConversationRecord> {
@@ -311,6 +323,3 @@ export class LcmContextEngine implements ContextEngine {
   }
 }
 
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
-}

@@ -1,7 +1,8 @@
 /**
  * Intercepts large content at ingest: every ingest path (commitTurn, ingest, ingestBatch, afterTurn, assemble's
- * history import, bootstrap) passes its encoded messages through `externalize` before storing them. A message
- * at or above the threshold that is not stored yet has its large `<file>` blocks / tool output written to disk,
+ * history import, bootstrap) passes its encoded messages through `externalize` before storing them. The threshold
+ * is the conversation's: `largeFileTokenThreshold`, or less where the budget is small (`thresholdFor`, spec 011).
+ * A message at or above it that is not stored yet has its large `<file>` blocks, pasted text or tool output written to disk,
  * explored, and replaced by a `[LCM File: …]` reference; the rows travel with the message (EncodedMessage
  * .largeFiles) and are written in its transaction. The identity key stays that of the host's original message,
  * so a replay dedupes however the exploration came out. Fail-soft: on any error the message is stored unchanged.
@@ -10,7 +11,7 @@ import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import { describeError } from "../errors.js";
 import { type EncodedMessage, decodeMessage, encodeMessage } from "../messages/message-codec.js";
-import type { ConversationId, LargeFileRecord } from "../records.js";
+import type { ConversationId, ConversationRecord, LargeFileRecord } from "../records.js";
 import type { LargeFileStore } from "../store/large-file-store.js";
 import type { MessageStore } from "../store/store.js";
 import { exploreContent } from "./exploration.js";
@@ -25,7 +26,7 @@ const INTERCEPTED_ROLES = new Set(["user", "toolResult", "bashExecution"]);
 
 /** Contract: never throws; a message that cannot be externalized is returned as it was, and the failure logged. */
 export interface LargeContentExternalizer {
-  externalize(conversationId: ConversationId, messages: EncodedMessage[]): Promise<EncodedMessage[]>;
+  externalize(conversation: ConversationRecord, messages: EncodedMessage[]): Promise<EncodedMessage[]>;
 }
 
 export interface LargeFileInterceptorDeps {
@@ -37,6 +38,8 @@ export interface LargeFileInterceptorDeps {
   logger: Logger;
   /** The model for text exploration summaries; absent means deterministic summaries. */
   completion?: TextCompletion;
+  /** The conversation's threshold in tokens (absent: `largeFileTokenThreshold` for every conversation). */
+  thresholdFor?: (conversation: ConversationRecord) => number;
 }
 
 /** Files stored during one externalize call, by content hash: their rows are not in the database yet. */
@@ -45,8 +48,9 @@ type PendingFiles = Map<string, LargeFileRecord>;
 export class LargeFileInterceptor implements LargeContentExternalizer {
   constructor(private readonly deps: LargeFileInterceptorDeps) {}
 
-  async externalize(conversationId: ConversationId, messages: EncodedMessage[]): Promise<EncodedMessage[]> {
-    const threshold = this.deps.config.largeFileTokenThreshold;
+  async externalize(conversation: ConversationRecord, messages: EncodedMessage[]): Promise<EncodedMessage[]> {
+    const conversationId = conversation.conversationId;
+    const threshold = this.deps.thresholdFor?.(conversation) ?? this.deps.config.largeFileTokenThreshold;
     const candidates = new Set(messages.filter((message) => message.tokenCount >= threshold && INTERCEPTED_ROLES.has(message.role)));
     if (candidates.size === 0) return messages;
     let stored: Set<string>;
@@ -60,14 +64,15 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
     const result: EncodedMessage[] = [];
     for (const message of messages) {
       const isNew = candidates.has(message) && !stored.has(message.identityKey);
-      result.push(isNew ? await this.externalizeMessage(conversationId, message, pending) : message);
+      result.push(isNew ? await this.externalizeMessage(conversationId, message, pending, threshold) : message);
     }
     return result;
   }
 
-  private async externalizeMessage(conversationId: ConversationId, message: EncodedMessage, pending: PendingFiles): Promise<EncodedMessage> {
+  private async externalizeMessage(
+    conversationId: ConversationId, message: EncodedMessage, pending: PendingFiles, threshold: number,
+  ): Promise<EncodedMessage> {
     try {
-      const threshold = this.deps.config.largeFileTokenThreshold;
       const plan = planRewrite(decodeMessage(message), (text) => this.deps.tokens.estimate(text) >= threshold);
       if (!plan) return message;
       const files: LargeFileRecord[] = [];
@@ -100,8 +105,12 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
     const kind = classifyContent(piece.fileName, piece.mimeType, piece.content);
     const mimeType = effectiveMimeType(piece.fileName, piece.mimeType, kind);
     const storagePath = await this.deps.storage.write(conversationId, fileId, storedExtension(piece.fileName, mimeType), piece.content);
+    // The model writes text summaries only for content past the fixed threshold: content stored aside because a
+    // small budget could not hold it (a long message in an 8-32k window) gets the deterministic summary, so a
+    // small window never costs a model call per long message.
+    const isLargeFile = this.deps.tokens.estimate(piece.content) >= this.deps.config.largeFileTokenThreshold;
     const exploration = await exploreContent({ content: piece.content, fileName: piece.fileName, mimeType }, kind, {
-      ...(this.deps.completion ? { completion: this.deps.completion } : {}),
+      ...(this.deps.completion && isLargeFile ? { completion: this.deps.completion } : {}),
       timeoutMs: this.deps.config.summaryTimeoutMs,
       onFallback: (reason) => this.deps.logger.warn(`Exploration of ${fileId}: ${reason}.`),
     });

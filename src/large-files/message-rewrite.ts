@@ -1,8 +1,10 @@
 /**
  * Plans which parts of a host message are large enough to store aside, and applies the references once they
  * exist. Pure: the interceptor does the I/O between `planRewrite` and `apply`. Large content is looked for in
- * `<file>` blocks of user messages (string content or text blocks), in the text of tool results, and in the
- * output of bash executions; anything else passes through untouched.
+ * `<file>` blocks of user messages (string content or text blocks), in pasted text of user messages (a text block
+ * that is large without file tags: it keeps its head and tail around the reference, since a question often opens or
+ * closes a paste), in the text of tool results, and in the output of bash executions; anything else passes
+ * through untouched.
  */
 import type { AgentMessage } from "../host/openclaw-types.js";
 import type { LargeFileOrigin } from "../records.js";
@@ -29,7 +31,7 @@ export interface RewritePlan {
 export function planRewrite(message: AgentMessage, isLarge: (text: string) => boolean): RewritePlan | null {
   switch (message.role) {
     case "user":
-      return planFileBlocks(message, isLarge);
+      return planFileBlocks(message, isLarge) ?? planPastedText(message, isLarge);
     case "toolResult":
       return planToolResult(message, isLarge);
     case "bashExecution":
@@ -78,6 +80,51 @@ function planFileBlocks(message: AgentMessage, isLarge: (text: string) => boolea
       }),
     }),
   };
+}
+
+/** Characters of a paste kept before and after its reference. */
+export const PASTE_HEAD_CHARS = 800;
+export const PASTE_TAIL_CHARS = 400;
+
+/** The largest text of a user message, when it is large and holds no file block: stored aside as a pasted text. */
+function planPastedText(message: AgentMessage, isLarge: (text: string) => boolean): RewritePlan | null {
+  const content = message.content;
+  const texts = typeof content === "string" ? [content] : Array.isArray(content) ? content.map(textOf) : [];
+  let largest = -1;
+  for (const [index, text] of texts.entries()) {
+    if (text !== null && (largest < 0 || text.length > texts[largest]!.length)) largest = index;
+  }
+  const text = largest < 0 ? null : texts[largest]!;
+  if (text === null || !isLarge(text)) return null;
+  const piece: LargePiece = {
+    content: text,
+    fileName: "pasted-text",
+    mimeType: null,
+    origin: "paste",
+    toolName: null,
+    note: "Text pasted into a user message, stored aside because it was too large for the context.",
+  };
+  const keep = (reference: string) => {
+    const head = cutAtLine(text.slice(0, PASTE_HEAD_CHARS), "end");
+    const tail = cutAtLine(text.slice(-PASTE_TAIL_CHARS), "start");
+    return `${head}\n[... pasted text continues; stored in full ...]\n\n${reference}\n\n[... the paste ends with ...]\n${tail}`;
+  };
+  return {
+    pieces: [piece],
+    apply: ([reference]) => {
+      const replaced = reference === undefined ? text : keep(reference);
+      if (typeof content === "string") return { ...message, content: replaced };
+      return { ...message, content: (content as unknown[]).map((block, index) => (index === largest ? { ...(block as object), text: replaced } : block)) };
+    },
+  };
+}
+
+/** A cut at the nearest line break, when one is close: a head ends at a line end, a tail starts at a line start. */
+function cutAtLine(text: string, keep: "end" | "start"): string {
+  const index = keep === "end" ? text.lastIndexOf("\n") : text.indexOf("\n");
+  const isClose = keep === "end" ? index > text.length / 2 : index >= 0 && index < text.length / 2;
+  if (!isClose) return text;
+  return keep === "end" ? text.slice(0, index) : text.slice(index + 1);
 }
 
 /** The text of all text blocks of a tool result is one piece: a `cat` split over blocks is still one output. */

@@ -18,6 +18,13 @@ import type {
 } from "../records.js";
 import type { LargeFileStore } from "./large-file-store.js";
 
+/** What a hook learned about the budget (see ConversationRecord.lastTokenBudget and its siblings). */
+export interface BudgetRecord {
+  tokenBudget?: number;
+  windowTokens?: number;
+  reserveTokens?: number;
+}
+
 export interface AppendResult {
   /** Messages newly stored. */
   inserted: number;
@@ -34,8 +41,11 @@ export interface ConversationStore {
   listConversations(filter?: { agentId?: string; limit?: number }): Promise<ConversationRecord[]>;
   setBootstrapState(conversationId: ConversationId, state: BootstrapState): Promise<void>;
   setLastCompaction(conversationId: ConversationId, outcome: CompactionOutcome): Promise<void>;
-  /** Records the budget of the latest assemble (a no-op write is skipped). */
-  setLastTokenBudget(conversationId: ConversationId, tokenBudget: number): Promise<void>;
+  /**
+   * Records what the host said of the budget: the first assemble budget of a turn, the window, the reserve. Fields
+   * left undefined keep their stored value; a write that changes nothing is skipped.
+   */
+  recordBudget(conversationId: ConversationId, budget: BudgetRecord): Promise<void>;
 }
 
 export interface MessageStore {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { SYSTEM_PROMPT_ADDITION } from "../../src/engine/lcm-context-engine.js";
+import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
@@ -29,7 +29,8 @@ describe("assemble", () => {
     const messages = await seed(setup, 6);
     const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_000 });
     expect(result.messages).toEqual(messages);
-    expect(result.estimatedTokens).toBe(60); // 6 messages × 10 tokens
+    // 6 messages × 10 tokens, and the system prompt addition (the host's budget does not count it)
+    expect(result.estimatedTokens).toBe(60 + systemPromptAdditionTokens(new WordTokenEstimator()));
     expect(result.systemPromptAddition).toBe(SYSTEM_PROMPT_ADDITION);
   });
 
@@ -42,12 +43,27 @@ describe("assemble", () => {
     expect(result.estimatedTokens).toBe(40);
   });
 
-  it("always includes the fresh tail, even over budget", async () => {
+  it("never goes over the budget, even when the fresh tail would", async () => {
     const setup = wordEngine({ freshTailCount: 4 });
     await seed(setup, 10);
+    // The tail's 4 messages cost 40; the budget holds one (10 <= 15), the second would make 20.
     const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 15 });
-    expect(result.messages).toHaveLength(4);
-    expect(result.estimatedTokens).toBe(40);
+    expect(texts(result.messages).map((text) => /m\d+/.exec(text)?.[0])).toEqual(["m9"]);
+    expect(result.estimatedTokens).toBe(10);
+    expect(result.systemPromptAddition).toBeUndefined(); // a budget this small goes to the context alone
+  });
+
+  it("shows the newest message bounded, head and tail, when it alone is larger than the budget", async () => {
+    const setup = wordEngine();
+    const words = Array.from({ length: 400 }, (_, index) => `w${index}`).join(" ");
+    await setup.newEngine().ingest({ sessionId: "s1", message: userMessage(`START ${words} END`) });
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 150 });
+    const text = result.messages[0]!.content as string;
+    expect(result.messages).toHaveLength(1);
+    expect(result.estimatedTokens).toBeLessThanOrEqual(150);
+    expect(text.startsWith("START w0 w1")).toBe(true);
+    expect(text.endsWith("w399 END")).toBe(true);
+    expect(text).toMatch(/\[\.\.\. \d+ tokens of this message are left out here .* lcm_grep finds any part of it/);
   });
 
   it("takes the budget from runtimeSettings, then the configured default, when tokenBudget is absent", async () => {
@@ -86,7 +102,7 @@ describe("assemble", () => {
     expect(roomy.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "user"]);
   });
 
-  it("extends the fresh tail to the call of a tool result at its edge", async () => {
+  it("takes the newest tool call with its result as one unit", async () => {
     const setup = wordEngine({ freshTailCount: 1 });
     const messages = [
       userMessage(sixWords("first")),
@@ -94,7 +110,7 @@ describe("assemble", () => {
       toolResultMessage("c1", "grep", sixWords("result")),
     ];
     await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
-    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1 });
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 25 });
     expect(result.messages.map((message) => message.role)).toEqual(["assistant", "toolResult"]);
   });
 
@@ -154,12 +170,13 @@ describe("bad input", () => {
     expect(result.messages.map((message) => message.role)).toEqual(["user"]);
   });
 
-  it("stores and assembles a 10 MB message", async () => {
+  it("stores a 10 MB message and assembles it within the budget", async () => {
     const setup = createTestEngine();
     const huge = "x".repeat(10 * 1024 * 1024);
     await setup.newEngine().ingest({ sessionId: "s1", message: userMessage(huge) });
     const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 10_000 });
-    expect(result.messages[0]?.content).toBe(huge); // the fresh tail is always included
+    expect(result.estimatedTokens).toBeLessThanOrEqual(10_000);
+    expect(String(result.messages[0]?.content)).toContain("[LCM File: file_"); // stored aside as a paste
   });
 
   it("answers every hook without throwing when the host omits the session id", async () => {

@@ -6,7 +6,7 @@ import { silentLogger } from "../../src/contracts.js";
 import { FakeSummarizer } from "../fakes/fake-summarizer.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";
-import { createTestEngine } from "../helpers/engine.js";
+import { configuredSizes, createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 
 const tokens = new WordTokenEstimator();
@@ -50,7 +50,7 @@ describe("CompactionEngine", () => {
       now += 100_000;
       return "short";
     });
-    const run = await engineFor(harness, summarizer, () => now).sweep(harness.conversationId, { deadlineMs: 150_000, hard: false });
+    const run = await engineFor(harness, summarizer, () => now).sweep(harness.conversationId, { deadlineMs: 150_000, hard: false, sizes: configuredSizes(harness.config) });
     expect(run.passes).toHaveLength(2);
     expect(run.stopReason).toBe("deadline");
     expect(run.tokensAfter).toBeLessThan(run.tokensBefore);
@@ -71,7 +71,7 @@ describe("CompactionEngine", () => {
       }
       return "ours";
     });
-    const run = await engineFor(harness, summarizer).sweep(harness.conversationId, { deadlineMs: 60_000, hard: false });
+    const run = await engineFor(harness, summarizer).sweep(harness.conversationId, { deadlineMs: 60_000, hard: false, sizes: configuredSizes(harness.config) });
     expect(run.passes.length).toBeGreaterThan(0);
     const contents = harness.db.all<{ content: string }>("SELECT content FROM summaries ORDER BY id").map((row) => row.content);
     expect(contents[0]).toBe("theirs");
@@ -80,7 +80,7 @@ describe("CompactionEngine", () => {
 
   it("condenses depth by depth in a full sweep until no depth has enough summaries", async () => {
     const harness = await storedSession({ condensedMinFanout: 3 });
-    const run = await engineFor(harness, new FakeSummarizer(() => "short")).sweep(harness.conversationId, { deadlineMs: 60_000, hard: false });
+    const run = await engineFor(harness, new FakeSummarizer(() => "short")).sweep(harness.conversationId, { deadlineMs: 60_000, hard: false, sizes: configuredSizes(harness.config) });
     const depths = harness.db.all<{ depth: number; count: number }>(
       `SELECT s.depth, COUNT(*) AS count FROM context_items c JOIN summaries s ON s.id = c.summary_id GROUP BY s.depth`,
     );
@@ -89,13 +89,40 @@ describe("CompactionEngine", () => {
     expect(Math.max(...depths.map((row) => row.depth))).toBeGreaterThanOrEqual(1);
   });
 
-  it("never calls the model when the fresh tail covers the whole context", async () => {
+  it("reaches into the fresh tail when the tail itself is what does not fit the target", async () => {
+    // 40 messages x 50 tokens, all within freshTailCount 40: the configured tail covers the whole context.
     const harness = await storedSession({ freshTailCount: 40 });
-    const summarizer = new FakeSummarizer();
-    const run = await engineFor(harness, summarizer).compactUntilUnder(harness.conversationId, 10, {
-      deadlineMs: 60_000, hard: true, fullFirstRound: false,
+    const summarizer = new FakeSummarizer(() => "short");
+    const run = await engineFor(harness, summarizer).compactUntilUnder(harness.conversationId, 500, {
+      deadlineMs: 60_000, hard: true, fullFirstRound: false, sizes: configuredSizes(harness.config),
     });
-    expect(run).toMatchObject({ stopReason: "fresh-tail-exceeds-target", passes: [], freshTailTokens: 2_000 });
-    expect(summarizer.requests).toHaveLength(0);
+    expect(run.stopReason).toBe("under-target");
+    expect(run.reachedIntoTail).toBe(true);
+    expect(run.tokensAfter).toBeLessThanOrEqual(500);
+    expect(checkInvariants(harness.db, harness.conversationId)).toEqual([]);
+  });
+
+  it("plans a sweep over a long backlog in work proportional to the backlog", async () => {
+    // 40 messages, chunks of 256 tokens = 5 messages: 7 leaf passes over the 36 messages outside the tail (4).
+    const harness = await storedSession();
+    const reads: number[] = [];
+    const counting = {
+      ...harness.compactionStore,
+      listCompactionItems: async (id: number) => {
+        const items = await harness.compactionStore.listCompactionItems(id);
+        reads.push(items.length);
+        return items;
+      },
+      applyLeafSummary: harness.compactionStore.applyLeafSummary.bind(harness.compactionStore),
+      applyCondensedSummary: harness.compactionStore.applyCondensedSummary.bind(harness.compactionStore),
+      getSummarySources: harness.compactionStore.getSummarySources.bind(harness.compactionStore),
+    };
+    const engine = new CompactionEngine({
+      store: harness.store, compactionStore: counting, summarizer: new FakeSummarizer(() => "short"),
+      breaker: new CircuitBreaker(), tokens, clock: harness.clock, config: harness.config, logger: silentLogger,
+    });
+    const run = await engine.sweep(harness.conversationId, { deadlineMs: 60_000, hard: false, sizes: configuredSizes(harness.config) });
+    expect(run.passes.filter((pass) => pass.kind === "leaf").length).toBeGreaterThanOrEqual(7);
+    expect(reads).toEqual([40]); // the item list is read once per run, however many passes follow
   });
 });

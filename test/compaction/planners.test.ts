@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { planCondensedPass } from "../../src/compaction/condensed-planner.js";
-import { planLeafPass, rawTokensOutsideFreshTail } from "../../src/compaction/leaf-planner.js";
+import { planCondensedPasses } from "../../src/compaction/condensed-planner.js";
+import { findFreshTail, rawTokensOutsideTail, type TailPolicy, toUnits } from "../../src/compaction/context-units.js";
+import { type LeafPlanOptions, planLeafPass } from "../../src/compaction/leaf-planner.js";
 import { ItemFlags } from "../../src/messages/message-codec.js";
 import type { CompactionItem } from "../../src/store/compaction-store.js";
 
@@ -23,78 +24,129 @@ function context(shape: string, tokens = 10): CompactionItem[] {
 }
 
 const ordinals = (items: CompactionItem[] | undefined) => items?.map((item) => item.ordinal);
-const leafOptions = { freshTailCount: 2, minFanout: 3, chunkTokens: 50, minimumSourceTokens: 1 };
+const leafOptions = { freshTailCount: 2, freshTailMaxTokens: Infinity, minFanout: 3, chunkTokens: 50, minimumSourceTokens: 1 };
+
+/** The first leaf plan of a sweep over `items` (units and tail computed as the engine does). */
+function planLeaf(items: CompactionItem[], options: LeafPlanOptions & { freshTailCount: number; freshTailMaxTokens: number }) {
+  const units = toUnits(items);
+  const tail = findFreshTail(units, items.length, { count: options.freshTailCount, maxTokens: options.freshTailMaxTokens });
+  return planLeafPass(items, units, tail, 0, options);
+}
+
+function tailOf(items: CompactionItem[], policy: TailPolicy) {
+  return findFreshTail(toUnits(items), items.length, policy);
+}
 
 describe("planLeafPass", () => {
   it("takes the oldest raw run outside the fresh tail, up to chunkTokens", () => {
     // 8 messages x 10 tokens; the last 2 are fresh; a chunk holds at most 50 tokens = 5 messages.
-    const plan = planLeafPass(context("mmmmmmmm"), leafOptions);
+    const plan = planLeaf(context("mmmmmmmm"), leafOptions);
     expect(ordinals(plan?.items)).toEqual([1, 2, 3, 4, 5]);
     expect(plan?.sourceTokens).toBe(50);
   });
 
   it("never compacts the fresh tail", () => {
-    expect(planLeafPass(context("mmmm"), { ...leafOptions, freshTailCount: 4 })).toBeNull();
+    expect(planLeaf(context("mmmm"), { ...leafOptions, freshTailCount: 4 })).toBeNull();
   });
 
   it("needs leafMinFanout messages unless the chunk is full", () => {
-    expect(planLeafPass(context("0mmmm"), leafOptions)).toBeNull(); // 2 messages outside the tail < 3
-    expect(ordinals(planLeafPass(context("0mmmmm"), leafOptions)?.items)).toEqual([2, 3, 4]);
+    expect(planLeaf(context("0mmmm"), leafOptions)).toBeNull(); // 2 messages outside the tail < 3
+    expect(ordinals(planLeaf(context("0mmmmm"), leafOptions)?.items)).toEqual([2, 3, 4]);
   });
 
   it("never splits a tool call from its results, and counts results with their call", () => {
     // c r r at 4..6 would straddle a 50-token boundary: the chunk stops before the call.
-    const plan = planLeafPass(context("mmmcrrmmmm"), leafOptions);
+    const plan = planLeaf(context("mmmcrrmmmm"), leafOptions);
     expect(ordinals(plan?.items)).toEqual([1, 2, 3]);
   });
 
   it("treats a call whose results reach into the fresh tail as fresh", () => {
     // Fresh tail = the last 2 raw messages, counted by unit: c r r is one unit of 3 messages.
-    const plan = planLeafPass(context("mmmmcrr"), { ...leafOptions, minFanout: 1 });
+    const plan = planLeaf(context("mmmmcrr"), { ...leafOptions, minFanout: 1 });
     expect(ordinals(plan?.items)).toEqual([1, 2, 3, 4]);
   });
 
   it("takes a single oversized message alone rather than blocking forever", () => {
     const items = context("mmmm");
     items[0]!.tokenCount = 500;
-    expect(ordinals(planLeafPass(items, leafOptions)?.items)).toEqual([1]);
+    expect(ordinals(planLeaf(items, leafOptions)?.items)).toEqual([1]);
   });
 
   it("passes the summary before the chunk as previous context", () => {
-    const plan = planLeafPass(context("10mmmmmm"), leafOptions);
+    const plan = planLeaf(context("10mmmmmm"), leafOptions);
     expect(plan?.previousSummaryRowId).toBe(501);
   });
 
   it("skips chunks below the minimum worth summarizing", () => {
-    expect(planLeafPass(context("mmmmmm"), { ...leafOptions, minimumSourceTokens: 60 })).toBeNull();
+    expect(planLeaf(context("mmmmmm"), { ...leafOptions, minimumSourceTokens: 60 })).toBeNull();
   });
 
-  it("measures the raw backlog outside the fresh tail", () => {
-    expect(rawTokensOutsideFreshTail(context("00mmmcrr"), 3)).toBe(30);
+  it("plans the next chunk from where the last one ended, over the same units", () => {
+    // 12 messages x 10 tokens, tail 2: chunks of 5 messages at 1-5 and 6-10, then nothing before the tail.
+    const items = context("mmmmmmmmmmmm");
+    const units = toUnits(items);
+    const tail = findFreshTail(units, items.length, { count: 2, maxTokens: Infinity });
+    const first = planLeafPass(items, units, tail, 0, leafOptions)!;
+    const second = planLeafPass(items, units, tail, first.endUnit, leafOptions, 999)!;
+    expect(ordinals(second.items)).toEqual([6, 7, 8, 9, 10]);
+    expect(second.previousSummaryRowId).toBe(999); // the summary the caller applied for the first chunk
+    expect(planLeafPass(items, units, tail, second.endUnit, leafOptions)).toBeNull();
   });
 });
 
-describe("planCondensedPass", () => {
-  const condensedOptions = { freshTailCount: 2, minFanout: 3, chunkTokens: 100, maxSourceDepth: Infinity, minimumSourceTokens: 1 };
+describe("the fresh tail", () => {
+  it("holds at most freshTailCount raw messages", () => {
+    expect(tailOf(context("mmmmmm"), { count: 4, maxTokens: Infinity })).toMatchObject({ startIndex: 2, tokens: 40 });
+  });
 
-  it("picks the shallowest depth with enough contiguous same-depth summaries", () => {
-    const plan = planCondensedPass(context("1110000mm"), condensedOptions);
-    expect(plan).toMatchObject({ sourceDepth: 0 });
-    expect(ordinals(plan?.items)).toEqual([4, 5, 6, 7]);
-    expect(plan?.previousSummaryRowId).toBe(502);
+  it("holds at most its token share: older tail messages beyond it are compactable", () => {
+    // 6 messages x 10 tokens, count 4, but only 25 tokens: the newest 2 messages.
+    expect(tailOf(context("mmmmmm"), { count: 4, maxTokens: 25 })).toMatchObject({ startIndex: 4, tokens: 20 });
+  });
+
+  it("protects nothing when the newest unit alone exceeds its token share", () => {
+    const items = context("mmmcrr");
+    expect(tailOf(items, { count: 32, maxTokens: 25 })).toMatchObject({ startIndex: items.length, tokens: 0 });
+  });
+
+  it("ends at the newest summary: only raw messages after it are fresh", () => {
+    expect(tailOf(context("mm0mm"), { count: 10, maxTokens: Infinity })).toMatchObject({ startIndex: 3 });
+  });
+
+  it("measures the raw backlog outside the fresh tail", () => {
+    const items = context("00mmmcrr");
+    const units = toUnits(items);
+    expect(rawTokensOutsideTail(units, findFreshTail(units, items.length, { count: 3, maxTokens: Infinity }))).toBe(30);
+  });
+});
+
+describe("planCondensedPasses", () => {
+  const condensedOptions = { minFanout: 3, chunkTokens: 100, minimumSourceTokens: 1 };
+  const plan = (shape: string, depth: number, options = condensedOptions, tokens = 10) => {
+    const items = context(shape, tokens);
+    return planCondensedPasses(items, items.length, depth, options);
+  };
+
+  it("plans every run of enough contiguous summaries of one depth", () => {
+    const plans = plan("1110000mm", 0);
+    expect(plans.map((each) => ordinals(each.items))).toEqual([[4, 5, 6, 7]]);
+    expect(plans[0]?.previousSummaryRowId).toBe(502);
+    expect(plan("1110000mm", 1).map((each) => ordinals(each.items))).toEqual([[1, 2, 3]]);
   });
 
   it("needs a contiguous run: a raw message or another depth breaks it", () => {
-    expect(planCondensedPass(context("00m00100mm"), condensedOptions)).toBeNull();
-    expect(planCondensedPass(context("00m00100mm"), { ...condensedOptions, minFanout: 2 })?.items.length).toBe(2);
+    expect(plan("00m00100mm", 0)).toEqual([]);
+    expect(plan("00m00100mm", 0, { ...condensedOptions, minFanout: 2 }).map((each) => ordinals(each.items))).toEqual([[1, 2], [4, 5], [7, 8]]);
   });
 
-  it("respects the depth limit of incremental passes", () => {
-    expect(planCondensedPass(context("1111mm"), { ...condensedOptions, maxSourceDepth: 0 })).toBeNull();
+  it("cuts a long run into chunks capped at chunkTokens but never below the fan-out", () => {
+    // 12 summaries x 30 tokens: chunks of 3 (90 <= 100; a 4th would be 120), four of them.
+    const plans = plan("000000000000mm", 0, condensedOptions, 30);
+    expect(plans.map((each) => each.items.length)).toEqual([3, 3, 3, 3]);
   });
 
-  it("caps a long run at chunkTokens but never below the fan-out", () => {
-    const plan = planCondensedPass(context("000000000000mm", 30), condensedOptions);
-    expect(plan?.items).toHaveLength(3); // 3 x 30 = 90 <= 100; a 4th would be 120
+  it("leaves a remainder shorter than the fan-out for later", () => {
+    expect(plan("00000mm", 0).map((each) => ordinals(each.items))).toEqual([[1, 2, 3, 4, 5]]);
+    expect(plan("0000000mm", 0, { ...condensedOptions, chunkTokens: 30 }).map((each) => ordinals(each.items))).toEqual([[1, 2, 3], [4, 5, 6]]);
   });
 });

@@ -3,6 +3,7 @@
  * estimator makes budget arithmetic readable). `newEngine()` returns a new instance per call, as the host builds
  * one per turn; all instances share one connection.
  */
+import { type ScaledSettings, scaledSettings } from "../../src/compaction/compaction-targets.js";
 import { type LcmConfig, resolveConfig } from "../../src/config.js";
 import type { Clock, Logger, TokenEstimator } from "../../src/contracts.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
@@ -51,4 +52,9 @@ export function createTestEngine(options: TestEngineOptions = {}) {
       config, store, compactionStore, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}),
     });
   return { config, store, compactionStore, tokens, clock, logger, newEngine, db: store.db };
+}
+
+/** Compaction sizes exactly as configured (a budget so large that no share of it caps a setting). */
+export function configuredSizes(config: LcmConfig): ScaledSettings {
+  return scaledSettings(1e12, config);
 }

@@ -3,7 +3,7 @@
  * behaviour (sane, longer than its input, empty, throwing, hanging past the timeout while ignoring its signal,
  * prompt injection, reasoning-only, or a random mix), its own settings and its own budget, all in one database
  * as many conversations of a real gateway would be. After every forced compaction and at the end of each session:
- * the compaction terminated, its result is the truth, the budget holds whenever the fresh tail fits, and the
+ * the compaction terminated, its result is the truth, the assembled context fits the budget, and the
  * IntegrityChecker finds nothing (no message lost, every summary linked, every context item valid).
  */
 import { existsSync } from "node:fs";
@@ -11,8 +11,6 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
-import { freshTailTokens } from "../../src/compaction/leaf-planner.js";
-import { SqliteCompactionStore } from "../../src/store/sqlite/sqlite-compaction-store.js";
 import { systemClock } from "../../src/contracts.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
 import type { LlmCompleteParams } from "../../src/host/openclaw-types.js";
@@ -59,7 +57,6 @@ describe("compaction under hostile summarizers, at scale", () => {
   it(`keeps every invariant over ${SESSIONS} seeded sessions`, async () => {
     const databasePath = join(tempDir(), "hostile.db");
     const db = openSharedDatabase(databasePath);
-    const compactionStore = new SqliteCompactionStore(db);
     const checker = new IntegrityChecker({
       store: new SqliteIntegrityStore(db), clock: systemClock, fileExists: async (path) => existsSync(path),
     });
@@ -98,10 +95,8 @@ describe("compaction under hostile summarizers, at scale", () => {
       }
       const conversationId = db.get<{ id: number }>("SELECT conversation_id AS id FROM conversations WHERE session_id = ?", sessionId)!.id;
       const assembled = await api.engine().assemble({ sessionId, messages: [], tokenBudget: budget });
-      if (freshTailTokens(await compactionStore.listCompactionItems(conversationId), freshTailCount) <= budget) {
-        counts.budgetChecks++;
-        expect(assembled.estimatedTokens).toBeLessThanOrEqual(budget);
-      }
+      counts.budgetChecks++;
+      expect(assembled.estimatedTokens).toBeLessThanOrEqual(budget);
       const report = await checker.check({ conversationId, includeIndexes: seed % 100 === 0 });
       counts.invariantChecks += report.checksRun;
       expect(report.findings, `session ${seed} (${kind})`).toEqual([]);

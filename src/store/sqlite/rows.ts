@@ -30,6 +30,8 @@ export interface ConversationRow {
   context_raw_tokens: number;
   context_items: number;
   last_token_budget: number | null;
+  last_window_tokens: number | null;
+  last_reserve_tokens: number | null;
   bootstrap_state: string | null;
   last_compaction: string | null;
 }
@@ -49,6 +51,8 @@ export function toConversation(row: ConversationRow): ConversationRecord {
     contextRawTokens: row.context_raw_tokens,
     contextItemCount: row.context_items,
     lastTokenBudget: row.last_token_budget,
+    lastWindowTokens: row.last_window_tokens,
+    lastReserveTokens: row.last_reserve_tokens,
     bootstrapState: row.bootstrap_state ? (JSON.parse(row.bootstrap_state) as BootstrapState) : null,
     lastCompaction: row.last_compaction ? (JSON.parse(row.last_compaction) as CompactionOutcome) : null,
   };

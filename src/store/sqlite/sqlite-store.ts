@@ -19,7 +19,7 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../../records.js";
-import type { AppendResult, LcmStore } from "../store.js";
+import type { AppendResult, BudgetRecord, LcmStore } from "../store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
 import {
   CONTEXT_ITEM_COLUMNS,
@@ -90,13 +90,25 @@ export class SqliteStore implements LcmStore {
     );
   }
 
-  async setLastTokenBudget(conversationId: ConversationId, tokenBudget: number): Promise<void> {
-    const current = this.db.get<{ last_token_budget: number | null }>(
-      "SELECT last_token_budget FROM conversations WHERE conversation_id = ?", conversationId,
+  async recordBudget(conversationId: ConversationId, budget: BudgetRecord): Promise<void> {
+    const current = this.db.get<{ last_token_budget: number | null; last_window_tokens: number | null; last_reserve_tokens: number | null }>(
+      "SELECT last_token_budget, last_window_tokens, last_reserve_tokens FROM conversations WHERE conversation_id = ?", conversationId,
     );
-    if (current?.last_token_budget === tokenBudget) return;
+    if (!current) return;
+    const next = {
+      tokenBudget: budget.tokenBudget ?? current.last_token_budget,
+      windowTokens: budget.windowTokens ?? current.last_window_tokens,
+      reserveTokens: budget.reserveTokens ?? current.last_reserve_tokens,
+    };
+    if (
+      next.tokenBudget === current.last_token_budget && next.windowTokens === current.last_window_tokens &&
+      next.reserveTokens === current.last_reserve_tokens
+    ) return;
     await this.db.write(() =>
-      this.db.run("UPDATE conversations SET last_token_budget = ? WHERE conversation_id = ?", tokenBudget, conversationId),
+      this.db.run(
+        "UPDATE conversations SET last_token_budget = ?, last_window_tokens = ?, last_reserve_tokens = ? WHERE conversation_id = ?",
+        next.tokenBudget, next.windowTokens, next.reserveTokens, conversationId,
+      ),
     );
   }
 

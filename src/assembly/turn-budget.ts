@@ -1,0 +1,91 @@
+/**
+ * The budget of each assemble call of a turn (spec 011). OpenClaw calls assemble once before the prompt with
+ * `tokenBudget` = window - reply reserve - system prompt and prompt, then again before every model call of the
+ * tool loop with `tokenBudget` = window - the pending turn (prompt, tool calls, tool results), which leaves out the
+ * system prompt and the reserve. Filling that second budget sends a request larger than the window. So every later
+ * call of the turn gets the first budget less what the tool loop has added since: the pending turn less the
+ * prompt, both by the host's own measure (about four characters per token), which the host reports as
+ * window - tokenBudget when it states the window (`runtimeSettings.limits.promptTokenBudget`).
+ *
+ * The host's first budget also leaves out what it sends besides the system prompt and the prompt: the tool
+ * schemas (about 400 tokens per tool by its own measure; 6 tools were 8.7 KB live) and the wrapping of the user
+ * message and the runtime context (about 500 characters). They are taken off here.
+ */
+
+/** Tokens one tool schema costs in a request, by the host's measure (chars / 3.2); a typical tool, rounded up. */
+export const TOOL_SCHEMA_TOKENS = 400;
+/** The timestamp and runtime wrapping of the user message and the internal context message. */
+export const HOST_WRAPPING_TOKENS = 160;
+/** A first budget below this means the prompt took the window: it is not recorded for compaction. */
+const MINIMUM_RECORDED_BUDGET = 256;
+
+export interface AssembleBudgetInput {
+  tokenBudget?: unknown;
+  /** runtimeSettings.limits: the first call's budget and reserve; the window in tool-loop calls. */
+  limits?: { promptTokenBudget?: unknown; maxOutputTokens?: unknown } | undefined;
+  runtimeTokenBudget?: unknown;
+  prompt?: unknown;
+  /** The tools offered this turn: their schemas are sent beside the history. */
+  availableTools?: { size: number } | undefined;
+  /** The budget when the host gives none (`defaultTokenBudget`). */
+  fallback: () => number;
+}
+
+export interface AssembleBudget {
+  /** Most tokens the assembled messages may cost in this call. */
+  tokens: number;
+  /** What to record on the conversation (the first call of a turn records its budget and reserve). */
+  record: { tokenBudget?: number; windowTokens?: number; reserveTokens?: number };
+}
+
+interface FirstCall {
+  budget: number;
+}
+
+/**
+ * Remembers the first budget of each session's turn. One instance lives as long as one engine, and the host
+ * builds one engine per turn.
+ */
+export class TurnBudgets {
+  private readonly first = new Map<string, FirstCall>();
+
+  budgetFor(sessionId: string, input: AssembleBudgetInput): AssembleBudget {
+    const hostBudget = positive(input.tokenBudget);
+    const limitBudget = positive(input.limits?.promptTokenBudget);
+    const first = this.first.get(sessionId);
+    if (first === undefined) {
+      const given = hostBudget ?? limitBudget ?? positive(input.runtimeTokenBudget) ?? input.fallback();
+      // A host that passes the prompt wraps it (OpenClaw's turns); tools count when the host names them.
+      const wrapping = typeof input.prompt === "string" ? HOST_WRAPPING_TOKENS : 0;
+      const overhead = wrapping + TOOL_SCHEMA_TOKENS * (input.availableTools?.size ?? 0);
+      const budget = Math.max(0, given - overhead);
+      this.first.set(sessionId, { budget });
+      const reserveTokens = positive(input.limits?.maxOutputTokens);
+      const record: AssembleBudget["record"] = reserveTokens ? { reserveTokens } : {};
+      if (given >= MINIMUM_RECORDED_BUDGET) {
+        // One long prompt must not shrink what compaction aims at below half of what the window leaves for history.
+        record.tokenBudget = Math.max(budget, Math.floor((budget + hostPromptTokens(input.prompt)) / 2));
+      }
+      return { tokens: budget, record };
+    }
+    if (hostBudget !== undefined && limitBudget !== undefined && limitBudget > hostBudget) {
+      // A tool-loop call: limits.promptTokenBudget is the window, tokenBudget the window less the pending turn.
+      const loopGrowth = Math.max(0, limitBudget - hostBudget - hostPromptTokens(input.prompt));
+      return { tokens: Math.max(0, first.budget - loopGrowth), record: { windowTokens: limitBudget } };
+    }
+    return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {} };
+  }
+
+  clear(): void {
+    this.first.clear();
+  }
+}
+
+/** The prompt as OpenClaw measures pending messages: about four characters per token. */
+function hostPromptTokens(prompt: unknown): number {
+  return typeof prompt === "string" ? Math.ceil(prompt.length / 4) : 0;
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}

@@ -1,0 +1,167 @@
+/**
+ * The budget the hooks work with (issue 12, spec 011): the tool-loop assemble budget, the window the host states
+ * now, pastes and tool output stored aside at a share of a small budget, and a single huge prompt that must not
+ * make compaction aim at a budget of one token.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import plugin from "../../index.js";
+import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
+import { HOST_WRAPPING_TOKENS, TOOL_SCHEMA_TOKENS } from "../../src/assembly/turn-budget.js";
+import { systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
+import type { AgentMessage } from "../../src/host/openclaw-types.js";
+import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
+import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
+import { checkInvariants } from "../helpers/dag-invariants.js";
+import { createTestEngine } from "../helpers/engine.js";
+import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+afterEach(() => resetSharedCircuitBreakers());
+
+const tokens = new WordTokenEstimator();
+const ADDITION = systemPromptAdditionTokens(tokens);
+const words = (count: number, prefix = "w") => Array.from({ length: count }, (_, index) => `${prefix}${index}`).join(" ");
+const SESSION = { sessionId: "s1", sessionKey: "agent:main:main" };
+
+/** 20 exchanges of 50 + 50 tokens (word estimator: 46 words + 4). */
+async function seeded(config: Record<string, unknown> = {}) {
+  const harness = createTestEngine({ tokens, config });
+  const messages: AgentMessage[] = [];
+  for (let turn = 0; turn < 20; turn++) messages.push(userMessage(words(46, `u${turn}x`)), assistantMessage(words(46, `a${turn}x`)));
+  await harness.newEngine().commitTurn({ ...SESSION, advancementKey: "history", messages });
+  return harness;
+}
+
+describe("the assemble budget of a turn", () => {
+  it("takes what the tool loop added off the first budget, as the host measures it", async () => {
+    const harness = await seeded();
+    const engine = harness.newEngine();
+    const prompt = "x".repeat(400); // 100 tokens by the host's four characters per token
+    // The host's budget leaves out the wrapping of the prompt (HOST_WRAPPING_TOKENS) and the system prompt addition.
+    const first = await engine.assemble({ ...SESSION, messages: [], prompt, tokenBudget: 1_000 + ADDITION + HOST_WRAPPING_TOKENS });
+    expect(first.estimatedTokens).toBe(1_000 + ADDITION); // 20 messages of 50
+    // Window 10,000; pending 2,100 = the prompt (100) and a tool result (2,000): 2,000 less is left for history.
+    const loop = await engine.assemble({
+      ...SESSION, messages: [], prompt, tokenBudget: 7_900,
+      runtimeSettings: { limits: { promptTokenBudget: 10_000, maxOutputTokens: null } },
+    });
+    expect(loop.estimatedTokens).toBe(0);
+    const smallLoop = await engine.assemble({
+      ...SESSION, messages: [], prompt, tokenBudget: 9_600,
+      runtimeSettings: { limits: { promptTokenBudget: 10_000, maxOutputTokens: null } },
+    });
+    // Loop growth 400 - 100 = 300: 1,000 + ADDITION - 300 leaves 700 tokens of history, 14 messages.
+    expect(smallLoop.estimatedTokens).toBe(700 + ADDITION);
+    expect(smallLoop.messages).toHaveLength(14);
+  });
+
+  it("leaves room for the tool schemas the host sends beside the history", async () => {
+    const harness = await seeded();
+    const availableTools = new Set(["read", "lcm_grep"]);
+    const result = await harness.newEngine().assemble({
+      ...SESSION, messages: [], availableTools, tokenBudget: 1_000 + ADDITION + 2 * TOOL_SCHEMA_TOKENS,
+    });
+    expect(result.estimatedTokens).toBe(1_000 + ADDITION);
+  });
+
+  it("records the window and the reserve the host states", async () => {
+    const harness = await seeded();
+    const engine = harness.newEngine();
+    await engine.assemble({ ...SESSION, messages: [], tokenBudget: 5_000, runtimeSettings: { limits: { promptTokenBudget: 5_000, maxOutputTokens: 4_000 } } });
+    await engine.commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage("hello")], runtimeContext: { tokenBudget: 16_000 } });
+    const conversation = await harness.store.findConversationBySessionId("s1");
+    expect(conversation).toMatchObject({ lastTokenBudget: 5_000, lastReserveTokens: 4_000, lastWindowTokens: 16_000 });
+  });
+
+  it("does not let a long prompt shrink what compaction aims at, nor record the budget a prompt took whole", async () => {
+    const harness = await seeded();
+    const conversation = async () => (await harness.store.findConversationBySessionId("s1"))!;
+    // The prompt (20,000 tokens by the host's measure) took everything: the host's budget is 1 token. Not recorded.
+    await harness.newEngine().assemble({ ...SESSION, messages: [], prompt: "y".repeat(80_000), tokenBudget: 1 });
+    expect((await conversation()).lastTokenBudget).toBeNull();
+    // A long prompt left 1,000: recorded as half of what the window leaves for history and prompt together.
+    await harness.newEngine().assemble({ ...SESSION, messages: [], prompt: "y".repeat(24_000), tokenBudget: 1_000 + HOST_WRAPPING_TOKENS });
+    expect((await conversation()).lastTokenBudget).toBe(Math.floor((1_000 + 6_000) / 2));
+  });
+});
+
+describe("compaction's budget follows the window the host states now", () => {
+  it("aims at a smaller budget after the model was switched to a smaller window", async () => {
+    const harness = await seeded();
+    const llm = new RecordingLlm(() => "The work went on.\nExpand for details about: files");
+    // Last turn: window 32,000, reserve 8,000, budget 20,000 (overhead 4,000). The model is switched to an 8,000
+    // window (reserve 2,000): the budget is 8,000 - 2,000 - 4,000 = 2,000, the threshold 1,500.
+    await harness.store.recordBudget((await harness.store.findConversationBySessionId("s1"))!.conversationId, {
+      tokenBudget: 20_000, windowTokens: 32_000, reserveTokens: 8_000,
+    });
+    const result = await harness.newEngine().compact({ ...SESSION, force: true, compactionTarget: "threshold", tokenBudget: 8_000, runtimeContext: { llm } });
+    expect(result).toMatchObject({ ok: true, compacted: true });
+    expect(result.result!.details).toMatchObject({ budgetTokens: 2_000, targetTokens: 1_500 });
+    expect(result.result!.tokensAfter).toBeLessThanOrEqual(1_500);
+  });
+
+  it("is a truthful no-op when a non-forced compact states a window far above the context", async () => {
+    const harness = await seeded();
+    const llm = new RecordingLlm();
+    const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+    // An older, small budget (1,000 at a 4,000 window); now a 200,000 window: the context (2,000) is far below.
+    await harness.store.recordBudget(conversationId, { tokenBudget: 1_000, windowTokens: 4_000, reserveTokens: 1_000 });
+    const result = await harness.newEngine().compact({ ...SESSION, compactionTarget: "budget", tokenBudget: 200_000, runtimeContext: { llm } });
+    expect(result).toMatchObject({ ok: true, compacted: false });
+    expect(result.reason).toMatch(/^already under target/);
+    expect(llm.calls).toHaveLength(0);
+  });
+});
+
+describe("large content at a small budget", () => {
+  it("stores a plain paste aside when it passes its share of the budget, keeping its head and tail", async () => {
+    const harness = createTestEngine({ tokens });
+    const engine = harness.newEngine();
+    // Budget 1,000: a paste of 600 tokens is above largeMessageBudgetShare (0.5) of it, far below the fixed 25,000.
+    await engine.assemble({ ...SESSION, messages: [], tokenBudget: 1_000 });
+    const paste = `QUESTION-AT-START ${words(600, "p")} QUESTION-AT-END`;
+    await engine.commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage(paste), assistantMessage("ok")] });
+    const stored = harness.db.get<{ content: string }>("SELECT content FROM messages WHERE role = 'user'")!.content;
+    expect(stored).toMatch(/^QUESTION-AT-START p0 p1/);
+    expect(stored).toMatch(/QUESTION-AT-END$/);
+    expect(stored).toMatch(/\[LCM File: file_[0-9a-f]{16} \| pasted-text \| text\/plain \|/);
+    const file = harness.db.get<{ origin: string; storage_path: string }>("SELECT origin, storage_path FROM large_files")!;
+    expect(file.origin).toBe("paste");
+    expect(readFileSync(file.storage_path, "utf8")).toBe(paste); // byte-exact
+  });
+
+  it("stores tool output aside at the share of a small budget, and leaves it at a large one", async () => {
+    for (const [budget, expectStoredAside] of [[1_000, true], [100_000, false]] as const) {
+      const harness = createTestEngine({ tokens });
+      const engine = harness.newEngine();
+      await engine.assemble({ ...SESSION, messages: [], tokenBudget: budget });
+      await engine.commitTurn({
+        ...SESSION, advancementKey: "t1",
+        messages: [userMessage("read it"), toolCallMessage([{ id: "c1", name: "read", arguments: { path: "a.log" } }]),
+          toolResultMessage("c1", "read", words(700, "line")), assistantMessage("done")],
+      });
+      const files = harness.db.get<{ count: number }>("SELECT count(*) AS count FROM large_files")!.count;
+      expect(files, `budget ${budget}`).toBe(expectStoredAside ? 1 : 0);
+      expect(checkInvariants(harness.db, (await harness.store.findConversationBySessionId("s1"))!.conversationId)).toEqual([]);
+    }
+  });
+});
+
+describe("what storing aside costs", () => {
+  it("asks the model to explore only content past largeFileTokenThreshold, not a long message of a small window", async () => {
+    const llm = new RecordingLlm(() => "A long report about the quarterly numbers, section by section.");
+    const api = new FakePluginApi({ databasePath: join(tempDir(), "lcm.db"), largeFileTokenThreshold: 5_000 }, { llm });
+    plugin.register(api);
+    const prose = (count: number, prefix: string) => Array.from({ length: count }, (_, index) => `${prefix} sentence ${index} says something.`).join(" ");
+    // Budget 2,000: the message share is 1,000 tokens. A 1,500-token message is stored aside without a model call.
+    await api.engine().assemble({ ...SESSION, messages: [], tokenBudget: 2_000 });
+    await api.engine().commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage(prose(200, "short")), assistantMessage("ok")] });
+    expect(llm.calls).toHaveLength(0);
+    // A 7,000-token paste is past the fixed threshold (5,000): the model writes its summary.
+    await api.engine().commitTurn({ ...SESSION, advancementKey: "t2", messages: [userMessage(prose(900, "long")), assistantMessage("ok")] });
+    expect(llm.calls).toHaveLength(1);
+    expect(llm.calls[0]).toMatchObject({ purpose: "lcm-large-file-exploration" });
+  });
+});
