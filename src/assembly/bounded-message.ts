@@ -8,6 +8,7 @@
 import type { TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import { encodeMessage } from "../messages/message-codec.js";
+import { prefixWithin, suffixWithin } from "../tokens/text-within.js";
 import type { Sized } from "./tool-pairing.js";
 
 /** Below this many tokens nothing useful of a message fits: the unit is left out instead. */
@@ -76,33 +77,4 @@ export function shorten(text: string, maxTokens: number, tokens: TokenEstimator)
   const head = prefixWithin(text, Math.floor(room * HEAD_SHARE), tokens);
   const tail = suffixWithin(text.slice(head.length), room - tokens.estimate(head), tokens);
   return `${head}${note(Math.max(0, total - tokens.estimate(head) - tokens.estimate(tail)))}${tail}`;
-}
-
-/** The longest prefix within `maxTokens` (binary search over the length; estimates grow with length). */
-function prefixWithin(text: string, maxTokens: number, tokens: TokenEstimator): string {
-  let low = 0;
-  let high = text.length;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (tokens.estimate(text.slice(0, middle)) <= maxTokens) low = middle;
-    else high = middle - 1;
-  }
-  return safeCut(text.slice(0, low));
-}
-
-function suffixWithin(text: string, maxTokens: number, tokens: TokenEstimator): string {
-  let low = 0;
-  let high = text.length;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (tokens.estimate(text.slice(text.length - middle)) <= maxTokens) low = middle;
-    else high = middle - 1;
-  }
-  const suffix = text.slice(text.length - low);
-  return /^[\udc00-\udfff]/.test(suffix) ? suffix.slice(1) : suffix;
-}
-
-/** A cut never splits a UTF-16 surrogate pair. */
-function safeCut(prefix: string): string {
-  return /[\ud800-\udbff]$/.test(prefix) ? prefix.slice(0, -1) : prefix;
 }

@@ -4,6 +4,8 @@
  * when the call fails, hangs or returns junk, a deterministic summary: counts, headings, log levels, time span,
  * and the beginning and end of the text.
  */
+import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
+import { prefixWithin, suffixWithin } from "../tokens/text-within.js";
 import { formatCount } from "./file-reference.js";
 import { MAX_SUMMARY_CHARS, SummaryLines, clip } from "./summary-lines.js";
 import { countLines, countWords } from "./text-stats.js";
@@ -25,6 +27,9 @@ export interface TextCompletion {
 export const MAX_MODEL_INPUT_CHARS = 48_000;
 const MIN_USEFUL_SUMMARY_CHARS = 40;
 const EXCERPT_CHARS = 400;
+/** Most tokens of each excerpt: 400 characters of English. */
+const EXCERPT_TOKENS = 100;
+const excerptTokens = new DefaultTokenEstimator();
 
 export const EXPLORATION_SYSTEM_PROMPT = [
   "You describe documents that were stored outside a conversation so the assistant knows what they contain.",
@@ -107,8 +112,11 @@ export function exploreTextDeterministic(source: TextSource): string {
   if (levels) out.add(levels);
   const span = timeSpanOf(lines);
   if (span) out.add(span);
-  const head = wholeLines(content.slice(0, EXCERPT_CHARS), "head");
-  const tail = content.length > EXCERPT_CHARS * 2 ? wholeLines(content.slice(-EXCERPT_CHARS), "tail") : "";
+  // Excerpts are cut by tokens, not characters: 400 characters of a log are twice the tokens of 400 of prose.
+  const head = wholeLines(prefixWithin(content.slice(0, EXCERPT_CHARS), EXCERPT_TOKENS, excerptTokens), "head");
+  const tail = content.length > EXCERPT_CHARS * 2
+    ? wholeLines(suffixWithin(content.slice(-EXCERPT_CHARS), EXCERPT_TOKENS, excerptTokens), "tail")
+    : "";
   out.add(`Begins:\n${head}${content.length > head.length ? "\n…" : ""}`, EXCERPT_CHARS + 20);
   if (tail) out.add(`Ends:\n…\n${tail}`, EXCERPT_CHARS + 20);
   return out.text();
