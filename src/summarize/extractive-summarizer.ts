@@ -31,6 +31,8 @@ const MAX_NUMBERS = 2;
 const MAX_IDENTIFIERS = 6;
 const ERROR_SENTENCE = /[^.\n]*\b(?:error|exception|failed|failure|denied|refused|not found|timeout|timed out)\b[^.\n]*/i;
 const GIST_WORDS = { normal: 24, aggressive: 12 } as const;
+/** "- (N less informative entries omitted)" */
+const OMITTED_LINE_TOKENS = 12;
 const MAX_ERROR_CHARS = 160;
 
 interface Entry {
@@ -69,7 +71,9 @@ export class ExtractiveSummarizer implements Summarizer {
       const text = `- ${entry.header}: ${entry.gist}${ids}`;
       return { entry, text, weight, tokens: this.deps.tokens.estimate(text) };
     });
-    const budget = Math.max(16, request.targetTokens - 24);
+    // The expand line and the "omitted" line are part of the target too: a quarter of it for the expand line.
+    const expandBudget = Math.max(16, Math.floor(request.targetTokens / 4));
+    const budget = Math.max(16, request.targetTokens - expandBudget - OMITTED_LINE_TOKENS);
     const kept = new Set(lines);
     let total = lines.reduce((sum, line) => sum + line.tokens, 0);
     // Drop the least informative lines (ties: the longest, then the oldest) until the summary fits its target.
@@ -83,9 +87,14 @@ export class ExtractiveSummarizer implements Summarizer {
     }
     const dropped = lines.filter((line) => !kept.has(line));
     const keptText = lines.filter((line) => kept.has(line)).map((line) => line.text).join("\n");
-    const topics = [...new Set(dropped.flatMap((line) => line.entry.identifiers))]
+    const candidates = [...new Set(dropped.flatMap((line) => line.entry.identifiers))]
       .filter((identifier) => !keptText.includes(identifier))
       .slice(0, 8);
+    const topics: string[] = [];
+    for (const topic of candidates) {
+      if (this.deps.tokens.estimate(`${EXPAND_LINE_PREFIX} ${[...topics, topic].join(", ")}`) > expandBudget) break;
+      topics.push(topic);
+    }
     const expand = topics.length > 0 ? topics.join(", ") : "the exact wording of these messages and tool outputs";
     const body = lines.filter((line) => kept.has(line)).map((line) => line.text);
     const omitted = dropped.length > 0 ? [`- (${dropped.length} less informative entries omitted)`] : [];
