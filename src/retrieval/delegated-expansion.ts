@@ -12,7 +12,7 @@ import { describeError, LcmError } from "../errors.js";
 import type { HostLlm, SubagentRuntime } from "../host/openclaw-types.js";
 import type { ConversationId, SummaryRecord } from "../records.js";
 import { expansionSessionKey, type GrantStore } from "../store/grant-store.js";
-import { collectExcerpts, formatExcerpts, type ExcerptDeps } from "./direct-expansion.js";
+import { bestWithin, collectExcerpts, formatExcerpts, type ExcerptDeps } from "./direct-expansion.js";
 import {
   citedSummaryIds,
   DIRECT_SYSTEM_PROMPT,
@@ -210,12 +210,14 @@ export class ExpansionService {
       return { ...base, answer: "Nothing was found under the candidate summaries.", citedIds: [], truncated: false, mode: "excerpts", note: reason };
     }
     const heading = `No answer was composed (${reason}; ${modelProblem ?? "no model call was made"}). These are the expanded excerpts; read them to answer:\n\n`;
-    const answer = fitToTokens(heading + excerpts, request.maxTokens, this.deps.tokens);
+    // The best excerpts that fit the answer's budget whole, rather than the first ones in time order cut short.
+    const kept = bestWithin(collected.excerpts, request.maxTokens - this.deps.tokens.estimate(heading), this.deps.tokens);
+    const answer = fitToTokens(heading + formatExcerpts(kept.length > 0 ? kept : collected.excerpts), request.maxTokens, this.deps.tokens);
     return {
       ...base,
       answer: answer.text,
       citedIds: collected.expandedSummaryIds,
-      truncated: answer.cut || collected.truncated,
+      truncated: answer.cut || collected.truncated || kept.length < collected.excerpts.length,
       mode: "excerpts",
       note: `Excerpts returned without a model answer: ${reason}; ${modelProblem ?? "no model call was made"}.`,
     };

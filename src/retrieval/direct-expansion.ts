@@ -2,7 +2,8 @@
  * The bounded direct expansion used when no helper sub-agent can run: gather excerpts under the candidate
  * summaries within a token budget — first the source messages that best match the question (full-text index,
  * restricted to each summary's seq range), then the summaries themselves, then a shallow walk down the DAG —
- * and present them in time order for one model call (or, with no model, to the agent itself).
+ * and present them in time order for one model call (or, with no model, to the agent itself). Excerpts are kept
+ * in the order they were collected, best first, so a smaller budget keeps the best of them (`bestWithin`).
  */
 import type { TokenEstimator } from "../contracts.js";
 import type { SummaryId, SummaryRecord } from "../records.js";
@@ -24,6 +25,7 @@ export interface Excerpt {
 }
 
 export interface ExcerptSet {
+  /** Best first: matched messages, then the candidate summaries, then what lies below them. */
   excerpts: Excerpt[];
   sourceTokens: number;
   /** The budget stopped collection before everything under the candidates was read. */
@@ -100,7 +102,6 @@ export async function collectExcerpts(
     }
     if (expanded.truncated) truncated = true;
   }
-  excerpts.sort((left, right) => left.time - right.time);
   return {
     excerpts,
     sourceTokens: used,
@@ -109,6 +110,21 @@ export async function collectExcerpts(
   };
 }
 
+/** The excerpts in time order, each under its header. */
 export function formatExcerpts(excerpts: readonly Excerpt[]): string {
-  return excerpts.map((excerpt) => `${excerpt.header}\n${excerpt.text}`).join("\n\n");
+  return [...excerpts].sort((left, right) => left.time - right.time)
+    .map((excerpt) => `${excerpt.header}\n${excerpt.text}`).join("\n\n");
+}
+
+/** The best excerpts (in collection order) whose headers and texts fit `budget` tokens together. */
+export function bestWithin(excerpts: readonly Excerpt[], budget: number, tokens: TokenEstimator): Excerpt[] {
+  const kept: Excerpt[] = [];
+  let used = 0;
+  for (const excerpt of excerpts) {
+    const cost = excerpt.tokenCount + tokens.estimate(excerpt.header) + 2;
+    if (used + cost > budget) continue;
+    kept.push(excerpt);
+    used += cost;
+  }
+  return kept;
 }
