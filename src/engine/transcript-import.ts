@@ -23,6 +23,13 @@ export const MAX_IMPORT_BYTES = 16 * 1024 * 1024;
 /** Messages read from the host store per bootstrap call (pages of PAGE_MESSAGES). */
 export const MAX_IMPORT_MESSAGES = 5_000;
 const PAGE_MESSAGES = 250;
+/**
+ * Bytes per page of the host reader (its default is 1 MB). A single message larger than a page comes back as an
+ * empty page naming the bytes it needs; that page is read again with room for it, up to the reader's own 64 MiB
+ * (OpenClaw caps one transcript event at 4 MiB).
+ */
+export const PAGE_BYTES = 4 * 1024 * 1024;
+const MAX_PAGE_BYTES = 64 * 1024 * 1024;
 const BATCH_SIZE = 500;
 
 export interface TranscriptImportDeps {
@@ -84,7 +91,10 @@ async function importFromHost(
   let note: string | undefined;
   const startCursor = cursor;
   while (read < MAX_IMPORT_MESSAGES) {
-    const page = await source.readPage(scope, cursor, PAGE_MESSAGES);
+    let page = await source.readPage(scope, cursor, PAGE_MESSAGES, PAGE_BYTES);
+    if (page.kind === "page" && page.messages.length === 0 && page.requiredBytes !== undefined && page.requiredBytes <= MAX_PAGE_BYTES) {
+      page = await source.readPage(scope, cursor, 1, Math.max(PAGE_BYTES, page.requiredBytes));
+    }
     if (page.kind === "reset") {
       if (++resets > 1) {
         note = `transcript reader reset twice (${page.reason})`;
@@ -95,6 +105,11 @@ async function importFromHost(
     }
     if (page.kind !== "page") {
       note = `host transcript ${page.kind}: ${page.reason}`;
+      break;
+    }
+    if (page.messages.length === 0 && page.hasMore) {
+      // No progress is possible from here (a message the reader will not return): stop instead of asking again.
+      note = `host transcript reader returned no message at the cursor (${page.requiredBytes ?? "unknown"} bytes required)`;
       break;
     }
     read += page.messages.length;

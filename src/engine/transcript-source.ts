@@ -13,14 +13,15 @@ export interface TranscriptScope {
 }
 
 export type TranscriptPage =
-  | { kind: "page"; messages: AgentMessage[]; cursor: string; hasMore: boolean }
+  /** `requiredBytes`: the next message alone is larger than the page's byte limit (the page is then empty). */
+  | { kind: "page"; messages: AgentMessage[]; cursor: string; hasMore: boolean; requiredBytes?: number }
   /** The cursor no longer applies (new generation, rewritten history): read again from `cursor`. */
   | { kind: "reset"; cursor: string; reason: string }
   | { kind: "missing" | "unavailable"; reason: string };
 
 /** Contract: reads one bounded page after `cursor` (from the start when undefined); may reject. */
 export interface TranscriptSource {
-  readPage(scope: TranscriptScope, cursor: string | undefined, maxMessages: number): Promise<TranscriptPage>;
+  readPage(scope: TranscriptScope, cursor: string | undefined, maxMessages: number, maxBytes?: number): Promise<TranscriptPage>;
 }
 
 const SDK_MODULE = "openclaw/plugin-sdk/session-transcript-runtime";
@@ -29,12 +30,15 @@ interface SdkDeltaResult {
   kind?: string;
   cursor?: string;
   hasMore?: boolean;
+  requiredBytes?: number;
   reason?: string;
   entries?: { message?: AgentMessage }[];
 }
 
 interface SessionTranscriptSdk {
-  readSessionTranscriptVisibleMessageDelta(params: TranscriptScope & { cursor?: string; maxMessages?: number }): Promise<SdkDeltaResult>;
+  readSessionTranscriptVisibleMessageDelta(
+    params: TranscriptScope & { cursor?: string; maxMessages?: number; maxBytes?: number },
+  ): Promise<SdkDeltaResult>;
 }
 
 /** The OpenClaw SDK reader; resolves to "unavailable" pages when the SDK cannot be loaded. */
@@ -48,17 +52,19 @@ export function openClawTranscriptSource(): TranscriptSource {
     return sdk;
   };
   return {
-    async readPage(scope, cursor, maxMessages) {
+    async readPage(scope, cursor, maxMessages, maxBytes) {
       const module = await load();
       if (!module) return { kind: "unavailable", reason: `${SDK_MODULE} is not available in this host` };
       const result = await module.readSessionTranscriptVisibleMessageDelta({
         ...scope,
         ...(cursor === undefined ? {} : { cursor }),
         maxMessages,
+        ...(maxBytes === undefined ? {} : { maxBytes }),
       });
       if (result.kind === "page" && typeof result.cursor === "string") {
         const messages = (result.entries ?? []).flatMap((entry) => (entry.message ? [entry.message] : []));
-        return { kind: "page", messages, cursor: result.cursor, hasMore: result.hasMore === true };
+        const requiredBytes = typeof result.requiredBytes === "number" ? { requiredBytes: result.requiredBytes } : {};
+        return { kind: "page", messages, cursor: result.cursor, hasMore: result.hasMore === true, ...requiredBytes };
       }
       if (result.kind === "reset" && typeof result.cursor === "string") {
         return { kind: "reset", cursor: result.cursor, reason: result.reason ?? "reset" };

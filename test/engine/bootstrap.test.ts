@@ -35,6 +35,26 @@ describe("bootstrap from the host transcript store", () => {
     expect(messageCount(db)).toBe(12);
   });
 
+  it("imports a message larger than the host reader's default page (1 MB), asking for the bytes it needs", async () => {
+    // A paste of twice a 128k window: OpenClaw keeps it in the transcript when its turn fails.
+    const paste = userMessage(`${"word ".repeat(260_000)}END-OF-PASTE`);
+    const source = new FakeTranscriptSource([...conversation(2), paste, ...conversation(1, "after")]);
+    const { newEngine, db } = createTestEngine({ transcriptSource: source });
+    const result = await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    expect(result).toEqual({ bootstrapped: true, importedMessages: 7 });
+    expect(messageCount(db)).toBe(7);
+    expect(source.reads.length).toBeLessThan(10);
+  });
+
+  it("stops, and says so, when the host reader returns no message at the cursor and claims more", async () => {
+    const source = new FakeTranscriptSource(conversation(2));
+    source.stuck = true;
+    const { newEngine } = createTestEngine({ transcriptSource: source });
+    const result = await newEngine().bootstrap({ sessionId: "s1", sessionFile: "agent:main:main" });
+    expect(result).toMatchObject({ bootstrapped: true, importedMessages: 0, reason: expect.stringMatching(/returned no message at the cursor/) });
+    expect(source.reads.length).toBeLessThanOrEqual(2);
+  });
+
   it("recovers a turn whose commit never reached the store", async () => {
     const source = new FakeTranscriptSource(conversation(2));
     const { newEngine, db } = createTestEngine({ transcriptSource: source });
