@@ -139,7 +139,7 @@ function toolCallReply(request: ChatRequest, tool: string, json: string): FakeRe
   return { kind: "text", text: `FAKE_MODEL: tool ${tool} is not offered (offered: ${offered.join(", ")})` };
 }
 
-function contextOverflowError(contextWindow: number): FakeReply {
+export function contextOverflowError(contextWindow: number, measuredTokens = Math.round(contextWindow * 2.5)): FakeReply {
   return {
     kind: "error",
     status: 400,
@@ -147,7 +147,7 @@ function contextOverflowError(contextWindow: number): FakeReply {
       error: {
         message:
           `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ` +
-          `${Math.round(contextWindow * 2.5)} tokens. Please reduce the length of the messages.`,
+          `${measuredTokens} tokens. Please reduce the length of the messages.`,
         type: "invalid_request_error",
         param: "messages",
         code: "context_length_exceeded",

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import {
   type ChatRequest,
   classifyRequest,
+  contextOverflowError,
   type FakeReply,
   type RequestKind,
   type ScriptState,
@@ -39,6 +40,11 @@ export interface FakeModelServerOptions {
   logFile: string;
   /** The model's context window (named in overflow errors). */
   contextWindow: number;
+  /**
+   * Refuse, as providers do, a request whose prompt (measured as reported in `usage`) plus its requested output
+   * does not fit the window: a 400 `context_length_exceeded`.
+   */
+  enforceWindow?: boolean;
 }
 
 export class FakeModelServer {
@@ -103,7 +109,12 @@ export class FakeModelServer {
     }
     const body = (raw ? JSON.parse(raw) : {}) as ChatRequest;
     const index = this.recorded.length + 1;
-    const reply = this.replyFor(body, index);
+    const promptTokens = Math.ceil(raw.length / 4);
+    const requestedOutput = Number((body as { max_completion_tokens?: unknown; max_tokens?: unknown }).max_completion_tokens ??
+      (body as { max_tokens?: unknown }).max_tokens ?? 0) || 0;
+    const reply = this.options.enforceWindow && promptTokens + requestedOutput > this.options.contextWindow
+      ? contextOverflowError(this.options.contextWindow, promptTokens + requestedOutput)
+      : this.replyFor(body, index);
     const usage = usageFor(raw, reply);
     const record: RecordedRequest = {
       index, receivedAt: Date.now(), method: request.method, path, kind: classifyRequest(body), body, reply,

@@ -26,6 +26,8 @@ export interface HostConfigOptions {
   contextEngine: typeof PLUGIN_ID | "legacy";
   /** plugins.entries.lcm.config */
   pluginConfig: Record<string, unknown>;
+  /** Host tools offered beside the plugin's (tools.alsoAllow). */
+  extraTools?: string[];
 }
 
 /** The tools the plugin declares (manifest contracts.tools): the minimal profile admits only these. */
@@ -73,7 +75,7 @@ export function hostConfig(options: HostConfigOptions): Record<string, unknown> 
         },
       },
     },
-    tools: { profile: "minimal", alsoAllow: declaredPluginTools(), toolSearch: false },
+    tools: { profile: "minimal", alsoAllow: [...declaredPluginTools(), ...(options.extraTools ?? [])], toolSearch: false },
     skills: { allowBundled: [] },
     plugins: {
       // Only this plugin: the bundled ones (browser, canvas, providers…) double the gateway's start time.

@@ -21,8 +21,15 @@ export interface HostSuiteOptions {
   /** Default 16000 tokens: with the trimmed host this leaves a few thousand tokens of history. */
   contextWindow?: number;
   maxOutputTokens?: number;
-  /** plugins.entries.lcm.config; databasePath is set to the suite folder unless given. */
-  pluginConfig?: Record<string, unknown>;
+  /**
+   * plugins.entries.lcm.config; databasePath is set to the suite folder unless given. "defaults" leaves the entry
+   * without any config, as a new user has it: the database is then the default one in the isolated HOME.
+   */
+  pluginConfig?: Record<string, unknown> | "defaults";
+  /** Host tools offered beside the plugin's (tools.alsoAllow), e.g. "read". */
+  extraTools?: string[];
+  /** The fake model refuses requests that do not fit its window, as providers do. */
+  enforceWindow?: boolean;
 }
 
 /** One message of the host's own transcript view (`chat.history`). */
@@ -46,7 +53,11 @@ export class HostSuite {
   private constructor(readonly dir: string, readonly model: FakeModelServer, port: number, options: HostSuiteOptions) {
     this.home = join(dir, "home");
     this.logFile = join(dir, "openclaw.log");
-    const databasePath = String(options.pluginConfig?.databasePath ?? join(dir, "lcm.db"));
+    const isDefaults = options.pluginConfig === "defaults";
+    const pluginConfig = isDefaults ? {} : (options.pluginConfig as Record<string, unknown> | undefined) ?? {};
+    const databasePath = isDefaults
+      ? join(this.home, ".openclaw", "lcm.db")
+      : String(pluginConfig.databasePath ?? join(dir, "lcm.db"));
     this.database = new PluginDatabase(databasePath);
     this.config = {
       logFile: this.logFile,
@@ -57,7 +68,8 @@ export class HostSuite {
       contextWindow: options.contextWindow ?? 16_000,
       maxOutputTokens: options.maxOutputTokens ?? 1_024,
       contextEngine: options.contextEngine ?? "lcm",
-      pluginConfig: { ...options.pluginConfig, databasePath },
+      pluginConfig: isDefaults ? {} : { ...pluginConfig, databasePath },
+      extraTools: options.extraTools ?? [],
     };
     mkdirSync(this.config.workspaceDir, { recursive: true });
     writeHostConfig(this.home, hostConfig(this.config));
@@ -68,7 +80,9 @@ export class HostSuite {
   static async create(options: HostSuiteOptions): Promise<HostSuite> {
     const dir = uniqueDir(join(RUNS_DIR, options.name));
     const contextWindow = options.contextWindow ?? 16_000;
-    const model = await FakeModelServer.start({ logFile: join(dir, "model-requests.jsonl"), contextWindow });
+    const model = await FakeModelServer.start({
+      logFile: join(dir, "model-requests.jsonl"), contextWindow, enforceWindow: options.enforceWindow ?? false,
+    });
     return new HostSuite(dir, model, await freePort(), options);
   }
 
@@ -80,6 +94,11 @@ export class HostSuite {
       pluginConfig: { ...(changes.pluginConfig ?? this.config.pluginConfig), databasePath: this.database.path },
     };
     writeHostConfig(this.home, hostConfig(this.config));
+  }
+
+  /** The agents' workspace (files the host's `read` tool may open). */
+  get workspaceDir(): string {
+    return this.config.workspaceDir;
   }
 
   logLines(): LogLine[] {

@@ -38,6 +38,7 @@ export interface StoredLargeFile {
   fileName: string | null;
   byteSize: number;
   tokenCount: number;
+  storagePath: string;
 }
 
 export class PluginDatabase {
@@ -93,7 +94,7 @@ export class PluginDatabase {
 
   largeFiles(sessionKey: string): StoredLargeFile[] {
     return this.query(
-      `SELECT f.file_id, f.file_name, f.byte_size, f.token_count
+      `SELECT f.file_id, f.file_name, f.byte_size, f.token_count, f.storage_path
          FROM large_files f JOIN conversations c ON c.conversation_id = f.conversation_id
         WHERE c.session_key = ? ORDER BY f.created_at`,
       sessionKey,
@@ -102,6 +103,7 @@ export class PluginDatabase {
       fileName: row.file_name === null ? null : String(row.file_name),
       byteSize: Number(row.byte_size),
       tokenCount: Number(row.token_count),
+      storagePath: String(row.storage_path),
     }));
   }
 
