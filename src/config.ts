@@ -54,9 +54,9 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "enabled", env: "LCM_ENABLED", type: "boolean", defaultValue: true, label: "Enabled",
     help: "When false the context engine is not registered (OpenClaw keeps its built-in engine); stored history stays untouched." },
   { key: "databasePath", env: "LCM_DATABASE_PATH", type: "string", label: "Database path",
-    help: "SQLite file holding every message and summary. Default: $OPENCLAW_STATE_DIR/lcm.db, else ~/.openclaw/lcm.db." },
+    help: "SQLite file holding every message and summary. Default: lcm-context.db in $OPENCLAW_STATE_DIR, else in ~/.openclaw; an LCM database already at lcm.db there keeps being used. A file that is not LCM's is never modified." },
   { key: "filesDirectory", env: "LCM_FILES_DIRECTORY", type: "string", label: "Large-file directory",
-    help: "Where intercepted large files are stored. Default: <database name>-files/ beside the database (lcm-files/ for lcm.db), so two databases never share one." },
+    help: "Where intercepted large files are stored. Default: <database name>-files/ beside the database (lcm-context-files/ for lcm-context.db), so two databases never share one." },
   { key: "contextThreshold", env: "LCM_CONTEXT_THRESHOLD", type: "number", defaultValue: 0.75, min: 0, max: 1,
     exclusiveMin: true, label: "Context threshold",
     help: "Fraction of the token budget at which a full compaction sweep runs after a turn." },
@@ -110,13 +110,32 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "Extra instructions appended to every summarization prompt." },
 ];
 
-/** Default database location: $OPENCLAW_STATE_DIR/lcm.db, else ~/.openclaw/lcm.db. */
+/**
+ * The database file in OpenClaw's state folder. Not `lcm.db`: the lossless-claw plugin defaults to that name, with
+ * the same table names, so a user switching plugins would point LCM at the other plugin's file.
+ */
+export const DEFAULT_DATABASE_FILE = "lcm-context.db";
+/** Where the database path is set, as a user would type it (messages about the database name it). */
+export const DATABASE_PATH_SETTING = "plugins.entries.lcm.config.databasePath (or the LCM_DATABASE_PATH environment variable)";
+/** LCM's default file name before it changed; an LCM database there keeps being used (db/default-database-path.ts). */
+export const LEGACY_DATABASE_FILE = "lcm.db";
+
+/** Default database location: $OPENCLAW_STATE_DIR/lcm-context.db, else ~/.openclaw/lcm-context.db. */
 export function defaultDatabasePath(env: NodeJS.ProcessEnv = process.env): string {
-  const stateDir = env.OPENCLAW_STATE_DIR?.trim();
-  return join(stateDir ? expandHome(stateDir) : join(homedir(), ".openclaw"), "lcm.db");
+  return join(stateDirectory(env), DEFAULT_DATABASE_FILE);
 }
 
-/** `<name>-files` beside the database file: `lcm-files/` for `lcm.db`. One directory per database. */
+/** Where LCM's default database was before it was renamed: `lcm.db` in the same folder. */
+export function legacyDefaultDatabasePath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDirectory(env), LEGACY_DATABASE_FILE);
+}
+
+function stateDirectory(env: NodeJS.ProcessEnv): string {
+  const stateDir = env.OPENCLAW_STATE_DIR?.trim();
+  return stateDir ? expandHome(stateDir) : join(homedir(), ".openclaw");
+}
+
+/** `<name>-files` beside the database file: `lcm-context-files/` for `lcm-context.db`. One directory per database. */
 export function defaultFilesDirectory(databasePath: string): string {
   return join(dirname(databasePath), `${basename(databasePath).replace(/\.(db|sqlite3?)$/i, "")}-files`);
 }
@@ -125,11 +144,23 @@ function expandHome(path: string): string {
   return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
 
+export interface ResolveOptions {
+  /**
+   * Picks the database path when none is configured. Default: `defaultDatabasePath`, which reads nothing; the
+   * plugin passes one that keeps an existing LCM database at the legacy path (db/default-database-path.ts).
+   */
+  defaultDatabasePath?: (env: NodeJS.ProcessEnv) => string;
+}
+
 /**
  * Resolves the configuration from plugin config (`api.pluginConfig`) and `LCM_*` environment variables;
  * environment variables win. Throws LcmError("invalid_config") on the first invalid or unknown key.
  */
-export function resolveConfig(pluginConfig: unknown = {}, env: NodeJS.ProcessEnv = process.env): LcmConfig {
+export function resolveConfig(
+  pluginConfig: unknown = {},
+  env: NodeJS.ProcessEnv = process.env,
+  options: ResolveOptions = {},
+): LcmConfig {
   const source = pluginConfig ?? {};
   if (typeof source !== "object" || Array.isArray(source)) {
     throw new LcmError("invalid_config", `Plugin config must be an object, got ${describe(source)}.`);
@@ -151,7 +182,7 @@ export function resolveConfig(pluginConfig: unknown = {}, env: NodeJS.ProcessEnv
       values[setting.key] = setting.defaultValue;
     }
   }
-  const databasePath = expandHome((values.databasePath as string | undefined) ?? defaultDatabasePath(env));
+  const databasePath = expandHome((values.databasePath as string | undefined) ?? (options.defaultDatabasePath ?? defaultDatabasePath)(env));
   values.databasePath = databasePath;
   values.filesDirectory = expandHome((values.filesDirectory as string | undefined) ?? defaultFilesDirectory(databasePath));
   const config = values as unknown as LcmConfig;

@@ -51,7 +51,7 @@ export function configurationTable(): string {
 }
 
 const DERIVED_DEFAULTS: Partial<Record<string, string>> = {
-  databasePath: "`$OPENCLAW_STATE_DIR/lcm.db` or `~/.openclaw/lcm.db`",
+  databasePath: "`$OPENCLAW_STATE_DIR/lcm-context.db` or `~/.openclaw/lcm-context.db` (an LCM `lcm.db` there is kept)",
   filesDirectory: "`<database name>-files/` beside the database",
 };
 

@@ -9,8 +9,8 @@ describe("resolveConfig", () => {
     const config = resolveConfig({}, {});
     expect(config).toMatchObject({
       enabled: true,
-      databasePath: join(homedir(), ".openclaw", "lcm.db"),
-      filesDirectory: join(homedir(), ".openclaw", "lcm-files"),
+      databasePath: join(homedir(), ".openclaw", "lcm-context.db"),
+      filesDirectory: join(homedir(), ".openclaw", "lcm-context-files"),
       contextThreshold: 0.75,
       freshTailCount: 32,
       leafMinFanout: 8,
@@ -30,8 +30,15 @@ describe("resolveConfig", () => {
 
   it("puts the database in OPENCLAW_STATE_DIR when set", () => {
     const config = resolveConfig({}, { OPENCLAW_STATE_DIR: "/srv/claw" });
-    expect(config.databasePath).toBe("/srv/claw/lcm.db");
-    expect(config.filesDirectory).toBe("/srv/claw/lcm-files");
+    expect(config.databasePath).toBe("/srv/claw/lcm-context.db");
+    expect(config.filesDirectory).toBe("/srv/claw/lcm-context-files");
+  });
+
+  it("lets the plugin choose the default database path, and never overrides a configured one with it", () => {
+    const chooser = { defaultDatabasePath: () => "/srv/claw/lcm.db" };
+    expect(resolveConfig({}, {}, chooser)).toMatchObject({ databasePath: "/srv/claw/lcm.db", filesDirectory: "/srv/claw/lcm-files" });
+    expect(resolveConfig({ databasePath: "/data/mine.db" }, {}, chooser).databasePath).toBe("/data/mine.db");
+    expect(resolveConfig({}, { LCM_DATABASE_PATH: "/data/env.db" }, chooser).databasePath).toBe("/data/env.db");
   });
 
   it("gives every database its own large-file directory", () => {

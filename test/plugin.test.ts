@@ -1,13 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { closeAllDatabases, openSharedDatabase } from "../src/db/connection-registry.js";
 import { MIGRATIONS } from "../src/db/migrations.js";
 import { LcmError } from "../src/errors.js";
 import plugin from "../index.js";
 import { FakePluginApi } from "./fakes/fake-plugin-api.js";
+import { createPeerDatabase } from "./fixtures/peer-database.js";
 import { userMessage, withIdempotencyKey } from "./helpers/messages.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
@@ -153,13 +154,70 @@ describe("when the database cannot be opened", () => {
     const blocker = join(tempDir(), "not-a-directory");
     writeFileSync(blocker, "a file where the database folder should be");
     const api = new FakePluginApi({ databasePath: join(blocker, "lcm.db") });
-    plugin.register(api);
+    plugin.register(api, { loadCompactionDelegate: async () => ({ delegate: null, reason: "no OpenClaw here" }) });
     const engine = api.engine();
+    expect(engine.info.ownsCompaction).toBe(false);
     const history = [userMessage("keep going")];
     expect((await engine.assemble({ sessionId: "s1", messages: history })).messages).toEqual(history);
     expect(await engine.compact({ sessionId: "s1", sessionKey: "agent:main:main" })).toMatchObject({
-      ok: false, compacted: false, reason: expect.stringMatching(/LCM is unavailable \(cannot open .*lcm\.db/),
+      ok: false, compacted: false, reason: expect.stringMatching(/LCM is unavailable\. LCM could not open its database .*lcm\.db: .*Fix: /),
     });
-    expect(api.errors().length).toBeGreaterThanOrEqual(2);
+    expect(api.errors()).toEqual([]);
+    expect(api.logs.filter((line) => line.level === "warn")).toHaveLength(1);
+  });
+});
+
+describe("the default database path (no databasePath configured)", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    closeAllDatabases();
+  });
+
+  function registerWithStateDir(stateDir: string): FakePluginApi {
+    vi.stubEnv("OPENCLAW_STATE_DIR", stateDir);
+    vi.stubEnv("LCM_DATABASE_PATH", "");
+    const api = new FakePluginApi({});
+    plugin.register(api);
+    return api;
+  }
+
+  it("is lcm-context.db in OpenClaw's state folder", async () => {
+    const stateDir = tempDir();
+    const api = registerWithStateDir(stateDir);
+    await api.engine().commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [withIdempotencyKey(userMessage("hello"), "run1:user")] });
+    expect(readdirSync(stateDir).sort()).toEqual(["lcm-context.db", "lcm-context.db-shm", "lcm-context.db-wal"]);
+  });
+
+  it("keeps using an LCM database at the old default lcm.db", async () => {
+    const stateDir = tempDir();
+    const first = new FakePluginApi({ databasePath: join(stateDir, "lcm.db") });
+    plugin.register(first);
+    await first.engine().commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [withIdempotencyKey(userMessage("from before"), "run1:user")] });
+    closeAllDatabases();
+    const api = registerWithStateDir(stateDir);
+    const engine = api.engine();
+    expect(await engine.commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [] })).toEqual({ status: "duplicate" });
+    expect((await engine.assemble({ sessionId: "s1", messages: [] })).messages).toMatchObject([{ content: "from before" }]);
+    expect(existsSync(join(stateDir, "lcm-context.db"))).toBe(false);
+  });
+
+  it("moves to lcm-context.db past a lossless-claw database at lcm.db, which it leaves untouched", async () => {
+    const stateDir = tempDir();
+    const peerPath = join(stateDir, "lcm.db");
+    createPeerDatabase(peerPath);
+    const peerBytes = readFileSync(peerPath);
+    const peerMode = statSync(peerPath).mode;
+    const api = registerWithStateDir(stateDir);
+    const engine = api.engine();
+    expect(engine.info.ownsCompaction).toBe(true);
+    expect(await engine.commitTurn({ sessionId: "s1", advancementKey: "t1", messages: [withIdempotencyKey(userMessage("hello"), "run1:user")] }))
+      .toEqual({ status: "committed" });
+    expect(existsSync(join(stateDir, "lcm-context.db"))).toBe(true);
+    expect(readFileSync(peerPath).equals(peerBytes)).toBe(true);
+    expect(statSync(peerPath).mode).toBe(peerMode);
+    expect(api.logs.filter((line) => line.level === "info" && line.message.includes(peerPath))).toEqual([{
+      level: "info", message: expect.stringMatching(/Found a lossless-claw database .* left it untouched\. LCM keeps its history in .*lcm-context\.db/),
+    }]);
+    expect(api.logs.filter((line) => line.level !== "info")).toEqual([]);
   });
 });

@@ -13,11 +13,13 @@ export interface StatusInput {
   databasePath: string;
   defaultTokenBudget: number;
   now: number;
+  /** Shown first when the database is served read-only: why, and the fix. */
+  notice?: string;
 }
 
 export function renderStatus(input: StatusInput): string {
   const { conversation } = input;
-  const lines: string[] = [];
+  const lines: string[] = input.notice ? [`LCM is read-only: nothing new is being stored. ${input.notice}`] : [];
   if (!conversation) {
     lines.push("LCM status: nothing is stored for this session yet (it starts with the first message).");
   } else {

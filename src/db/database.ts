@@ -24,8 +24,18 @@ export class Database {
   private readonly statements = new Map<string, StatementSync>();
   private readonly tupleStatements = new Map<string, StatementSync>();
 
-  constructor(readonly path: string) {
-    this.raw = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
+  /**
+   * Set for a read-only connection: why it cannot write, as a full message (path, cause, fix). Every write then
+   * fails with LcmError("unavailable") carrying it, instead of SQLite's "attempt to write a readonly database".
+   */
+  readonly readOnly: { message: string; details: Record<string, unknown> } | null;
+
+  /** `location` differs from `path` only for a read-only connection opened through a `file:` URL (database-file.ts). */
+  constructor(readonly path: string, options: { location?: string | URL; readOnly?: { message: string; details: Record<string, unknown> } } = {}) {
+    this.readOnly = options.readOnly ?? null;
+    this.raw = new DatabaseSync(options.location ?? path, {
+      timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true, ...(this.readOnly ? { readOnly: true } : {}),
+    });
     // SQLite has no string reverse; the term dictionary keys terms by their reversal (sqlite-search-index.ts).
     this.raw.function("lcm_reverse", { deterministic: true }, (text) => reverseText(String(text)));
   }
@@ -99,6 +109,9 @@ export class Database {
 
   /** Synchronous variant for migrations and tests; throws a busy error instead of waiting. */
   writeNow<T>(body: () => T): T {
+    if (this.readOnly) {
+      throw new LcmError("unavailable", `This needs to write to the database, which LCM has open read-only. ${this.readOnly.message}`, this.readOnly.details);
+    }
     this.raw.exec("BEGIN IMMEDIATE");
     try {
       const result = body();

@@ -1,69 +1,84 @@
 /**
- * The engine the factory returns when LCM cannot serve turns at all (typically: the database cannot be opened
- * or migrated — a read-only disk, a file from a newer plugin version). Throwing from the factory would fail the
- * host's turn; this engine keeps the conversation going on the host's own messages and says why in every
- * result and in the log. Nothing is stored, so nothing can be half-written; bootstrap imports the turns from the
- * host transcript once the database works again.
+ * The engine the factory returns when LCM cannot store anything (its database is another plugin's file, not SQLite,
+ * read-only, from a newer LCM, or cannot be opened). It steps aside the way OpenClaw's built-in engine works, so
+ * the conversation stays safe: it claims neither compaction nor durable turns, so OpenClaw runs each turn on its
+ * own path, keeps every message in its own transcript, runs its own overflow checks, and `compact` is OpenClaw's
+ * own compaction. Once the database works again, bootstrap imports the missed turns from the host transcript.
+ *
+ * No `commitTurn`, deliberately (docs/operations.md, "When LCM cannot use its database"): answering "committed"
+ * would acknowledge a turn that was not stored; a throwing one would leave each turn queued in the host's outbox,
+ * retried before every later turn of the session, forever, with each of those turns degraded and warned about.
+ * Without the method the host keeps the turn in its transcript only, which is where bootstrap reads it from.
+ * Hooks do not log: the plugin logs the cause once per process (plugin.ts).
  */
 import type {
   AssembleParams,
   AssembleResult,
   BootstrapResult,
+  CompactParams,
   CompactResult,
-  ContextEngine,
   ContextEngineInfo,
+  HostPathContextEngine,
   MaintenanceResult,
 } from "../host/openclaw-types.js";
-import type { Logger } from "../contracts.js";
+import { hostMessagesOf } from "./hook-params.js";
 import { ENGINE_ID, ENGINE_VERSION } from "./lcm-context-engine.js";
+import type { RuntimeCompaction } from "./runtime-compaction.js";
 
-export class UnavailableEngine implements ContextEngine {
+/** What the host does meanwhile, appended to the cause in every reason the engine gives. */
+const MEANWHILE =
+  "Meanwhile OpenClaw runs this conversation on its own engine, keeps every message in its own transcript and " +
+  "compacts it itself; once the database works, LCM imports the turns it missed from that transcript.";
+
+export class UnavailableEngine implements HostPathContextEngine {
   readonly info: ContextEngineInfo = {
     id: ENGINE_ID,
-    name: "Lossless Context Management (unavailable)",
+    name: "Lossless Context Management (unavailable; OpenClaw's own engine runs)",
     version: ENGINE_VERSION,
-    ownsCompaction: true,
-    transcriptSemantics: {
-      currentTurnFence: "before-current-turn-entry-v1",
-      turnAdvancementIdempotency: "atomic-idempotent-v1",
-    },
+    ownsCompaction: false,
   };
 
-  constructor(private readonly reason: string, private readonly logger: Logger) {}
+  /**
+   * OpenClaw's own compaction: the SDK's function itself when it has loaded (the host recognises it by identity);
+   * while it is still loading, a call that waits for it; without it, an answer saying why nothing was compacted.
+   */
+  readonly compact: (params: CompactParams) => Promise<CompactResult>;
 
-  private report(hook: string): string {
-    const message = `LCM is unavailable (${this.reason}); ${hook} did nothing.`;
-    this.logger.error(message);
-    return message;
+  /** `cause`: what is wrong, at which path, and the fix (database-problem.ts). */
+  constructor(private readonly cause: string, compaction: RuntimeCompaction) {
+    const loaded = compaction.current();
+    this.compact = loaded?.delegate ?? (async (params) => {
+      const settled = await compaction.settled();
+      if (settled.delegate) return settled.delegate(params);
+      return {
+        ok: false,
+        compacted: false,
+        reason: `LCM is unavailable. ${this.cause} OpenClaw's own compaction could not be reached either: ${settled.reason}; nothing was compacted.`,
+      };
+    });
+  }
+
+  /** The cause and what happens meanwhile: every result that carries a reason gives this. */
+  get reason(): string {
+    return `LCM is unavailable. ${this.cause} ${MEANWHILE}`;
   }
 
   async bootstrap(): Promise<BootstrapResult> {
-    return { bootstrapped: false, reason: this.report("bootstrap") };
+    return { bootstrapped: false, reason: this.reason };
   }
   async maintain(): Promise<MaintenanceResult> {
-    return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: this.report("maintain") };
+    return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: this.reason };
   }
   async ingest(): Promise<{ ingested: boolean }> {
-    this.report("ingest");
     return { ingested: false };
   }
   async ingestBatch(): Promise<{ ingestedCount: number }> {
-    this.report("ingestBatch");
     return { ingestedCount: 0 };
   }
-  async afterTurn(): Promise<void> {
-    this.report("afterTurn");
-  }
-  async commitTurn(): Promise<{ status: "committed" | "duplicate" }> {
-    this.report("commitTurn (bootstrap re-imports the turn from the host transcript later)");
-    return { status: "committed" };
-  }
+  async afterTurn(): Promise<void> {}
+  /** The host's own messages, unchanged: what its built-in engine does. */
   async assemble(params: AssembleParams): Promise<AssembleResult> {
-    this.report("assemble (passing the host's messages through)");
-    return { messages: Array.isArray(params.messages) ? params.messages : [], estimatedTokens: 0 };
-  }
-  async compact(): Promise<CompactResult> {
-    return { ok: false, compacted: false, reason: this.report("compact") };
+    return { messages: hostMessagesOf(params), estimatedTokens: 0 };
   }
   async onSubagentEnded(): Promise<void> {}
   async dispose(): Promise<void> {}

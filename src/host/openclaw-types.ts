@@ -148,6 +148,16 @@ export interface ContextEngine {
   dispose(): Promise<void>;
 }
 
+/**
+ * An engine without durable turn advancement, like OpenClaw's built-in one: no `transcriptSemantics` in its info and
+ * no `commitTurn` (optional in the host's contract). OpenClaw then runs its turns on its own path and keeps them in
+ * its own transcript.
+ */
+export type HostPathContextEngine = Omit<ContextEngine, "commitTurn">;
+
+/** OpenClaw's own compaction as the SDK exports it (`delegateCompactionToRuntime` of `openclaw/plugin-sdk/core`). */
+export type CompactionDelegate = (params: CompactParams) => Promise<CompactResult>;
+
 export interface ContextEngineFactoryContext { config?: unknown; agentDir?: string; workspaceDir?: string }
 
 export interface PluginLogger {
