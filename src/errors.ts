@@ -27,12 +27,33 @@ export class LcmError extends Error {
   }
 }
 
+/** Contract: never throws, whatever `value` is (a Proxy whose traps throw is simply not an LcmError). */
 export function isLcmError(value: unknown, code?: LcmErrorCode): value is LcmError {
-  return value instanceof LcmError && (code === undefined || value.code === code);
+  try {
+    return value instanceof LcmError && (code === undefined || value.code === code);
+  } catch {
+    // `instanceof` ran a hostile getPrototypeOf trap: whatever it is, it is not one of ours.
+    return false;
+  }
 }
 
-/** A short, single-line description of any thrown value, for logs and truthful hook results. */
+/** What describeError says about a thrown value that cannot be read (its name, message or conversion throws). */
+export const UNDESCRIBABLE_ERROR = "an error that could not be described (reading its name or message threw)";
+
+/**
+ * A short, single-line description of any thrown value, for logs and truthful hook results. Contract: never
+ * throws. Hooks and tools call it inside their catch blocks, so a throwing getter (a Proxy, a host object
+ * rejected by `runtimeContext.llm`) must not escape from there: anything unreadable gets UNDESCRIBABLE_ERROR.
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
-  return String(error);
+  try {
+    if (error instanceof Error) {
+      const name = String(error.name);
+      return `${name === "Error" ? "" : `${name}: `}${String(error.message)}`;
+    }
+    return String(error);
+  } catch {
+    // A getter, trap or toString of the thrown value threw: say so instead of throwing from a catch block.
+    return UNDESCRIBABLE_ERROR;
+  }
 }

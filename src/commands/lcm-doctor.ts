@@ -1,8 +1,8 @@
 /**
  * `/lcm doctor`: runs the IntegrityChecker and reports in words. `doctor` checks this conversation and the
  * full-text indexes; `doctor all` checks every conversation (bounded by a deadline; the reply says when it
- * stopped early); `repair` after either also applies the non-destructive repairs (recount, re-index). Repairs
- * that could lose information are only described.
+ * stopped early); `repair` after either also applies the non-destructive repairs (recount, re-index, stored
+ * times brought into range). Repairs that could lose information are only described.
  */
 import type { IntegrityReport, RepairAction, RepairPlan } from "../integrity/findings.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
@@ -63,6 +63,8 @@ function describeAction(action: RepairAction): string {
       return `recount conversation ${action.conversationId}`;
     case "rebuild_fts":
       return `rebuild ${action.table}`;
+    case "normalize_timestamps":
+      return `normalize the stored times of conversation ${action.conversationId}`;
     case "manual":
       return `${action.finding.kind}: ${action.advice}`;
   }

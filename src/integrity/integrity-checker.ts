@@ -4,7 +4,8 @@
  * chronological order; no message was deleted (seqs are contiguous, counters agree with the rows); every visible
  * message is either in context or under a leaf summary; summary metadata agrees with its sources; the full-text
  * indexes agree with their tables; every stored large file exists; the context holds no orphan tool result or
- * unanswered tool call. It reports and plans repairs; only non-destructive repairs are ever applied.
+ * unanswered tool call; every stored time is one a Date can hold. It reports and plans repairs; only
+ * non-destructive repairs are ever applied.
  *
  * `check` covers whole conversations (for `/lcm doctor`); `checkRecent` covers a bounded window of the newest
  * context items (for `maintain`, where it must stay cheap whatever the history size).
@@ -81,12 +82,16 @@ export class IntegrityChecker {
     const nonDestructive: RepairAction[] = [];
     const destructive: RepairAction[] = [];
     const recounted = new Set<ConversationId>();
+    const retimed = new Set<ConversationId>();
     for (const finding of report.findings) {
       if (finding.kind === "counter_mismatch" && finding.conversationId !== null && !recounted.has(finding.conversationId)) {
         recounted.add(finding.conversationId);
         nonDestructive.push({ kind: "recount_conversation", conversationId: finding.conversationId });
       } else if (finding.kind === "fts_out_of_sync") {
         nonDestructive.push({ kind: "rebuild_fts", table: finding.subject as "messages_fts" | "summaries_fts" });
+      } else if (finding.kind === "timestamp_out_of_range" && finding.conversationId !== null) {
+        if (!retimed.has(finding.conversationId)) nonDestructive.push({ kind: "normalize_timestamps", conversationId: finding.conversationId });
+        retimed.add(finding.conversationId);
       } else if (finding.kind !== "counter_mismatch") {
         destructive.push({ kind: "manual", finding, advice: ADVICE[finding.kind] });
       }
@@ -100,6 +105,7 @@ export class IntegrityChecker {
     for (const action of plan.nonDestructive) {
       if (action.kind === "recount_conversation") await this.deps.store.recountConversation(action.conversationId);
       else if (action.kind === "rebuild_fts") await this.deps.store.rebuildFts(action.table);
+      else if (action.kind === "normalize_timestamps") await this.deps.store.repairTimestamps(action.conversationId);
       else continue;
       applied.push(action);
     }
@@ -143,13 +149,20 @@ export class IntegrityChecker {
     }
     const counters = await store.counterMismatch(conversationId);
     if (counters) add("counter_mismatch", conversationId, counters);
+    const times = await store.timestampsOutOfRange(conversationId);
+    for (const messageId of times.messageIds) add("timestamp_out_of_range", `message ${messageId}`, OUT_OF_RANGE_DETAIL);
+    for (const summaryId of times.summaryIds) add("timestamp_out_of_range", summaryId, OUT_OF_RANGE_DETAIL);
     findings.push(...pairingFindings(conversationId, await store.itemsForPairing(conversationId, Number.MIN_SAFE_INTEGER)));
     for (const file of await store.largeFiles(conversationId)) {
       if (!(await this.deps.fileExists(file.storagePath))) add("large_file_missing", file.fileId, `stored file ${file.storagePath} is missing`);
     }
-    return 10;
+    return 11;
   }
 }
+
+const OUT_OF_RANGE_DETAIL =
+  "a stored time is outside what a JavaScript Date can hold (an older version kept a nanosecond or microsecond " +
+  "host timestamp as milliseconds): reading it fails, so assemble falls back and lcm_grep skips the row";
 
 function outOfOrder(conversationId: ConversationId, row: { ordinal: number; start: number; previousEnd: number }): Finding {
   return {
@@ -194,4 +207,5 @@ const ADVICE: Record<Finding["kind"], string> = {
   large_file_missing: "Restore the file from a backup; describe reports it missing until then.",
   orphan_tool_result: "The assembler drops it; remove it from context to silence this finding.",
   unanswered_tool_call: "The assembler removes the unanswered call; nothing to do unless the turn is still in progress.",
+  timestamp_out_of_range: "Run /lcm doctor repair: it scales the time down to milliseconds, keeping the host's value in the message's meta.",
 };

@@ -4,6 +4,7 @@
  * when the call fails, hangs or returns junk, a deterministic summary: counts, headings, log levels, time span,
  * and the beginning and end of the text.
  */
+import { describeError } from "../errors.js";
 import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
 import { prefixWithin, suffixWithin } from "../tokens/text-within.js";
 import { formatCount } from "./file-reference.js";
@@ -91,7 +92,7 @@ export async function exploreTextWithModel(
     const stats = `Size: ${formatCount(countLines(source.content))} lines, ${formatCount(countWords(source.content))} words.`;
     return `${clipAtSentence(text, MAX_SUMMARY_CHARS - stats.length - 1)}\n${stats}`;
   } catch (error) {
-    onFailure(error instanceof Error ? error.message : String(error));
+    onFailure(describeError(error)); // never throws, even for a rejection whose message cannot be read
     return null;
   } finally {
     clearTimeout(timer);

@@ -6,7 +6,8 @@
  * - for messages, also from a required word known only to END at a boundary ("INC" in `INC-\d+`, which may end
  *   "XINC"): the index terms that end with it, looked up in the term dictionary (`suffixMatch`);
  * - otherwise, SQL LIKE substrings (ASCII, which LIKE folds exactly as the case-insensitive regex does), so
- *   SQLite skips non-matching rows in C instead of handing every row to JavaScript.
+ *   SQLite skips non-matching rows in C instead of handing every row to JavaScript (LIKE stops at a NUL
+ *   character, so the store passes every row holding one to the regex as well).
  * Both are supersets of the regex's matches by construction; anything uncertain is dropped, never guessed.
  */
 import type { RegexNode } from "./regex-syntax.js";

@@ -1,6 +1,6 @@
 /**
  * The queries the IntegrityChecker needs: each verifies one invariant over one conversation or table and returns
- * the offending rows (bounded), plus the two non-destructive repairs. Async like every store contract.
+ * the offending rows (bounded), plus the non-destructive repairs. Async like every store contract.
  */
 import type { ConversationId } from "../records.js";
 
@@ -39,4 +39,16 @@ export interface IntegrityStore {
   ftsIntegrity(table: "messages_fts" | "summaries_fts"): Promise<string | null>;
   rebuildFts(table: "messages_fts" | "summaries_fts"): Promise<void>;
   recountConversation(conversationId: ConversationId): Promise<void>;
+  /**
+   * Messages (`created_at`) and summaries (`earliest_at`, `latest_at`, `created_at`) whose times a JavaScript Date
+   * cannot hold: found in SQL without reading the times, which node:sqlite cannot even return above 2^53.
+   */
+  timestampsOutOfRange(conversationId: ConversationId): Promise<{ messageIds: number[]; summaryIds: string[] }>;
+  /**
+   * Brings those times into range the way the codec reads a host timestamp (message-codec.ts timestampToMillis):
+   * nanoseconds and microseconds divided down, else a neighbouring message's time (or 0). A host timestamp that
+   * was stored only in `created_at` moves into the message's meta first, so nothing is lost. Summaries' times are
+   * recomputed from their sources. One transaction; returns how many rows were rewritten.
+   */
+  repairTimestamps(conversationId: ConversationId): Promise<{ messages: number; summaries: number }>;
 }

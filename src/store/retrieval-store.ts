@@ -101,7 +101,8 @@ export interface RetrievalStore {
   messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null> | null>;
   /**
    * Rows of one window, newest first, with full content; when `containsAny` is given, only rows containing one
-   * of those substrings (ASCII case-insensitive, like SQL LIKE). Examines at most the window's width.
+   * of those substrings (ASCII case-insensitive, like SQL LIKE), and every row whose text holds a NUL character
+   * (SQLite's LIKE stops at one; the regex decides). Examines at most the window's width.
    */
   scanMessages(filter: SearchFilter, window: ScanWindow, containsAny: string[] | null): Promise<MessageHitRow[]>;
   scanSummaries(filter: SearchFilter, window: { from: number; to: number }, containsAny: string[] | null): Promise<SummaryHitRow[]>;

@@ -3,22 +3,13 @@
  * host validates against the schema too, but not every host does, and a model that sends `limit: "20"` or a
  * misspelled key should get a message it can act on. Numeric and boolean strings are accepted leniently.
  */
-import { LcmError } from "../errors.js";
+import { describeError, isLcmError, LcmError } from "../errors.js";
 
 export class ToolParams {
   private readonly values: Record<string, unknown>;
 
   constructor(raw: unknown, known: readonly string[]) {
-    const values = raw === undefined || raw === null ? {} : raw;
-    if (typeof values !== "object" || Array.isArray(values)) {
-      throw new LcmError("invalid_input", `Arguments must be an object with the parameters ${known.join(", ")}.`);
-    }
-    for (const key of Object.keys(values)) {
-      if (!known.includes(key)) {
-        throw invalid(key, `is not a parameter of this tool; known parameters: ${known.join(", ")}`);
-      }
-    }
-    this.values = values as Record<string, unknown>;
+    this.values = readArguments(raw, known);
   }
 
   has(name: string): boolean {
@@ -87,6 +78,27 @@ export class ToolParams {
     if (list.length === 0) return undefined;
     if (list.length > options.maxItems) throw invalid(name, `holds ${list.length} items; the limit is ${options.maxItems}`);
     return list as string[];
+  }
+}
+
+/**
+ * The arguments as a plain copy of the known parameters, read once: a getter or Proxy trap in what the host
+ * passed runs here, and a throw becomes an invalid_input error naming the problem, never an internal failure.
+ */
+function readArguments(raw: unknown, known: readonly string[]): Record<string, unknown> {
+  const expected = `an object with the parameters ${known.join(", ")}`;
+  try {
+    const values = raw === undefined || raw === null ? {} : raw;
+    if (typeof values !== "object" || Array.isArray(values)) throw new LcmError("invalid_input", `Arguments must be ${expected}.`);
+    for (const key of Object.keys(values)) {
+      if (!known.includes(key)) throw invalid(key, `is not a parameter of this tool; known parameters: ${known.join(", ")}`);
+    }
+    const copy: Record<string, unknown> = {};
+    for (const key of known) copy[key] = (values as Record<string, unknown>)[key];
+    return copy;
+  } catch (error) {
+    if (isLcmError(error)) throw error;
+    throw new LcmError("invalid_input", `The arguments could not be read (${describeError(error)}); pass ${expected}, as plain JSON.`);
   }
 }
 

@@ -33,13 +33,15 @@ export function formatJson(value: Record<string, unknown>): string {
 
 /**
  * Runs a tool body: expected failures (LcmError) become an error result naming the problem; an abort is
- * rethrown for the host to handle; anything else is logged and reported without internals.
+ * rethrown for the host to handle; anything else is logged and reported without internals. Contract: rejects
+ * only for an abort; whatever the body throws (even a value whose every property access throws) is described
+ * with describeError and isLcmError, which never throw.
  */
 export async function runTool(toolName: string, logger: Logger, signal: AbortSignal | undefined, body: () => Promise<ToolResult>): Promise<ToolResult> {
   try {
     return await body();
   } catch (error) {
-    if (signal?.aborted) throw error;
+    if (isAborted(signal)) throw error;
     if (!isLcmError(error)) logger.error(`${toolName} failed unexpectedly: ${describeError(error)}`);
     const message = isLcmError(error) ? error.message : `${toolName} failed: ${describeError(error)}`;
     const parameter = isLcmError(error) && typeof error.details?.parameter === "string" ? error.details.parameter : undefined;
@@ -49,5 +51,15 @@ export async function runTool(toolName: string, logger: Logger, signal: AbortSig
       details: { status: "error", tool: toolName, error: message, code, ...(parameter ? { parameter } : {}) },
       isError: true,
     };
+  }
+}
+
+/** Whether the host aborted the call; a signal that cannot be read counts as not aborted (the error is reported). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  try {
+    return signal?.aborted === true;
+  } catch {
+    // Not a real AbortSignal (a getter threw): report the failure as a result instead of rethrowing it.
+    return false;
   }
 }

@@ -7,6 +7,7 @@ import type { Database } from "../../db/database.js";
 import type { ConversationId } from "../../records.js";
 import type { IntegrityStore, ItemForPairing, SummaryMismatch } from "../integrity-store.js";
 import { SqliteSearchIndex } from "./sqlite-search-index.js";
+import { findTimestampsOutOfRange, repairTimestampsNow } from "./sqlite-timestamp-repair.js";
 
 const FINDING_LIMIT = 50;
 
@@ -191,6 +192,14 @@ export class SqliteIntegrityStore implements IntegrityStore {
       this.db.raw.prepare(`INSERT INTO ${table} (${table}) VALUES ('rebuild')`).run();
       if (table === "messages_fts") this.index.markAllIndexed();
     });
+  }
+
+  async timestampsOutOfRange(conversationId: ConversationId): Promise<{ messageIds: number[]; summaryIds: string[] }> {
+    return findTimestampsOutOfRange(this.db, conversationId, FINDING_LIMIT);
+  }
+
+  async repairTimestamps(conversationId: ConversationId): Promise<{ messages: number; summaries: number }> {
+    return this.db.write(() => repairTimestampsNow(this.db, conversationId));
   }
 
   async recountConversation(conversationId: ConversationId): Promise<void> {

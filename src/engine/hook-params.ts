@@ -1,0 +1,20 @@
+/**
+ * Reads what a hook's fallback needs from the host's parameters without trusting them. A hook's guard turns a
+ * failure into a truthful result; the fallback that builds that result runs inside the guard's catch, where a
+ * throw would escape to the host and quarantine the engine, so it may only read params through these helpers.
+ */
+import type { AgentMessage } from "../host/openclaw-types.js";
+
+/**
+ * The host's own messages (assemble's pass-through when LCM cannot assemble). Contract: never throws; params
+ * that are not an object, or whose `messages` cannot be read or is not an array, give no messages.
+ */
+export function hostMessagesOf(params: unknown): AgentMessage[] {
+  try {
+    const messages = params !== null && typeof params === "object" ? (params as { messages?: unknown }).messages : undefined;
+    return Array.isArray(messages) ? (messages as AgentMessage[]) : [];
+  } catch {
+    // A getter or Proxy trap threw (Array.isArray throws on a revoked Proxy too): nothing can be passed through.
+    return [];
+  }
+}
