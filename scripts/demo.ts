@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   console.log(`  -> ok=${compacted.ok} compacted=${compacted.compacted} ${compacted.result?.tokensBefore} -> ${compacted.result?.tokensAfter} tokens`);
   const finalAssembled = await newEngine().assemble({ sessionId: SESSION, messages: [], tokenBudget: ASSEMBLE_BUDGET });
   await printRow(TURNS, finalAssembled.estimatedTokens, services);
-  const stored = (await services.store.findConversationBySessionId(SESSION))!.messageTokens;
+  const stored = (await services.store.findConversation({ agentId: "main", sessionId: SESSION }))!.messageTokens;
   console.log(`\n${stored} tokens stored, ${finalAssembled.estimatedTokens} assembled: ` +
     `${(stored / Math.max(1, finalAssembled.estimatedTokens)).toFixed(1)}x smaller, every message still stored and reachable.`);
 
@@ -129,7 +129,7 @@ async function assembledTokens(newEngine: () => ContextEngine): Promise<number> 
 }
 
 async function printRow(turn: number, assembled: number, services: Services): Promise<void> {
-  const conversation = (await services.store.findConversationBySessionId(SESSION))!;
+  const conversation = (await services.store.findConversation({ agentId: "main", sessionId: SESSION }))!;
   const summaries = services.store.db.get<{ count: number }>("SELECT COUNT(*) AS count FROM summaries")!.count;
   console.log(
     `${String(turn).padStart(5)} | ${String(conversation.messageCount).padStart(8)} | ${String(conversation.messageTokens).padStart(13)} | ` +
@@ -138,7 +138,7 @@ async function printRow(turn: number, assembled: number, services: Services): Pr
 }
 
 async function printDag(services: Services): Promise<void> {
-  const conversation = (await services.store.findConversationBySessionId(SESSION))!;
+  const conversation = (await services.store.findConversation({ agentId: "main", sessionId: SESSION }))!;
   const items = await services.compactionStore.listCompactionItems(conversation.conversationId);
   const rows = services.store.db.all<{ depth: number; count: number; levels: string }>(
     "SELECT depth, COUNT(*) AS count, GROUP_CONCAT(DISTINCT level) AS levels FROM summaries GROUP BY depth ORDER BY depth",

@@ -4,9 +4,9 @@
  * reply saying what went wrong, because a chat command has no other way to report it.
  */
 import type { Clock, Logger } from "../contracts.js";
-import type { LcmConfig } from "../config.js";
+import { DATABASE_PATH_SETTING, type LcmConfig } from "../config.js";
 import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
-import { describeError } from "../errors.js";
+import { describeError, isLcmError } from "../errors.js";
 import type { CommandContext, CommandDefinition } from "../host/openclaw-types.js";
 import type { ConversationRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
@@ -19,14 +19,19 @@ import { renderStatus } from "./lcm-status.js";
 export const LCM_COMMAND = "lcm";
 
 export interface LcmCommandServices {
-  conversations: Pick<ConversationStore, "findConversationBySessionId">;
+  conversations: Pick<ConversationStore, "findConversation">;
   sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
   status: StatusStore;
   integrity: IntegrityChecker;
+  /** Set when the database is served read-only: why, and the fix (shown by /lcm status). */
+  notice?: string;
 }
 
 export interface LcmCommandDeps {
-  /** Opens (or reuses) the shared database; called inside the handler only. */
+  /**
+   * Opens (or reuses) the shared database; called inside the handler only. Throws LcmError("unavailable") with a
+   * message naming the path, the setting and the fix when the database cannot be used (the reply is that message).
+   */
   services: () => LcmCommandServices;
   config: Pick<LcmConfig, "databasePath" | "defaultTokenBudget">;
   clock: Clock;
@@ -38,7 +43,7 @@ const USAGE = [
   "  status   what is stored, what the model sees against its budget, summaries, last compaction (default)",
   "  compact  compact this conversation now (same as /compact; use /compact <instructions> to steer the summary)",
   "  doctor   check this conversation's stored history for problems; `doctor all` checks every conversation,",
-  "           `doctor repair` also applies the safe repairs (recount, re-index)",
+  "           `doctor repair` also applies the safe repairs (recount, re-index, stored times)",
 ].join("\n");
 
 export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
@@ -47,8 +52,9 @@ export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
     description: "Lossless context: /lcm status | compact | doctor",
     acceptsArgs: true,
     async handler(context: CommandContext) {
-      const subcommand = (context.args ?? "").trim().split(/\s+/)[0]?.toLowerCase() || "status";
+      let subcommand: string | undefined;
       try {
+        subcommand = (context.args ?? "").trim().split(/\s+/)[0]?.toLowerCase() || "status";
         switch (subcommand) {
           case "status":
             return { text: await status(deps, context) };
@@ -62,8 +68,15 @@ export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
             return { text: `Unknown /lcm subcommand "${subcommand}".\n${USAGE}` };
         }
       } catch (error) {
-        deps.logger.error(`/lcm ${subcommand} failed: ${describeError(error)}`);
-        return { text: `/lcm ${subcommand} failed: ${describeError(error)}` };
+        // The context itself may be unreadable (then there is no subcommand to name).
+        const command = subcommand === undefined ? "/lcm" : `/lcm ${subcommand}`;
+        // The database cannot be used: the message says where, why and what to do; the plugin logged it once.
+        if (isLcmError(error, "unavailable")) return { text: `${command}: LCM is unavailable. ${error.message}` };
+        deps.logger.error(`${command} failed: ${describeError(error)}`);
+        return {
+          text: `${command} failed: ${describeError(error).replace(/\.$/, "")}. Database: ${deps.config.databasePath} (set by ` +
+            `${DATABASE_PATH_SETTING}). Fix: look for "[lcm]" lines in the gateway log; /lcm doctor checks the stored history.`,
+        };
       }
     },
   };
@@ -79,11 +92,14 @@ async function status(deps: LcmCommandDeps, context: CommandContext): Promise<st
     databasePath: deps.config.databasePath,
     defaultTokenBudget: deps.config.defaultTokenBudget,
     now: deps.clock.now(),
+    ...(services.notice ? { notice: services.notice } : {}),
   });
 }
 
 async function doctor(deps: LcmCommandDeps, context: CommandContext): Promise<string> {
   const services = deps.services();
+  // SQLite runs FTS5's integrity check as a write statement, so even a check needs a writable file.
+  if (services.notice) return `/lcm doctor needs to write to the database, which LCM has open read-only. ${services.notice}`;
   const conversation = await conversationOf(services, context);
   const args = (context.args ?? "").trim().toLowerCase().split(/\s+/).slice(1);
   return runDoctor(services.integrity, conversation?.conversationId ?? null, args);
@@ -100,11 +116,11 @@ async function compact(context: CommandContext): Promise<string> {
 }
 
 async function conversationOf(services: LcmCommandServices, context: CommandContext): Promise<ConversationRecord | null> {
+  const agentId = agentIdFromSessionKey(context.sessionKey) ?? context.agentId ?? DEFAULT_AGENT_ID;
   if (context.sessionId) {
-    const found = await services.conversations.findConversationBySessionId(context.sessionId);
+    const found = await services.conversations.findConversation({ agentId, sessionId: context.sessionId });
     if (found) return found;
   }
   if (!context.sessionKey) return null;
-  const agentId = agentIdFromSessionKey(context.sessionKey) ?? context.agentId ?? DEFAULT_AGENT_ID;
   return services.sessions.findConversationBySessionKey(agentId, context.sessionKey);
 }

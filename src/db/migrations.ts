@@ -4,11 +4,18 @@
  * returns. The data model is described in docs/architecture.md.
  */
 import type { Database } from "./database.js";
+import { LCM_APPLICATION_ID } from "./database-file.js";
+import { databaseUnavailableError } from "./database-problem.js";
 
 export interface Migration {
   version: number;
   name: string;
   up: string;
+  /**
+   * Rebuilds a table other tables reference (copy, drop, rename, keeping every row id): foreign-key enforcement is
+   * switched off around the migration's transaction (SQLite ignores that pragma inside one), or the DROP would fail.
+   */
+  rebuildsReferencedTable?: boolean;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -227,6 +234,65 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE conversations ADD COLUMN last_reserve_tokens INTEGER;
     `,
   },
+  {
+    version: 5,
+    name: "conversations keyed by agent and session; the entry that opened each committed turn",
+    // A conversation belongs to an agent: the key that finds it is (agent_id, session_id), never the session id
+    // alone (a call for one agent carrying another agent's session id must not reach that agent's history). The
+    // column-level UNIQUE on session_id cannot be dropped in place, so the table is rebuilt with its rows and ids.
+    rebuildsReferencedTable: true,
+    up: `
+      CREATE TABLE conversations_v5 (
+        conversation_id INTEGER PRIMARY KEY,
+        agent_id        TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        session_key     TEXT,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        last_ingest_at  INTEGER,
+        next_seq        INTEGER NOT NULL DEFAULT 1,
+        next_ordinal    INTEGER NOT NULL DEFAULT 1,
+        message_count   INTEGER NOT NULL DEFAULT 0,
+        message_tokens  INTEGER NOT NULL DEFAULT 0,
+        context_tokens  INTEGER NOT NULL DEFAULT 0,
+        context_raw_tokens INTEGER NOT NULL DEFAULT 0,
+        context_items   INTEGER NOT NULL DEFAULT 0,
+        last_token_budget INTEGER,
+        bootstrap_state TEXT,
+        last_compaction TEXT,
+        last_window_tokens INTEGER,
+        last_reserve_tokens INTEGER,
+        UNIQUE (agent_id, session_id)
+      );
+      INSERT INTO conversations_v5 (
+        conversation_id, agent_id, session_id, session_key, created_at, updated_at, last_ingest_at, next_seq,
+        next_ordinal, message_count, message_tokens, context_tokens, context_raw_tokens, context_items,
+        last_token_budget, bootstrap_state, last_compaction, last_window_tokens, last_reserve_tokens
+      ) SELECT
+        conversation_id, agent_id, session_id, session_key, created_at, updated_at, last_ingest_at, next_seq,
+        next_ordinal, message_count, message_tokens, context_tokens, context_raw_tokens, context_items,
+        last_token_budget, bootstrap_state, last_compaction, last_window_tokens, last_reserve_tokens
+      FROM conversations;
+      DROP TABLE conversations;
+      ALTER TABLE conversations_v5 RENAME TO conversations;
+      CREATE INDEX conversations_agent_session_key ON conversations (agent_id, session_key);
+      -- The host's transcript entry that opened each committed turn: a turn with a new advancement key but the
+      -- same opening entry is a replay of that turn; one with another entry brings new messages.
+      ALTER TABLE committed_turns ADD COLUMN admission_entry_id TEXT;
+      CREATE INDEX committed_turns_admission ON committed_turns (conversation_id, admission_entry_id);
+      -- A turn too large for one transaction is written in chunks: how many of its messages are stored so far
+      -- (NULL once all are; a retry after a crash resumes from there).
+      ALTER TABLE committed_turns ADD COLUMN stored_messages INTEGER;
+    `,
+  },
+  {
+    version: 6,
+    name: "LCM's application id in the file header",
+    // Marks the file as LCM's (PRAGMA application_id, "lcm1"), so that opening can tell it from another plugin's
+    // database with the same table names (lossless-claw used the same default path) without guessing from tables.
+    // New files get it here too, as every migration runs on them. Older files stay recognisable by their schema.
+    up: `PRAGMA application_id = ${LCM_APPLICATION_ID};`,
+  },
 ];
 
 /**
@@ -237,18 +303,21 @@ export function migrate(db: Database, migrations: readonly Migration[] = MIGRATI
   const current = currentVersion(db);
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
-    throw new Error(
-      `Database ${db.path} has schema version ${current}, newer than this plugin supports (${latest}). Upgrade the plugin.`,
-    );
+    throw databaseUnavailableError(db.path, { kind: "newer-schema", schemaVersion: current, supportedVersion: latest });
   }
   for (const migration of migrations) {
     if (migration.version <= current) continue;
-    db.writeNow(() => {
-      // Re-check inside the write lock: another process may have migrated meanwhile.
-      if (currentVersion(db) >= migration.version) return;
-      db.raw.exec(migration.up);
-      db.raw.exec(`PRAGMA user_version = ${migration.version}`);
-    });
+    if (migration.rebuildsReferencedTable) db.raw.exec("PRAGMA foreign_keys = OFF");
+    try {
+      db.writeNow(() => {
+        // Re-check inside the write lock: another process may have migrated meanwhile.
+        if (currentVersion(db) >= migration.version) return;
+        db.raw.exec(migration.up);
+        db.raw.exec(`PRAGMA user_version = ${migration.version}`);
+      });
+    } finally {
+      if (migration.rebuildsReferencedTable) db.raw.exec("PRAGMA foreign_keys = ON");
+    }
   }
   return latest;
 }

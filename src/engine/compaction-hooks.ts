@@ -22,6 +22,7 @@ import type { CompactionOutcome, ConversationRecord } from "../records.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
+import { conversationKeyOf } from "./session-identity.js";
 
 /** Our own bound on compact, inside the host's 180 s safety timeout so a truthful result gets back in time. */
 export const COMPACT_DEADLINE_MS = 150_000;
@@ -53,7 +54,7 @@ export function compactionBudget(conversation: ConversationRecord, hostWindowTok
 
 export async function runMaintain(params: MaintainParams, deps: CompactionHookDeps): Promise<MaintenanceResult> {
   const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
-  const conversation = await deps.store.findConversationBySessionId(params.sessionId);
+  const conversation = await deps.store.findConversation(conversationKeyOf(params));
   if (!conversation) return unchanged("no stored conversation for this session");
   if (deps.config.autocompactDisabled) return unchanged("automatic compaction is disabled (autocompactDisabled)");
   const budget = compactionBudget(conversation, params.runtimeContext?.tokenBudget, deps.config);
@@ -88,7 +89,7 @@ export async function runMaintain(params: MaintainParams, deps: CompactionHookDe
 }
 
 export async function runCompact(params: CompactParams, deps: CompactionHookDeps): Promise<CompactResult> {
-  const found = await deps.store.findConversationBySessionId(params.sessionId);
+  const found = await deps.store.findConversation(conversationKeyOf(params));
   if (!found) return { ok: true, compacted: false, reason: "nothing to compact: no stored conversation for this session" };
   const force = params.force === true;
   const targetKind = params.compactionTarget === "threshold" ? "threshold" : "budget";

@@ -9,7 +9,7 @@
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import { describeError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
-import { type EncodedMessage, encodeMessage } from "../messages/message-codec.js";
+import { type EncodedMessage, encodeMessage, identityKeysOf, isStoredIn } from "../messages/message-codec.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
 import type { AppendResult, MessageStore } from "../store/store.js";
@@ -58,11 +58,11 @@ export async function importHostHistory(
   const { encoded, invalid } = encodeAll(messages, deps);
   const existing = await deps.store.findExistingIdentities(
     conversation.conversationId,
-    encoded.map((message) => message.identityKey),
+    encoded.flatMap(identityKeysOf),
   );
   let anchor = -1;
   for (let index = encoded.length - 1; index >= 0; index--) {
-    if (existing.has(encoded[index]!.identityKey)) {
+    if (isStoredIn(existing, encoded[index]!)) {
       anchor = index;
       break;
     }
@@ -74,7 +74,7 @@ export async function importHostHistory(
     );
     return { imported: 0, skippedInvalid: invalid, noOverlap: true };
   }
-  const fresh = encoded.slice(anchor + 1).filter((message) => !existing.has(message.identityKey));
+  const fresh = encoded.slice(anchor + 1).filter((message) => !isStoredIn(existing, message));
   if (fresh.length === 0) return { imported: 0, skippedInvalid: invalid, noOverlap: false };
   const result = await storeEncoded(conversation, fresh, deps);
   return { imported: result.inserted, skippedInvalid: invalid, noOverlap: false };

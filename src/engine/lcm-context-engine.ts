@@ -10,7 +10,8 @@ import { TurnBudgets } from "../assembly/turn-budget.js";
 import { scaledSettings } from "../compaction/compaction-targets.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
-import { describeError } from "../errors.js";
+import { isStorageFailure } from "../db/storage-failure.js";
+import { describeError, LcmError } from "../errors.js";
 import type {
   AfterTurnParams,
   AssembleParams,
@@ -41,6 +42,7 @@ import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
 import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
+import { hostMessagesOf } from "./hook-params.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
 import type { TranscriptSource } from "./transcript-source.js";
@@ -141,53 +143,67 @@ export class LcmContextEngine implements ContextEngine {
   }
 
   async ingest(params: IngestParams): Promise<{ ingested: boolean }> {
-    if (params.isHeartbeat) return { ingested: false };
-    return this.guard("ingest", () => ({ ingested: false }), () =>
-      this.serialized(params.sessionId, async () => {
+    return this.guard("ingest", () => ({ ingested: false }), async () => {
+      if (params.isHeartbeat) return { ingested: false };
+      return this.serialized(params.sessionId, async () => {
         const { inserted } = await this.append(params, [params.message]);
         return { ingested: inserted > 0 };
-      }),
-    );
+      });
+    });
   }
 
   async ingestBatch(params: IngestBatchParams): Promise<{ ingestedCount: number }> {
-    if (params.isHeartbeat) return { ingestedCount: 0 };
-    return this.guard("ingestBatch", () => ({ ingestedCount: 0 }), () =>
-      this.serialized(params.sessionId, async () => ({ ingestedCount: (await this.append(params, params.messages)).inserted })),
-    );
+    return this.guard("ingestBatch", () => ({ ingestedCount: 0 }), async () => {
+      if (params.isHeartbeat) return { ingestedCount: 0 };
+      return this.serialized(params.sessionId, async () => ({ ingestedCount: (await this.append(params, params.messages)).inserted }));
+    });
   }
 
   async afterTurn(params: AfterTurnParams): Promise<void> {
-    if (params.isHeartbeat) return;
-    await this.guard("afterTurn", () => undefined, () =>
-      this.serialized(params.sessionId, async () => {
+    await this.guard("afterTurn", () => undefined, async () => {
+      if (params.isHeartbeat) return;
+      await this.serialized(params.sessionId, async () => {
         const conversation = await this.conversationFor(params);
         await this.importUncommittedHistory(conversation, params.messages);
-      }),
-    );
+      });
+    });
   }
 
+  /**
+   * Stores one accepted turn atomically and idempotently. A turn is acknowledged only when it is stored: when the
+   * store cannot take it (locked past the write deadline, disk full, I/O error, a replaced or unopenable file),
+   * commitTurn throws, and OpenClaw keeps the turn in its durable outbox and commits it again before the session's
+   * next turn (a commitTurn throw never quarantines the engine; turns run while one is pending are served by
+   * OpenClaw's own engine and imported by bootstrap afterwards). Anything else (no session id, messages that cannot
+   * be stored) is logged and answered "committed" after storing what can be: the turn is in the host's transcript,
+   * and failing it forever would keep the session off this engine.
+   */
   async commitTurn(params: CommitTurnParams): Promise<{ status: "committed" | "duplicate" }> {
-    // The result type has no failure value. A failed commit is logged as an error and the next bootstrap
-    // re-imports the turn from the host transcript, so nothing is lost; throwing would quarantine the engine.
     return this.guard("commitTurn", () => ({ status: "committed" as const }), () =>
       this.serialized(params.sessionId, async () => {
         if (params.isHeartbeat) return { status: "committed" as const };
         const conversation = await this.recordWindow(await this.conversationFor(params), params.runtimeContext?.tokenBudget);
         const encoded = await this.encodeForStorage(conversation, params.messages);
+        const admissionEntryId = typeof params.admission?.entryId === "string" ? params.admission.entryId : undefined;
         const result = await this.deps.store.commitTurn(
-          conversation.conversationId, String(params.advancementKey), encoded, this.deps.clock.now(),
+          conversation.conversationId,
+          { advancementKey: String(params.advancementKey), ...(admissionEntryId ? { admissionEntryId } : {}) },
+          encoded, this.deps.clock.now(),
         );
+        if (result.status === "committed" && result.duplicates > 0) {
+          this.deps.logger.info(
+            `commitTurn: ${result.duplicates} of ${encoded.length} messages of turn ${String(params.advancementKey)} were stored ` +
+              "already (imported from the host transcript or history before the turn was committed); stored once.",
+          );
+        }
         return { status: result.status };
       }),
     );
   }
 
   async assemble(params: AssembleParams): Promise<AssembleResult> {
-    const passThrough = (): AssembleResult => ({
-      messages: Array.isArray(params.messages) ? params.messages : [],
-      estimatedTokens: 0,
-    });
+    // Runs inside the guard's catch: reads params only through hostMessagesOf, which never throws.
+    const passThrough = (): AssembleResult => ({ messages: hostMessagesOf(params), estimatedTokens: 0 });
     return this.guard("assemble", passThrough, () =>
       this.serialized(params.sessionId, async () => {
         const conversation = await this.conversationFor(params);
@@ -229,7 +245,7 @@ export class LcmContextEngine implements ContextEngine {
     return this.guard("maintain", unchanged, () =>
       this.serialized(params.sessionId, async () => {
         const result = await runMaintain(params, this.deps);
-        await this.checkRecentIntegrity(params.sessionId);
+        await this.checkRecentIntegrity(params);
         const index = this.deps.searchIndex;
         if (index) {
           const { indexed } = await index.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
@@ -245,9 +261,9 @@ export class LcmContextEngine implements ContextEngine {
    * pairing): problems are reported in the log the turn they appear, not months later. `/lcm doctor` runs the
    * full check.
    */
-  private async checkRecentIntegrity(sessionId: string): Promise<void> {
+  private async checkRecentIntegrity(params: MaintainParams): Promise<void> {
     if (!this.deps.integrity) return;
-    const conversation = await this.deps.store.findConversationBySessionId(sessionId);
+    const conversation = await this.deps.store.findConversation(conversationKeyOf(params));
     if (!conversation) return;
     const report = await this.deps.integrity.checkRecent(conversation.conversationId);
     if (report.findings.length === 0) return;
@@ -260,9 +276,11 @@ export class LcmContextEngine implements ContextEngine {
 
   async onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void> {
     const grants = this.deps.grants;
-    if (!grants || !isExpansionSessionKey(params?.childSessionKey)) return;
+    if (!grants) return;
     await this.guard("onSubagentEnded", () => undefined, async () => {
-      await grants.revokeGrantsForChild(params.childSessionKey, `sub-agent ended: ${params.reason}`, this.deps.clock.now());
+      const childSessionKey: unknown = params.childSessionKey;
+      if (typeof childSessionKey !== "string" || !isExpansionSessionKey(childSessionKey)) return;
+      await grants.revokeGrantsForChild(childSessionKey, `sub-agent ended: ${String(params.reason)}`, this.deps.clock.now());
     });
   }
 
@@ -308,15 +326,28 @@ export class LcmContextEngine implements ContextEngine {
     return this.deps.store.getOrCreateConversation(conversationKeyOf(params), this.deps.clock.now());
   }
 
-  private serialized<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
+  /** Runs `task` in the session's queue; throws (inside the hook's guard) when the host passed no session id. */
+  private serialized<T>(sessionId: unknown, task: () => Promise<T>): Promise<T> {
+    if (typeof sessionId !== "string" || sessionId === "") {
+      throw new LcmError("invalid_input", "The host did not pass a sessionId (a non-empty string); nothing was read or stored.");
+    }
     return runSerialized(`session:${sessionId}`, task);
   }
 
+  /**
+   * Runs a hook's body. Contract: never rejects. A failure is logged naming the hook and turned into the hook's
+   * truthful fallback; `fallback` runs inside the catch, so it must not read params except through
+   * hook-params.ts. Bodies read their params only inside `body`, where a throwing getter is caught too.
+   */
   private async guard<T>(hook: string, fallback: (reason: string) => T, body: () => Promise<T>): Promise<T> {
     try {
       return await body();
     } catch (error) {
       const reason = `${hook} failed: ${describeError(error)}`;
+      if (hook === "commitTurn" && isStorageFailure(error)) {
+        this.deps.logger.error(`${reason}. The turn is not stored; OpenClaw keeps it in its outbox and commits it again before the next turn.`);
+        throw new LcmError("storage", `The turn could not be stored (${describeError(error)}); commit it again later.`, {}, { cause: error });
+      }
       this.deps.logger.error(reason);
       return fallback(reason);
     }

@@ -10,7 +10,7 @@
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import { describeError } from "../errors.js";
-import { type EncodedMessage, decodeMessage, encodeMessage } from "../messages/message-codec.js";
+import { type EncodedMessage, decodeMessage, encodeMessage, identityKeysOf, isStoredIn } from "../messages/message-codec.js";
 import type { ConversationId, ConversationRecord, LargeFileRecord } from "../records.js";
 import type { LargeFileStore } from "../store/large-file-store.js";
 import type { MessageStore } from "../store/store.js";
@@ -55,7 +55,7 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
     if (candidates.size === 0) return messages;
     let stored: Set<string>;
     try {
-      stored = await this.deps.store.findExistingIdentities(conversationId, [...candidates].map((message) => message.identityKey));
+      stored = await this.deps.store.findExistingIdentities(conversationId, [...candidates].flatMap(identityKeysOf));
     } catch (error) {
       this.deps.logger.warn(`Large-file interception skipped: could not check which messages are stored (${describeError(error)}).`);
       return messages;
@@ -63,7 +63,7 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
     const pending: PendingFiles = new Map();
     const result: EncodedMessage[] = [];
     for (const message of messages) {
-      const isNew = candidates.has(message) && !stored.has(message.identityKey);
+      const isNew = candidates.has(message) && !isStoredIn(stored, message);
       result.push(isNew ? await this.externalizeMessage(conversationId, message, pending, threshold) : message);
     }
     return result;
@@ -82,7 +82,10 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
         `Stored ${files.length} large ${files.length === 1 ? "item" : "items"} aside (${files.map((file) => file.fileId).join(", ")}): ` +
           `a ${message.role} message went from ${formatCount(message.tokenCount)} to ${formatCount(rewritten.tokenCount)} tokens.`,
       );
-      return { ...rewritten, identityKey: message.identityKey, createdAt: message.createdAt, largeFiles: files };
+      return {
+        ...rewritten, identityKey: message.identityKey, createdAt: message.createdAt, largeFiles: files,
+        ...(message.legacyIdentityKey === undefined ? {} : { legacyIdentityKey: message.legacyIdentityKey }),
+      };
     } catch (error) {
       this.deps.logger.warn(
         `Large-file interception failed for a ${message.role} message of ${formatCount(message.tokenCount)} tokens; ` +

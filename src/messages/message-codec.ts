@@ -49,6 +49,11 @@ export interface EncodedMessage {
   createdAt: number;
   /** The canonical identity used for idempotency (UNIQUE per conversation). */
   identityKey: string;
+  /**
+   * The identity an older version gave the same message (`key:<idempotencyKey>` without the content fingerprint):
+   * a row stored under it is this message.
+   */
+  legacyIdentityKey?: string;
   /** Large files this message references; their rows are written in the same transaction as the message. */
   largeFiles?: LargeFileRecord[];
 }
@@ -76,11 +81,28 @@ export function assertAgentMessage(value: unknown): asserts value is AgentMessag
  * carry no id that survives from commitTurn to later views, so their identity is a canonical fingerprint of what
  * does: role, timestamp and visible content. The fingerprint ignores what the host rewrites between views (the
  * key order, tool-call ids reduced to [A-Za-z0-9], tool-result `details`, `__openclaw` bookkeeping), so the same
- * message seen through commitTurn, the transcript or assemble's history always maps to the same key.
+ * message seen through commitTurn, the transcript or assemble's history always maps to the same key. A keyed
+ * message's identity holds its fingerprint too: a later message reusing a key with other content is another
+ * message, never dropped as a duplicate of the first.
  */
 export function identityKeyOf(message: AgentMessage): string {
-  if (typeof message.idempotencyKey === "string" && message.idempotencyKey !== "") return `key:${message.idempotencyKey}`;
-  return `fp:${fingerprintOf(message)}`;
+  const key = legacyIdentityKeyOf(message);
+  return key === undefined ? `fp:${fingerprintOf(message)}` : `${key}#${fingerprintOf(message)}`;
+}
+
+/** `key:<idempotencyKey>`, the identity versions before schema 5 gave a keyed message. */
+export function legacyIdentityKeyOf(message: AgentMessage): string | undefined {
+  return typeof message.idempotencyKey === "string" && message.idempotencyKey !== "" ? `key:${message.idempotencyKey}` : undefined;
+}
+
+/** Every identity under which a stored row is this message. */
+export function identityKeysOf(message: Pick<EncodedMessage, "identityKey" | "legacyIdentityKey">): string[] {
+  return message.legacyIdentityKey === undefined ? [message.identityKey] : [message.identityKey, message.legacyIdentityKey];
+}
+
+/** Whether the message is among `stored` (identity keys found in the store) under any of its identities. */
+export function isStoredIn(stored: ReadonlySet<string>, message: Pick<EncodedMessage, "identityKey" | "legacyIdentityKey">): boolean {
+  return stored.has(message.identityKey) || (message.legacyIdentityKey !== undefined && stored.has(message.legacyIdentityKey));
 }
 
 export function fingerprintOf(message: AgentMessage): string {
@@ -140,13 +162,34 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(normalize(value)) ?? "null";
 }
 
+/** The largest |milliseconds| a JavaScript Date can hold (100,000,000 days either side of 1970). */
+export const MAX_DATE_MILLIS = 8_640_000_000_000_000;
+
+/**
+ * How a numeric host timestamp is read, by its magnitude: below `secondsBelow` seconds, from `microsecondsFrom`
+ * microseconds, from `nanosecondsFrom` nanoseconds, milliseconds in between. The doctor's timestamp repair
+ * (store/sqlite/sqlite-timestamp-repair.ts) applies the same rule in SQL to rows an older version stored as
+ * they came.
+ */
+export const TIMESTAMP_SCALE = { secondsBelow: 1e11, microsecondsFrom: 1e14, nanosecondsFrom: 1e17 } as const;
+
+/**
+ * A host timestamp as milliseconds since the epoch, or `fallback` (the ingest time) when it is none. The result
+ * is always an integer a Date can hold (|ms| <= MAX_DATE_MILLIS): node:sqlite cannot read back an integer above
+ * 2^53 and a Date cannot hold one above MAX_DATE_MILLIS, so an unchecked value (a nanosecond epoch, 1.7e18)
+ * broke every later read of its conversation. The host's own value stays in meta whenever it differs.
+ */
 export function timestampToMillis(value: unknown, fallback: number): number {
-  if (typeof value === "number" && Number.isFinite(value)) return value < 1e11 ? Math.round(value * 1000) : Math.round(value);
-  if (typeof value === "string") {
-    const parsed = Date.parse(value);
-    if (Number.isFinite(parsed)) return parsed;
-  }
-  return fallback;
+  const millis = typeof value === "number" ? numberToMillis(value) : typeof value === "string" ? Date.parse(value) : Number.NaN;
+  return Number.isSafeInteger(millis) && Math.abs(millis) <= MAX_DATE_MILLIS ? millis : fallback;
+}
+
+function numberToMillis(value: number): number {
+  if (!Number.isFinite(value)) return Number.NaN;
+  if (value < TIMESTAMP_SCALE.secondsBelow) return Math.round(value * 1_000);
+  if (value < TIMESTAMP_SCALE.microsecondsFrom) return Math.round(value);
+  if (value < TIMESTAMP_SCALE.nanosecondsFrom) return Math.round(value / 1_000);
+  return Math.round(value / 1_000_000);
 }
 
 class ContentBuilder {
@@ -287,6 +330,7 @@ function encodeValidMessage(message: AgentMessage, tokens: TokenEstimator, now: 
     tokenCount,
     createdAt,
     identityKey: identityKeyOf(message),
+    ...(legacyIdentityKeyOf(message) === undefined ? {} : { legacyIdentityKey: legacyIdentityKeyOf(message)! }),
   };
 }
 

@@ -34,7 +34,7 @@ export interface RecallScope {
 
 export interface RecallAccessDeps {
   store: Pick<RetrievalStore, "listRecallConversationIds" | "findConversationBySessionKey"> &
-    Pick<ConversationStore, "findConversationBySessionId" | "getConversation">;
+    Pick<ConversationStore, "findConversation" | "getConversation">;
   grants: Pick<GrantStore, "findGrantForChild">;
   clock: Clock;
   allowCrossAgentRecall: boolean;
@@ -122,7 +122,9 @@ export class RecallAccess {
   }
 
   private async currentConversation(caller: RecallCaller): Promise<ConversationRecord | null> {
-    const bySession = caller.sessionId ? await this.deps.store.findConversationBySessionId(caller.sessionId) : null;
+    const bySession = caller.sessionId
+      ? await this.deps.store.findConversation({ agentId: caller.agentId, sessionId: caller.sessionId })
+      : null;
     if (bySession && this.isReadable(caller, bySession)) return bySession;
     if (!caller.sessionKey) return null;
     return this.deps.store.findConversationBySessionKey(caller.agentId, caller.sessionKey);

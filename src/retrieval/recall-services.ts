@@ -23,7 +23,7 @@ export interface RecallServices {
 }
 
 export interface RecallServiceDeps {
-  store: Pick<LcmStore, "getSummary" | "getSummariesByRowIds" | "getLargeFile" | "listLargeFiles" | "findLargeFileByHash" | "findConversationBySessionId" | "getConversation">;
+  store: Pick<LcmStore, "getSummary" | "getSummariesByRowIds" | "getLargeFile" | "listLargeFiles" | "findLargeFileByHash" | "findConversation" | "getConversation">;
   retrievalStore: RetrievalStore;
   grants: GrantStore;
   config: Pick<LcmConfig, "maxExpandTokens" | "expansionTimeoutMs" | "allowCrossAgentRecall">;
@@ -52,7 +52,7 @@ export function createRecallServices(deps: RecallServiceDeps): RecallServices {
     store: {
       listRecallConversationIds: (agentId) => retrievalStore.listRecallConversationIds(agentId),
       findConversationBySessionKey: (agentId, sessionKey) => retrievalStore.findConversationBySessionKey(agentId, sessionKey),
-      findConversationBySessionId: (sessionId) => store.findConversationBySessionId(sessionId),
+      findConversation: (key) => store.findConversation(key),
       getConversation: (conversationId) => store.getConversation(conversationId),
     },
     grants,

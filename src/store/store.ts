@@ -18,6 +18,12 @@ import type {
 } from "../records.js";
 import type { LargeFileStore } from "./large-file-store.js";
 
+/** Which host turn a commit is: its advancement key, and the transcript entry that opened it when the host says. */
+export interface TurnIdentity {
+  advancementKey: string;
+  admissionEntryId?: string;
+}
+
 /** What a hook learned about the budget (see ConversationRecord.lastTokenBudget and its siblings). */
 export interface BudgetRecord {
   tokenBudget?: number;
@@ -33,9 +39,10 @@ export interface AppendResult {
 }
 
 export interface ConversationStore {
-  /** The conversation of this session, created on first use. */
+  /** The conversation of this agent's session, created on first use. */
   getOrCreateConversation(key: ConversationKey, now: number): Promise<ConversationRecord>;
-  findConversationBySessionId(sessionId: string): Promise<ConversationRecord | null>;
+  /** The conversation of this agent's session: the agent is part of the key (a session id alone never is). */
+  findConversation(key: Pick<ConversationKey, "agentId" | "sessionId">): Promise<ConversationRecord | null>;
   getConversation(conversationId: ConversationId): Promise<ConversationRecord | null>;
   /** Conversations, newest activity first; `agentId` filters to one agent. */
   listConversations(filter?: { agentId?: string; limit?: number }): Promise<ConversationRecord[]>;
@@ -60,7 +67,7 @@ export interface MessageStore {
    */
   commitTurn(
     conversationId: ConversationId,
-    advancementKey: string,
+    turn: TurnIdentity,
     messages: EncodedMessage[],
     now: number,
   ): Promise<{ status: "committed" | "duplicate" } & AppendResult>;

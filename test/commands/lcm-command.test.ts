@@ -75,7 +75,10 @@ describe("/lcm", () => {
       services: () => { throw new Error("database is gone"); },
       config: { databasePath: "/x/lcm.db", defaultTokenBudget: 1_000 }, clock: { now: () => 0 }, logger,
     });
-    expect((await command.handler(context("status"))).text).toBe("/lcm status failed: database is gone");
+    expect((await command.handler(context("status"))).text).toBe(
+      "/lcm status failed: database is gone. Database: /x/lcm.db (set by plugins.entries.lcm.config.databasePath (or the " +
+        'LCM_DATABASE_PATH environment variable)). Fix: look for "[lcm]" lines in the gateway log; /lcm doctor checks the stored history.',
+    );
     expect(logger.errors()).toEqual(["/lcm status failed: database is gone"]);
   });
 });

@@ -35,7 +35,7 @@ const CONFIG = {
 async function seeded(turns: number, config: Record<string, unknown> = {}, llm = new RecordingLlm(() => "Notes were exchanged.\nExpand for details about: the notes")) {
   const harness = createTestEngine({ config: { ...CONFIG, ...config }, tokens: new WordTokenEstimator() });
   await playTurns(harness.newEngine, Array.from({ length: turns }, (_, index) => exchange(index + 1)), { tokenBudget: 1_000 });
-  const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+  const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
   const compact = (params: Partial<CompactParams> = {}) =>
     harness.newEngine().compact({ sessionId: "s1", sessionKey: "agent:main:main", runtimeContext: { llm }, ...params });
   return { ...harness, llm, conversationId, compact };
@@ -165,7 +165,7 @@ describe("compact", () => {
     for (const row of db.all<{ summary_id: string }>("SELECT summary_id FROM summaries")) {
       expect(row.summary_id).toMatch(SUMMARY_ID_PATTERN);
     }
-    const conversation = await store.findConversationBySessionId("s1");
+    const conversation = await store.findConversation({ agentId: "main", sessionId: "s1" });
     expect(conversation!.lastCompaction).toMatchObject({ trigger: "compact:threshold", compacted: true, tokensBefore: 1_000 });
   });
 
@@ -190,7 +190,7 @@ describe("compact", () => {
     const messages = Array.from({ length: ITEM_PAGE_SIZE + 600 }, (_, index) =>
       index % 2 === 0 ? userMessage(`question ${index} about item${index}`) : assistantMessage(`answer ${index} on item${index}`));
     await harness.newEngine().ingestBatch({ sessionId: "s1", sessionKey: "agent:main:main", messages });
-    const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+    const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
     const llm = new RecordingLlm(() => "Items were discussed.\nExpand for details about: items");
     const result = await harness.newEngine().compact({
       sessionId: "s1", sessionKey: "agent:main:main", runtimeContext: { llm }, force: true, compactionTarget: "threshold", tokenBudget: 1_000,

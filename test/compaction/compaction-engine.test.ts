@@ -23,7 +23,7 @@ async function storedSession(config: Record<string, unknown> = {}) {
   });
   const messages = Array.from({ length: 20 }, (_, turn) => [userMessage(words(46, `u${turn}x`)), assistantMessage(words(46, `a${turn}x`))]).flat();
   await harness.newEngine().commitTurn({ sessionId: "s1", advancementKey: "all", messages });
-  const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+  const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
   return { ...harness, conversationId };
 }
 

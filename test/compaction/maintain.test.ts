@@ -37,7 +37,7 @@ function setup(config: Record<string, unknown> = {}, respond?: (prompt: string) 
 }
 
 async function conversationOf(harness: ReturnType<typeof setup>) {
-  return (await harness.store.findConversationBySessionId("s1"))!;
+  return (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!;
 }
 
 describe("maintain after a committed turn", () => {

@@ -11,7 +11,7 @@ const tokens = new WordTokenEstimator();
 async function stored(turns: number) {
   const harness = createTestEngine({ tokens });
   await harness.newEngine().commitTurn({ sessionId: "s1", advancementKey: "k1", messages: conversation(turns) });
-  const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+  const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
   const items = await harness.compactionStore.listCompactionItems(conversationId);
   const range = (from: number, to: number): PlannedRange => ({ conversationId, items: items.slice(from, to) });
   const summarizeLeaf = async (from: number, to: number, content = "leaf summary") => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/connection-registry.js";
+import { Database } from "../../src/db/database.js";
 import { MIGRATIONS, migrate } from "../../src/db/migrations.js";
 import { isLcmError } from "../../src/errors.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
@@ -82,6 +83,29 @@ describe("migrations", () => {
     const database = openDatabase(path);
     database.raw.exec("PRAGMA user_version = 999");
     expect(() => migrate(database)).toThrow(/schema version 999, newer than this plugin supports/);
+    database.close();
+  });
+
+  it("rebuild the conversations of a version-4 file keyed by agent and session, keeping every row and id", () => {
+    const path = tempDatabasePath();
+    const old = new Database(path);
+    migrate(old, MIGRATIONS.filter((migration) => migration.version <= 4));
+    old.raw.exec(`INSERT INTO conversations (conversation_id, agent_id, session_id, created_at, updated_at, message_count)
+                  VALUES (7, 'alice', 'shared', 1, 1, 1)`);
+    old.raw.exec(`INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
+                  VALUES (7, 1, 'user', 'hello', 5, 1, 'k1')`);
+    old.close();
+    const database = openDatabase(path);
+    expect(database.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(MIGRATIONS.at(-1)!.version);
+    expect(database.get<{ conversation_id: number; agent_id: string }>("SELECT conversation_id, agent_id FROM conversations")).toEqual({
+      conversation_id: 7, agent_id: "alice",
+    });
+    // Another agent may now have a session with the same id; the same agent may not.
+    database.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('bob', 'shared', 2, 2)");
+    expect(() => database.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('alice', 'shared', 3, 3)"))
+      .toThrow(/UNIQUE/);
+    expect(database.all("PRAGMA foreign_key_check")).toEqual([]);
+    expect(database.get<{ foreign_keys: number }>("PRAGMA foreign_keys")!.foreign_keys).toBe(1);
     database.close();
   });
 

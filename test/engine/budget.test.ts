@@ -71,13 +71,13 @@ describe("the assemble budget of a turn", () => {
     const engine = harness.newEngine();
     await engine.assemble({ ...SESSION, messages: [], tokenBudget: 5_000, runtimeSettings: { limits: { promptTokenBudget: 5_000, maxOutputTokens: 4_000 } } });
     await engine.commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage("hello")], runtimeContext: { tokenBudget: 16_000 } });
-    const conversation = await harness.store.findConversationBySessionId("s1");
+    const conversation = await harness.store.findConversation({ agentId: "main", sessionId: "s1" });
     expect(conversation).toMatchObject({ lastTokenBudget: 5_000, lastReserveTokens: 4_000, lastWindowTokens: 16_000 });
   });
 
   it("does not let a long prompt shrink what compaction aims at, nor record the budget a prompt took whole", async () => {
     const harness = await seeded();
-    const conversation = async () => (await harness.store.findConversationBySessionId("s1"))!;
+    const conversation = async () => (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!;
     // The prompt (20,000 tokens by the host's measure) took everything: the host's budget is 1 token. Not recorded.
     await harness.newEngine().assemble({ ...SESSION, messages: [], prompt: "y".repeat(80_000), tokenBudget: 1 });
     expect((await conversation()).lastTokenBudget).toBeNull();
@@ -93,7 +93,7 @@ describe("compaction's budget follows the window the host states now", () => {
     const llm = new RecordingLlm(() => "The work went on.\nExpand for details about: files");
     // Last turn: window 32,000, reserve 8,000, budget 20,000 (overhead 4,000). The model is switched to an 8,000
     // window (reserve 2,000): the budget is 8,000 - 2,000 - 4,000 = 2,000, the threshold 1,500.
-    await harness.store.recordBudget((await harness.store.findConversationBySessionId("s1"))!.conversationId, {
+    await harness.store.recordBudget((await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId, {
       tokenBudget: 20_000, windowTokens: 32_000, reserveTokens: 8_000,
     });
     const result = await harness.newEngine().compact({ ...SESSION, force: true, compactionTarget: "threshold", tokenBudget: 8_000, runtimeContext: { llm } });
@@ -105,7 +105,7 @@ describe("compaction's budget follows the window the host states now", () => {
   it("is a truthful no-op when a non-forced compact states a window far above the context", async () => {
     const harness = await seeded();
     const llm = new RecordingLlm();
-    const conversationId = (await harness.store.findConversationBySessionId("s1"))!.conversationId;
+    const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
     // An older, small budget (1,000 at a 4,000 window); now a 200,000 window: the context (2,000) is far below.
     await harness.store.recordBudget(conversationId, { tokenBudget: 1_000, windowTokens: 4_000, reserveTokens: 1_000 });
     const result = await harness.newEngine().compact({ ...SESSION, compactionTarget: "budget", tokenBudget: 200_000, runtimeContext: { llm } });
@@ -144,7 +144,7 @@ describe("large content at a small budget", () => {
       });
       const files = harness.db.get<{ count: number }>("SELECT count(*) AS count FROM large_files")!.count;
       expect(files, `budget ${budget}`).toBe(expectStoredAside ? 1 : 0);
-      expect(checkInvariants(harness.db, (await harness.store.findConversationBySessionId("s1"))!.conversationId)).toEqual([]);
+      expect(checkInvariants(harness.db, (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId)).toEqual([]);
     }
   });
 });

@@ -65,9 +65,9 @@ describe("commitTurn", () => {
     const { newEngine, store } = createTestEngine();
     await newEngine().commitTurn({ sessionId: "a", sessionKey: "agent:ops:main", advancementKey: "t1", messages: turn("r1", "ops") });
     await newEngine().commitTurn({ sessionId: "b", sessionKey: "agent:main:main", advancementKey: "t1", messages: turn("r2", "main") });
-    expect((await store.findConversationBySessionId("a"))?.agentId).toBe("ops");
-    expect((await store.findConversationBySessionId("b"))?.agentId).toBe("main");
-    const assembled = await newEngine().assemble({ sessionId: "a", messages: [] });
+    expect((await store.findConversation({ agentId: "ops", sessionId: "a" }))?.agentId).toBe("ops");
+    expect((await store.findConversation({ agentId: "main", sessionId: "b" }))?.agentId).toBe("main");
+    const assembled = await newEngine().assemble({ sessionId: "a", sessionKey: "agent:ops:main", messages: [] });
     expect(JSON.stringify(assembled.messages)).toContain("ops question");
     expect(JSON.stringify(assembled.messages)).not.toContain("main question");
   });

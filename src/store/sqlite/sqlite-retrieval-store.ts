@@ -339,6 +339,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
   }
 
   async refreshStatistics(now: number, maxAgeMs: number): Promise<void> {
+    if (this.db.readOnly) return; // optimize may write statistics; plans do not depend on them (below)
     const last = statisticsRefreshedAt.get(this.db);
     if (last !== undefined && now - last < maxAgeMs) return;
     statisticsRefreshedAt.set(this.db, now);

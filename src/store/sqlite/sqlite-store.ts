@@ -3,6 +3,8 @@
  * caches them by SQL text); every multi-table write is one IMMEDIATE transaction with a synchronous body.
  * Hot reads are index-driven and bounded by LIMIT, so their cost follows what is read, not the history size.
  */
+import { createHash } from "node:crypto";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
 import type { EncodedMessage, StoredPart } from "../../messages/message-codec.js";
 import { MessageFlags } from "../../messages/message-codec.js";
@@ -19,7 +21,7 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../../records.js";
-import type { AppendResult, BudgetRecord, LcmStore } from "../store.js";
+import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
 import {
   CONTEXT_ITEM_COLUMNS,
@@ -47,20 +49,20 @@ export class SqliteStore implements LcmStore {
   // ── conversations ───────────────────────────────────────────────────────────────────────────────────────
 
   async getOrCreateConversation(key: ConversationKey, now: number): Promise<ConversationRecord> {
-    const existing = this.conversationBySession(key.sessionId);
+    const existing = this.conversationOf(key);
     if (existing) return existing;
     return this.db.write(() => {
       this.db.run(
         `INSERT INTO conversations (agent_id, session_id, session_key, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING`,
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO NOTHING`,
         key.agentId, key.sessionId, key.sessionKey ?? null, now, now,
       );
-      return this.conversationBySession(key.sessionId)!;
+      return this.conversationOf(key)!;
     });
   }
 
-  async findConversationBySessionId(sessionId: string): Promise<ConversationRecord | null> {
-    return this.conversationBySession(sessionId);
+  async findConversation(key: Pick<ConversationKey, "agentId" | "sessionId">): Promise<ConversationRecord | null> {
+    return this.conversationOf(key);
   }
 
   async getConversation(conversationId: ConversationId): Promise<ConversationRecord | null> {
@@ -96,9 +98,9 @@ export class SqliteStore implements LcmStore {
     );
     if (!current) return;
     const next = {
-      tokenBudget: budget.tokenBudget ?? current.last_token_budget,
-      windowTokens: budget.windowTokens ?? current.last_window_tokens,
-      reserveTokens: budget.reserveTokens ?? current.last_reserve_tokens,
+      tokenBudget: recordableTokens(budget.tokenBudget) ?? current.last_token_budget,
+      windowTokens: recordableTokens(budget.windowTokens) ?? current.last_window_tokens,
+      reserveTokens: recordableTokens(budget.reserveTokens) ?? current.last_reserve_tokens,
     };
     if (
       next.tokenBudget === current.last_token_budget && next.windowTokens === current.last_window_tokens &&
@@ -112,36 +114,111 @@ export class SqliteStore implements LcmStore {
     );
   }
 
-  private conversationBySession(sessionId: string): ConversationRecord | null {
-    const row = this.db.get<ConversationRow>("SELECT * FROM conversations WHERE session_id = ?", sessionId);
+  private conversationOf(key: Pick<ConversationKey, "agentId" | "sessionId">): ConversationRecord | null {
+    const row = this.db.get<ConversationRow>(
+      "SELECT * FROM conversations WHERE agent_id = ? AND session_id = ?", key.agentId, key.sessionId,
+    );
     return row ? toConversation(row) : null;
   }
 
   // ── messages ────────────────────────────────────────────────────────────────────────────────────────────
 
+  /** In chunks of CHUNK_MESSAGES (CHUNK_CHARS), each its own transaction, the event loop running between them. */
   async appendMessages(conversationId: ConversationId, messages: EncodedMessage[], now: number): Promise<AppendResult> {
-    return this.db.write(() => this.appendInTransaction(conversationId, messages, now));
+    const total: AppendResult = { inserted: 0, duplicates: 0 };
+    for (const [index, chunk] of chunksOf(messages).entries()) {
+      if (index > 0) await yieldToEventLoop();
+      const result = await this.db.write(() => this.appendInTransaction(conversationId, chunk, now));
+      total.inserted += result.inserted;
+      total.duplicates += result.duplicates;
+    }
+    return total;
   }
 
+  /**
+   * One transaction claims the advancement key and stores the turn. A turn too large for one transaction (a
+   * bootstrap-sized commit) is stored in chunks: the claim records how many of its messages are stored, a retry
+   * with the same key resumes there, and the turn counts as committed (a replay answers "duplicate") only once the
+   * last chunk is in.
+   */
   async commitTurn(
     conversationId: ConversationId,
-    advancementKey: string,
+    turn: TurnIdentity,
     messages: EncodedMessage[],
     now: number,
   ): Promise<{ status: "committed" | "duplicate" } & AppendResult> {
-    return this.db.write(() => {
-      const claimed = this.db.run(
-        `INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count)
-         VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-        conversationId, advancementKey, now, messages.length,
-      );
-      if (claimed.changes === 0) return { status: "duplicate" as const, inserted: 0, duplicates: messages.length };
-      return { status: "committed" as const, ...this.appendInTransaction(conversationId, messages, now) };
-    });
+    const chunks = chunksOf(messages);
+    const total: AppendResult = { inserted: 0, duplicates: 0 };
+    let offset = 0;
+    for (const [index, chunk] of chunks.entries()) {
+      if (index > 0) await yieldToEventLoop();
+      const isLast = index === chunks.length - 1;
+      const result = await this.db.write(() => {
+        const claim = this.claimTurn(conversationId, turn, messages.length, now);
+        if (claim.kind === "complete") return null;
+        // A resumed turn skips what it stored before (its count only grows, in the same transaction as the rows).
+        const from = Math.min(chunk.length, Math.max(0, claim.storedMessages - offset));
+        const appended = this.appendInTransaction(conversationId, chunk.slice(from), now, claim.turnTag, offset + from);
+        this.db.run(
+          "UPDATE committed_turns SET stored_messages = ? WHERE conversation_id = ? AND advancement_key = ?",
+          isLast ? null : Math.max(claim.storedMessages, offset + chunk.length), conversationId, turn.advancementKey,
+        );
+        return appended;
+      });
+      if (result === null) return { status: "duplicate", inserted: total.inserted, duplicates: messages.length - total.inserted };
+      total.inserted += result.inserted;
+      total.duplicates += result.duplicates;
+      offset += chunk.length;
+    }
+    if (chunks.length === 0) {
+      const claimed = await this.db.write(() => this.claimTurn(conversationId, turn, 0, now));
+      if (claimed.kind === "complete") return { status: "duplicate", inserted: 0, duplicates: 0 };
+      await this.db.write(() => this.db.run(
+        "UPDATE committed_turns SET stored_messages = NULL WHERE conversation_id = ? AND advancement_key = ?",
+        conversationId, turn.advancementKey,
+      ));
+    }
+    return { status: "committed", ...total };
   }
 
-  /** The body shared by appendMessages and commitTurn; must run inside a write transaction. */
-  private appendInTransaction(conversationId: ConversationId, messages: EncodedMessage[], now: number): AppendResult {
+  /**
+   * The turn's claim, made if new (inside the caller's transaction). `turnTag` scopes colliding fingerprints to
+   * the turn when the host named a transcript entry no earlier committed turn was opened by.
+   */
+  private claimTurn(
+    conversationId: ConversationId, turn: TurnIdentity, messageCount: number, now: number,
+  ): { kind: "complete" } | { kind: "open"; storedMessages: number; turnTag: string | undefined } {
+    const existing = this.db.get<{ stored_messages: number | null }>(
+      "SELECT stored_messages FROM committed_turns WHERE conversation_id = ? AND advancement_key = ?",
+      conversationId, turn.advancementKey,
+    );
+    if (existing && existing.stored_messages === null) return { kind: "complete" };
+    const sameOpening = turn.admissionEntryId !== undefined && this.db.get(
+      `SELECT 1 AS found FROM committed_turns
+       WHERE conversation_id = ? AND admission_entry_id = ? AND advancement_key <> ?`,
+      conversationId, turn.admissionEntryId, turn.advancementKey,
+    );
+    if (!existing) {
+      this.db.run(
+        `INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count, admission_entry_id, stored_messages)
+         VALUES (?, ?, ?, ?, ?, 0)`,
+        conversationId, turn.advancementKey, now, messageCount, turn.admissionEntryId ?? null,
+      );
+    }
+    const isNewTurn = turn.admissionEntryId !== undefined && !sameOpening;
+    return { kind: "open", storedMessages: existing?.stored_messages ?? 0, turnTag: isNewTurn ? turnTagOf(turn.admissionEntryId!) : undefined };
+  }
+
+  /**
+   * The body shared by appendMessages and commitTurn; must run inside a write transaction. A message whose
+   * identity is already stored is a replay and changes nothing, except within a new turn of commitTurn (`turnTag`:
+   * a turn opened by a transcript entry no committed turn had): a new turn brings new messages, so a fingerprint
+   * that collides there (the same text at the same timestamp as an earlier message) is another message, stored
+   * under an identity scoped to the turn and its position in it.
+   */
+  private appendInTransaction(
+    conversationId: ConversationId, messages: EncodedMessage[], now: number, turnTag?: string, firstIndex = 0,
+  ): AppendResult {
     const conversation = this.db.get<ConversationRow>(
       "SELECT * FROM conversations WHERE conversation_id = ?", conversationId,
     );
@@ -152,14 +229,25 @@ export class SqliteStore implements LcmStore {
     let messageTokens = 0;
     let contextTokens = 0;
     let contextItems = 0;
-    for (const message of messages) {
+    const insert = (message: EncodedMessage, identityKey: string) => this.db.run(
+      `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, identity_key) DO NOTHING`,
+      conversationId, nextSeq, message.role, message.content, message.tokenCount, message.createdAt,
+      identityKey, message.flags, message.meta,
+    );
+    for (const [index, message] of messages.entries()) {
+      // A row stored by an older version under the message's legacy identity is this message.
+      if (message.legacyIdentityKey !== undefined && this.db.get(
+        "SELECT 1 AS found FROM messages WHERE conversation_id = ? AND identity_key = ?", conversationId, message.legacyIdentityKey,
+      )) {
+        duplicates++;
+        continue;
+      }
       // The UNIQUE identity index decides: a replayed message changes nothing (no separate probe per message).
-      const { changes, lastInsertRowid: messageId } = this.db.run(
-        `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, identity_key) DO NOTHING`,
-        conversationId, nextSeq, message.role, message.content, message.tokenCount, message.createdAt,
-        message.identityKey, message.flags, message.meta,
-      );
+      let { changes, lastInsertRowid: messageId } = insert(message, message.identityKey);
+      if (changes === 0 && turnTag !== undefined && message.identityKey.startsWith("fp:")) {
+        ({ changes, lastInsertRowid: messageId } = insert(message, `${message.identityKey}@${turnTag}:${firstIndex + index}`));
+      }
       if (changes === 0) {
         duplicates++;
         continue;
@@ -318,4 +406,42 @@ export class SqliteStore implements LcmStore {
     }
     return parents;
   }
+}
+
+/** A short, stable tag of the entry that opened a turn, for identities scoped to the turn. */
+function turnTagOf(admissionEntryId: string): string {
+  return createHash("sha256").update(admissionEntryId).digest("base64url").slice(0, 12);
+}
+
+/** Messages per write transaction: each chunk holds the event loop for a few milliseconds. */
+export const CHUNK_MESSAGES = 500;
+/** Characters of content per write transaction (one huge message is still one chunk). */
+export const CHUNK_CHARS = 4_000_000;
+
+function chunksOf(messages: EncodedMessage[]): EncodedMessage[][] {
+  const chunks: EncodedMessage[][] = [];
+  let current: EncodedMessage[] = [];
+  let chars = 0;
+  for (const message of messages) {
+    if (current.length > 0 && (current.length >= CHUNK_MESSAGES || chars + message.content.length > CHUNK_CHARS)) {
+      chunks.push(current);
+      current = [];
+      chars = 0;
+    }
+    current.push(message);
+    chars += message.content.length;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** Far above any model's window, far below 2^53: the most tokens a recorded budget states. */
+const MAX_RECORDED_TOKENS = 1_000_000_000_000;
+
+/**
+ * A host's token count as it may be stored: a whole number up to MAX_RECORDED_TOKENS, else nothing. An integer
+ * above 2^53 would be stored but never read back (node:sqlite refuses it), breaking every later hook of the session.
+ */
+function recordableTokens(value: number | undefined): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.min(Math.floor(value), MAX_RECORDED_TOKENS) : undefined;
 }

@@ -56,7 +56,7 @@ export class HostSuite {
     const isDefaults = options.pluginConfig === "defaults";
     const pluginConfig = isDefaults ? {} : (options.pluginConfig as Record<string, unknown> | undefined) ?? {};
     const databasePath = isDefaults
-      ? join(this.home, ".openclaw", "lcm.db")
+      ? join(this.home, ".openclaw", "lcm-context.db") // the default database file (src/config.ts DEFAULT_DATABASE_FILE)
       : String(pluginConfig.databasePath ?? join(dir, "lcm.db"));
     this.database = new PluginDatabase(databasePath);
     this.config = {
