@@ -18,7 +18,7 @@ import type { Database } from "./db/database.js";
 import { databaseProblemOf, describeDatabaseProblem } from "./db/database-problem.js";
 import { chooseDefaultDatabasePath } from "./db/default-database-path.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
-import { openClawTranscriptSource } from "./engine/transcript-source.js";
+import { openClawTranscriptSource, type TranscriptSource } from "./engine/transcript-source.js";
 import { type CompactionDelegateLoad, RuntimeCompaction } from "./engine/runtime-compaction.js";
 import { UnavailableEngine } from "./engine/unavailable-engine.js";
 import { describeError } from "./errors.js";
@@ -92,6 +92,8 @@ export function integrityCheckerFor(services: PluginServices): IntegrityChecker 
 export interface RegisterOptions {
   /** Loads OpenClaw's own compaction for the engine served when the database cannot be used. Default: the SDK's. */
   loadCompactionDelegate?: () => Promise<CompactionDelegateLoad>;
+  /** Where bootstrap reads the host's transcript. Default: OpenClaw's SDK reader. */
+  transcriptSource?: TranscriptSource;
 }
 
 export function register(api: PluginApi, options: RegisterOptions = {}): void {
@@ -107,7 +109,7 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
   // Imported now, not at module load: the engine served when the database cannot be used hands compaction to it.
   const runtimeCompaction = new RuntimeCompaction(options.loadCompactionDelegate);
   const tokens = new DefaultTokenEstimator();
-  const transcriptSource = openClawTranscriptSource();
+  const transcriptSource = options.transcriptSource ?? openClawTranscriptSource();
   // The session's host model (runtimeContext.llm) wins when a hook gets one; api.runtime.llm, the standalone
   // Anthropic client and the extractive summarizer follow, in that order.
   const summarizers = createSummarizerSelector({ config, tokens, pluginLlm: api.runtime?.llm, env: process.env });

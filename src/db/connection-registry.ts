@@ -45,7 +45,8 @@ export function openSharedDatabase(path: string): Database {
   const key = path === ":memory:" ? path : resolve(path);
   const databases = registry().databases;
   const existing = databases.get(key);
-  if (existing?.raw.isOpen) return existing;
+  if (existing?.raw.isOpen && !existing.isStale && existing.fileProblem() === null) return existing;
+  existing?.close();
   const database = openDatabase(key);
   databases.set(key, database);
   closeReadOnly(key); // the file became writable: readers move to the read-write connection
@@ -159,6 +160,7 @@ function openOnce(path: string): Database {
     migrate(database);
     if (path !== ":memory:") {
       database.checkpointer = new WalCheckpointer({ path, exec: (sql) => database.raw.exec(sql) });
+      database.watchFile();
     }
   } catch (error) {
     database.close();

@@ -4,9 +4,30 @@
  * lock. SQLite's own busy handler sleeps synchronously on the main thread, so the connection's busy timeout is
  * kept tiny and contention is retried here with async back-off until a deadline.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { existsSync, statSync } from "node:fs";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { LcmError } from "../errors.js";
+import { processShared } from "../runtime/process-shared.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
+
+/**
+ * How long writes started inside `body` wait for a lock another process holds, when that is not the default:
+ * work that is recoverable next turn (bootstrap, maintenance, a recorded budget) gives up sooner than a turn's
+ * commit, so that a competing writer does not hold a turn up three times over. Shared by every copy of the module
+ * (the connections are).
+ */
+export function withWriteDeadline<T>(deadlineMs: number, body: () => Promise<T>): Promise<T> {
+  return writeDeadlines().run(deadlineMs, body);
+}
+
+function currentWriteDeadline(): number {
+  return writeDeadlines().getStore() ?? DEFAULT_WRITE_DEADLINE_MS;
+}
+
+function writeDeadlines(): AsyncLocalStorage<number> {
+  return processShared("write-deadlines.v1", () => new AsyncLocalStorage<number>());
+}
 
 /** SQLite's own busy wait per attempt: short enough that a contended lock never stalls the event loop. */
 export const BUSY_TIMEOUT_MS = 5;
@@ -90,7 +111,9 @@ export class Database {
    * Runs `body` in one IMMEDIATE transaction. The body is synchronous, so no transaction ever spans an await.
    * When another connection holds the write lock, waits asynchronously and retries until `deadlineMs`.
    */
-  async write<T>(body: () => T, deadlineMs = DEFAULT_WRITE_DEADLINE_MS): Promise<T> {
+  async write<T>(body: () => T, deadlineMs = currentWriteDeadline()): Promise<T> {
+    const problem = this.fileProblem();
+    if (problem !== null) this.retire(problem);
     const started = Date.now();
     let delay = 2;
     for (;;) {
@@ -105,6 +128,28 @@ export class Database {
         delay = Math.min(delay * 2, 100);
       }
     }
+  }
+
+  /**
+   * Stops writing to a file that is no longer the one at the path: what the old write-ahead log still holds is
+   * checkpointed into the file the connection has open (best effort), the connection is closed, and the write fails
+   * with a storage error, so a turn is not acknowledged into a file nobody will read; the next caller gets a new
+   * connection to whatever is at the path now (connection-registry.ts).
+   */
+  private retire(problem: string): never {
+    this.isStale = true;
+    try {
+      this.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Safe to continue: the connection is closed either way, and a failed checkpoint only concerns a file that is
+      // gone or no longer the one at the path.
+    }
+    this.close();
+    throw new LcmError(
+      "storage",
+      `The database file ${this.path} ${problem} while LCM had it open; LCM stopped writing to it and opens the path ` +
+        "again for the next write. Turns not stored are committed again by OpenClaw; history is re-imported from its transcript.",
+    );
   }
 
   /** Synchronous variant for migrations and tests; throws a busy error instead of waiting. */
@@ -122,6 +167,35 @@ export class Database {
       if (this.raw.isTransaction) this.raw.exec("ROLLBACK");
       throw error;
     }
+  }
+
+  /**
+   * The file this connection was opened on, to notice it being deleted or replaced under the process (a connection
+   * keeps writing into a deleted file's inode, which nobody will read again). Set once the file is open and ours.
+   */
+  private file: { dev: number; ino: number; hadWal: boolean } | null = null;
+  /** True once the file was found deleted or replaced: the registry opens the path again for the next caller. */
+  isStale = false;
+
+  watchFile(): void {
+    const info = statSync(this.path);
+    this.file = { dev: info.dev, ino: info.ino, hadWal: existsSync(`${this.path}-wal`) };
+  }
+
+  /** Why the file under this connection is no longer the file at its path (deleted, replaced, WAL removed), or null. */
+  fileProblem(): string | null {
+    if (this.file === null) return null;
+    let info;
+    try {
+      info = statSync(this.path);
+    } catch {
+      return "was deleted";
+    }
+    if (info.dev !== this.file.dev || info.ino !== this.file.ino) return "was replaced by another file";
+    const hasWal = existsSync(`${this.path}-wal`);
+    if (this.file.hadWal && !hasWal) return "lost its write-ahead log (the -wal file was deleted)";
+    this.file.hadWal = hasWal;
+    return null;
   }
 
   close(): void {

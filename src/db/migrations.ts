@@ -271,7 +271,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ) SELECT
         conversation_id, agent_id, session_id, session_key, created_at, updated_at, last_ingest_at, next_seq,
         next_ordinal, message_count, message_tokens, context_tokens, context_raw_tokens, context_items,
-        last_token_budget, bootstrap_state, last_compaction, last_window_tokens, last_reserve_tokens
+        -- A host budget older versions stored as it came (1e18) made the whole row unreadable: dropped here.
+        CASE WHEN last_token_budget BETWEEN 1 AND 1000000000000 THEN last_token_budget END,
+        bootstrap_state, last_compaction,
+        CASE WHEN last_window_tokens BETWEEN 1 AND 1000000000000 THEN last_window_tokens END,
+        CASE WHEN last_reserve_tokens BETWEEN 1 AND 1000000000000 THEN last_reserve_tokens END
       FROM conversations;
       DROP TABLE conversations;
       ALTER TABLE conversations_v5 RENAME TO conversations;

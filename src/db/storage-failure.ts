@@ -29,6 +29,10 @@ export function isStorageFailure(error: unknown, depth = 0): boolean {
     if (record === null || typeof record !== "object") return false;
     if (typeof record.errcode === "number" && STORAGE_RESULT_CODES.has(record.errcode & 0xff)) return true;
     if (typeof record.code === "string" && FILE_SYSTEM_CODES.has(record.code)) return true;
+    // node:sqlite on a connection LCM closed (a file found deleted or replaced under the process).
+    if (record.code === "ERR_INVALID_STATE" && /database is not open|statement has been finalized/.test(String((record as { message?: unknown }).message))) {
+      return true;
+    }
     return depth < 5 && record.cause !== undefined && isStorageFailure(record.cause, depth + 1);
   } catch {
     return false; // an error object whose fields cannot be read (a hostile Proxy) is no storage failure we know of

@@ -6,6 +6,7 @@
  * (the host view does not overlap what we stored, so order cannot be known) and bootstrap reconciles from the
  * transcript file instead.
  */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import { describeError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
@@ -30,17 +31,24 @@ export interface HistoryImportResult {
   noOverlap: boolean;
 }
 
-/** Encodes what can be encoded; invalid messages are logged and skipped, never stored half-way. */
-export function encodeAll(messages: readonly unknown[], deps: Pick<HistoryImportDeps, "tokens" | "clock" | "logger">): {
+/** Messages encoded between two turns of the event loop: a million-message commit never holds the loop for long. */
+export const ENCODE_SLICE = 500;
+
+/**
+ * Encodes what can be encoded; invalid messages are logged and skipped, never stored half-way. Slices of
+ * ENCODE_SLICE messages with the event loop running between them (fingerprints and token counts are CPU work).
+ */
+export async function encodeAll(messages: readonly unknown[], deps: Pick<HistoryImportDeps, "tokens" | "clock" | "logger">): Promise<{
   encoded: EncodedMessage[];
   invalid: number;
-} {
+}> {
   const encoded: EncodedMessage[] = [];
   let invalid = 0;
   const now = deps.clock.now();
-  for (const message of messages) {
+  for (let index = 0; index < messages.length; index++) {
+    if (index > 0 && index % ENCODE_SLICE === 0) await yieldToEventLoop();
     try {
-      encoded.push(encodeMessage(message as AgentMessage, deps.tokens, now));
+      encoded.push(encodeMessage(messages[index] as AgentMessage, deps.tokens, now));
     } catch (error) {
       invalid++;
       deps.logger.warn(`Skipped a message that cannot be stored: ${describeError(error)}`);
@@ -55,7 +63,7 @@ export async function importHostHistory(
   deps: HistoryImportDeps,
 ): Promise<HistoryImportResult> {
   if (messages.length === 0) return { imported: 0, skippedInvalid: 0, noOverlap: false };
-  const { encoded, invalid } = encodeAll(messages, deps);
+  const { encoded, invalid } = await encodeAll(messages, deps);
   const existing = await deps.store.findExistingIdentities(
     conversation.conversationId,
     encoded.flatMap(identityKeysOf),

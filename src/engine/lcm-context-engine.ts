@@ -10,6 +10,7 @@ import { TurnBudgets } from "../assembly/turn-budget.js";
 import { scaledSettings } from "../compaction/compaction-targets.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
+import { withWriteDeadline } from "../db/database.js";
 import { isStorageFailure } from "../db/storage-failure.js";
 import { describeError, LcmError } from "../errors.js";
 import type {
@@ -38,7 +39,7 @@ import { runSerialized } from "../runtime/session-queue.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
 import type { SearchIndex } from "../store/search-index.js";
-import type { LcmStore } from "../store/store.js";
+import type { BudgetRecord, LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
 import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
@@ -95,6 +96,14 @@ export interface EngineDeps {
 export const INDEX_BATCH_MESSAGES = 200;
 /** At most this many messages indexed per maintain (~12 ms per 500, the event loop running between chunks). */
 export const INDEX_ROWS_PER_MAINTAIN = 5_000;
+/**
+ * How long bootstrap and maintain wait for a lock another process holds before giving up: both are recoverable on
+ * the next turn (the transcript cursor and compaction state only advance with their writes), and the turn waits
+ * for them. commitTurn waits the full DEFAULT_WRITE_DEADLINE_MS: a turn it cannot store goes back to the host.
+ */
+export const RECOVERABLE_WRITE_DEADLINE_MS = 2_000;
+/** assemble's one write, the turn's budget, is skipped when the file stays locked this long. */
+export const BUDGET_WRITE_DEADLINE_MS = 250;
 
 export class LcmContextEngine implements ContextEngine {
   readonly info: ContextEngineInfo = {
@@ -134,11 +143,11 @@ export class LcmContextEngine implements ContextEngine {
 
   async bootstrap(params: BootstrapParams): Promise<BootstrapResult> {
     return this.guard<BootstrapResult>("bootstrap", (reason) => ({ bootstrapped: false, reason }), () =>
-      this.serialized(params.sessionId, async (): Promise<BootstrapResult> => {
+      this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async (): Promise<BootstrapResult> => {
         const conversation = await this.conversationFor(params);
         const result = await importTranscript(conversation, params.sessionFile, this.importDeps);
         return { bootstrapped: true, importedMessages: result.imported, ...(result.note ? { reason: result.note } : {}) };
-      }),
+      })),
     );
   }
 
@@ -216,7 +225,7 @@ export class LcmContextEngine implements ContextEngine {
           availableTools: params.availableTools,
           fallback: () => this.deps.config.defaultTokenBudget,
         });
-        await this.deps.store.recordBudget(conversation.conversationId, budget.record);
+        await this.recordBudgetIfFree(conversation, budget.record);
         // The system prompt addition is ours too: the host measured its system prompt without it. A budget too
         // small to hold it and some context goes to the context alone.
         const withAddition = budget.tokens >= 2 * this.additionTokens;
@@ -243,7 +252,7 @@ export class LcmContextEngine implements ContextEngine {
   async maintain(params: MaintainParams): Promise<MaintenanceResult> {
     const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
     return this.guard("maintain", unchanged, () =>
-      this.serialized(params.sessionId, async () => {
+      this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async () => {
         const result = await runMaintain(params, this.deps);
         await this.checkRecentIntegrity(params);
         const index = this.deps.searchIndex;
@@ -252,7 +261,7 @@ export class LcmContextEngine implements ContextEngine {
           if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.maintainTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
         }
         return result;
-      }),
+      })),
     );
   }
 
@@ -302,13 +311,26 @@ export class LcmContextEngine implements ContextEngine {
 
   private async append(params: { sessionId: string; sessionKey?: string }, messages: readonly unknown[]) {
     const conversation = await this.conversationFor(params);
-    return storeEncoded(conversation, encodeAll(Array.isArray(messages) ? messages : [], this.deps).encoded, this.importDeps);
+    return storeEncoded(conversation, (await encodeAll(Array.isArray(messages) ? messages : [], this.deps)).encoded, this.importDeps);
   }
 
   /** Encodes host messages, then stores large file blocks and tool output aside (fail-soft, never throws). */
   private async encodeForStorage(conversation: ConversationRecord, messages: unknown): Promise<EncodedMessage[]> {
-    const { encoded } = encodeAll(Array.isArray(messages) ? messages : [], this.deps);
+    const { encoded } = await encodeAll(Array.isArray(messages) ? messages : [], this.deps);
     return this.largeFiles.externalize(conversation, encoded);
+  }
+
+  /**
+   * Records the turn's budget for compaction, unless another process holds the write lock: assemble must not wait
+   * on it (the turn is about to call the model), and the next turn records its own.
+   */
+  private async recordBudgetIfFree(conversation: ConversationRecord, record: BudgetRecord): Promise<void> {
+    try {
+      await withWriteDeadline(BUDGET_WRITE_DEADLINE_MS, () => this.deps.store.recordBudget(conversation.conversationId, record));
+    } catch (error) {
+      if (!isStorageFailure(error)) throw error;
+      this.deps.logger.info(`assemble: the turn's budget was not recorded (${describeError(error)}); the next turn records it.`);
+    }
   }
 
   /** Records the model window the host states (commitTurn's runtimeContext), for compaction's budget (spec 011). */

@@ -70,7 +70,7 @@ async function sizeOf(path: string): Promise<number | null> {
 
 async function appendBatch(conversation: ConversationRecord, messages: AgentMessage[], deps: TranscriptImportDeps): Promise<number> {
   if (messages.length === 0) return 0;
-  return (await storeEncoded(conversation, encodeAll(messages, deps).encoded, deps)).inserted;
+  return (await storeEncoded(conversation, (await encodeAll(messages, deps)).encoded, deps)).inserted;
 }
 
 async function importFromHost(

@@ -90,16 +90,17 @@ describe("migrations", () => {
     const path = tempDatabasePath();
     const old = new Database(path);
     migrate(old, MIGRATIONS.filter((migration) => migration.version <= 4));
-    old.raw.exec(`INSERT INTO conversations (conversation_id, agent_id, session_id, created_at, updated_at, message_count)
-                  VALUES (7, 'alice', 'shared', 1, 1, 1)`);
+    // An older version stored a hostile host budget as it came: a row node:sqlite cannot read.
+    old.raw.exec(`INSERT INTO conversations (conversation_id, agent_id, session_id, created_at, updated_at, message_count, last_token_budget)
+                  VALUES (7, 'alice', 'shared', 1, 1, 1, 1000000000000000000)`);
     old.raw.exec(`INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
                   VALUES (7, 1, 'user', 'hello', 5, 1, 'k1')`);
     old.close();
     const database = openDatabase(path);
     expect(database.get<{ user_version: number }>("PRAGMA user_version")!.user_version).toBe(MIGRATIONS.at(-1)!.version);
-    expect(database.get<{ conversation_id: number; agent_id: string }>("SELECT conversation_id, agent_id FROM conversations")).toEqual({
-      conversation_id: 7, agent_id: "alice",
-    });
+    expect(database.get<{ conversation_id: number; agent_id: string; last_token_budget: number | null }>(
+      "SELECT conversation_id, agent_id, last_token_budget FROM conversations",
+    )).toEqual({ conversation_id: 7, agent_id: "alice", last_token_budget: null });
     // Another agent may now have a session with the same id; the same agent may not.
     database.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('bob', 'shared', 2, 2)");
     expect(() => database.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('alice', 'shared', 3, 3)"))
