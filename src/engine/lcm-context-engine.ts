@@ -367,8 +367,8 @@ export class LcmContextEngine implements ContextEngine {
     } catch (error) {
       const reason = `${hook} failed: ${describeError(error)}`;
       if (hook === "commitTurn" && isStorageFailure(error)) {
-        this.deps.logger.error(`${reason}. The turn is not stored; OpenClaw keeps it in its outbox and commits it again before the next turn.`);
-        throw new LcmError("storage", `The turn could not be stored (${describeError(error)}); commit it again later.`, {}, { cause: error });
+        this.deps.logger.error(`${reason.replace(/\.+$/, "")}. The turn is not stored; OpenClaw keeps it in its outbox and commits it again before the next turn.`);
+        throw new LcmError("storage", `The turn could not be stored (${describeError(error).replace(/\.+$/, "")}); commit it again later.`, {}, { cause: error });
       }
       this.deps.logger.error(reason);
       return fallback(reason);

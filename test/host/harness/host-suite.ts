@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { FakeModelServer } from "../fake-model-server.js";
 import { hostConfig, type HostConfigOptions, writeHostConfig } from "./host-config.js";
 import { hostEnv, OpenClawCli } from "./openclaw-cli.js";
@@ -94,6 +95,21 @@ export class HostSuite {
       pluginConfig: { ...(changes.pluginConfig ?? this.config.pluginConfig), databasePath: this.database.path },
     };
     writeHostConfig(this.home, hostConfig(this.config));
+  }
+
+  /**
+   * Turns OpenClaw still holds in its durable outbox for this engine (`context_engine_turn_outbox` in the agent's
+   * own database): committed turns leave it; a commitTurn that threw keeps its turn there until a retry succeeds.
+   */
+  pendingCommits(agentId = "main"): number {
+    const path = join(this.home, ".openclaw", "agents", agentId, "agent", "openclaw-agent.sqlite");
+    if (!existsSync(path)) return 0;
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return Number((db.prepare("SELECT count(*) AS n FROM context_engine_turn_outbox WHERE engine_id = 'lcm'").get() as { n: number }).n);
+    } finally {
+      db.close();
+    }
   }
 
   /** The agents' workspace (files the host's `read` tool may open). */
