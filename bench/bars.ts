@@ -15,8 +15,14 @@ export interface SizeResult {
   sqliteVersion: string;
   messages: number;
   textBytes: number;
-  /** Batch ingest from an empty file, then full-text indexing of it (as maintain does), when the dataset was built. */
-  build: { seconds: number; messagesPerSecond: number; cached: boolean; indexMessagesPerSecond?: number; termsMessagesPerSecond?: number };
+  /**
+   * Batch ingest from an empty file, then full-text indexing of it (as maintain does), when the dataset was built;
+   * the largest write-ahead log and database + log seen during that build.
+   */
+  build: {
+    seconds: number; messagesPerSecond: number; cached: boolean; indexMessagesPerSecond?: number; termsMessagesPerSecond?: number;
+    maxWalBytes?: number; maxFileBytes?: number;
+  };
   maxRssMb: number;
   phases: PhaseResult[];
 }
@@ -30,6 +36,8 @@ export interface Bar {
   unit: string;
   comparison: "<=" | ">=";
   target: number;
+  /** The size whose figure is judged, when not 1M (the quality phases run once, at 10k). */
+  judgedAt?: number;
 }
 
 const p95 = (phase: PhaseResult) => phase.latency?.p95;
@@ -57,6 +65,12 @@ export const BARS: Bar[] = [
   latencyBar("full-text, rare term, all conversations", "grep.fts.rare.all", 50),
   latencyBar("full-text, common term, all conversations", "grep.fts.common.all", 50),
   latencyBar("full-text, common term, relevance, all conversations", "grep.fts.common.relevance.all", 50),
+  latencyBar("full-text, two mid-frequency words, relevance", "grep.fts.words.mid-mid.conversation", 50),
+  latencyBar("full-text, three common words, relevance", "grep.fts.words.common-common.conversation", 50),
+  latencyBar("full-text, a question (rare to common words), relevance", "grep.fts.words.question.conversation", 50),
+  latencyBar("full-text, a question, relevance, all conversations", "grep.fts.words.question.all", 50),
+  { label: "first full-text search after a bulk ingest, longest event-loop block", phase: "grep.first-after-ingest.fts", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
+  { label: "first regex search after a bulk ingest, longest event-loop block", phase: "grep.first-after-ingest.regex", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
   latencyBar("regex, rare pattern, this conversation", "grep.regex.rare.conversation", 100),
   latencyBar("regex, common pattern, this conversation", "grep.regex.common.conversation", 100),
   latencyBar("regex, rare pattern, all conversations", "grep.regex.rare.all", 100),
@@ -65,8 +79,26 @@ export const BARS: Bar[] = [
   { label: "compaction overhead per pass (engine time)", phase: "compaction.pass", figure: p95, unit: "ms p95", comparison: "<=", target: 10 },
   { label: "full sweep, engine seconds per 10M tokens", phase: "compaction.sweep", figure: value("engineSecondsPer10MTokens"), unit: "s", comparison: "<=", target: 30 },
   { label: "longest event-loop block during a turn's hooks", phase: "turn.hooks", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
-  { label: "database bytes per byte of message text", phase: "storage", figure: value("bytesPerTextByte"), unit: "×", comparison: "<=", target: 2.5 },
+  // 2.5× until issue 14 added the indexes of word fragments and forms, and allowed 3.0×.
+  { label: "database bytes per byte of message text", phase: "storage", figure: value("bytesPerTextByte"), unit: "×", comparison: "<=", target: 3 },
+  { label: "database + write-ahead log at their largest during the dataset build, per byte of text", phase: "storage", figure: value("buildMaxFileBytesPerTextByte"), unit: "×", comparison: "<=", target: 3 },
+  { label: "largest write-ahead log during the dataset build", phase: "storage", figure: value("buildMaxWalMb"), unit: "MB", comparison: "<=", target: 64 },
+  { label: "largest write-ahead log, 20k single-message ingests back to back", phase: "ingest.sustained", figure: value("maxWalMb"), unit: "MB", comparison: "<=", target: 64 },
+  { label: "largest write-ahead log, one conversation's whole history in batches", phase: "ingest.backlog", figure: value("maxWalMb"), unit: "MB", comparison: "<=", target: 64 },
+  { label: "forced sweep of one conversation holding the whole history, engine seconds", phase: "compaction.sweep.whole-history", figure: value("engineSeconds"), unit: "s", comparison: "<=", target: 30 },
+  { label: "longest event-loop block during that sweep", phase: "compaction.sweep.whole-history", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
+  { label: "largest write-ahead log during that sweep", phase: "compaction.sweep.whole-history", figure: value("maxWalMb"), unit: "MB", comparison: "<=", target: 64 },
+  { label: "recall: top-5 recall of the weakest query form (recall.forms)", phase: "recall.forms", figure: value("pluginMin"), unit: "%", comparison: ">=", target: 99, judgedAt: 10_000 },
+  { label: "recall: lcm_expand_query excerpts quoting the detail", phase: "recall.forms", figure: value("excerptsAll"), unit: "%", comparison: ">=", target: 95, judgedAt: 10_000 },
+  { label: "questions: lcm_grep evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "grepRecallAt5", "bm25RecallAt5"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },
+  { label: "questions: lcm_expand_query evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "expandRecallAt5", "bm25RecallAt5Compacted"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },
 ];
+
+function difference(phase: PhaseResult, left: string, right: string): number | undefined {
+  const a = phase.values?.[left];
+  const b = phase.values?.[right];
+  return typeof a === "number" && typeof b === "number" ? Math.round((a - b) * 10) / 10 : undefined;
+}
 
 /** The cross-size bar: assemble at 1M within 1.5× of assemble at 10k for the same context. */
 export const SCALING_PHASES = ["assemble.raw.32k", "assemble.raw.128k", "assemble.compacted.32k", "assemble.compacted.128k"];

@@ -52,6 +52,12 @@ export function summaryCount(context: BenchContext, sessionId: string): number {
  * ids and timestamps after the dataset's, so every message is new to the store.
  */
 export function freshTurns(seed: number, target: ConversationInfo, turns: number, label: string): AgentMessage[][] {
+  const generator = freshSession(seed, target, label);
+  return Array.from({ length: turns }, () => generator.nextTurn());
+}
+
+/** The generator behind freshTurns, for workloads too long to hold in memory at once (turns on demand). */
+export function freshSession(seed: number, target: Pick<ConversationInfo, "role" | "agentId" | "sessionId" | "sessionKey">, label: string): SessionGenerator {
   const root = new Random(seed ^ 0x5bd1e995);
   const plan: ConversationPlan = {
     role: target.role,
@@ -60,6 +66,5 @@ export function freshTurns(seed: number, target: ConversationInfo, turns: number
     sessionKey: target.sessionKey,
     messageTarget: Number.MAX_SAFE_INTEGER,
   };
-  const generator = new SessionGenerator(plan, root.fork(), new Vocabulary(root.fork(), 20_000), Date.UTC(2027, 0, 1), false);
-  return Array.from({ length: turns }, () => generator.nextTurn());
+  return new SessionGenerator(plan, root.fork(), new Vocabulary(root.fork(), 20_000), Date.UTC(2027, 0, 1), false);
 }

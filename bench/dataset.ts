@@ -18,6 +18,7 @@ import { type ConversationRole, GENERATOR_VERSION, RARE_TERM, createGenerators }
 import { BenchHost } from "./host.js";
 import { round } from "./measure.js";
 import { DATA_DIR, ROOT } from "./paths.js";
+import { WalSampler } from "./wal-sampler.js";
 
 const BATCH_SIZE = 1_000;
 /** Bound on compact calls when sweeping the compacted conversation (each call makes at most a few hundred passes). */
@@ -47,6 +48,9 @@ export interface DatasetManifest {
   build: {
     seconds: number; messagesPerSecond: number; eventLoopMaxMs: number; indexSeconds: number; indexMessagesPerSecond: number;
     termsMessagesPerSecond: number;
+    /** Largest write-ahead log, and largest database + log, seen while the dataset was built (ingest to sweep). */
+    maxWalBytes: number;
+    maxFileBytes: number;
   };
   compaction:
     | { status: "compacted"; seconds: number; summaries: number; contextItems: number; reason?: string }
@@ -55,11 +59,14 @@ export interface DatasetManifest {
 
 /**
  * Source files that decide the bytes of a stored dataset (schema, connection pragmas, message encoding, the
- * insert path). A change to any of them makes the cached datasets stale; other changes reuse them.
- * `npm run bench -- --rebuild` regenerates regardless.
+ * insert path), and the checkpointer, which decides the largest write-ahead log the build sees. A change to any
+ * of them makes the cached datasets stale; other changes reuse them. `npm run bench -- --rebuild` regenerates
+ * regardless.
  */
 const STORAGE_SOURCES = [
   "src/db/connection-registry.ts", "src/messages/message-codec.ts", "src/store/sqlite/sqlite-store.ts", "src/store/sqlite/sqlite-search-index.ts",
+  "src/search/text-analysis.ts", "src/messages/searchable-text.ts",
+  "src/db/wal-checkpointer.ts",
 ];
 
 export function schemaKey(): string {
@@ -115,6 +122,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
   let jsonBytes = 0;
   let ingestMillis = 0;
   let longestBatch = 0;
+  const files = new WalSampler(partial).start();
 
   const flush = async (sessionId: string, sessionKey: string) => {
     const batch = buffers.get(sessionId) ?? [];
@@ -125,6 +133,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
     const elapsed = performance.now() - started;
     ingestMillis += elapsed;
     longestBatch = Math.max(longestBatch, elapsed);
+    files.sample();
     if (result.ingestedCount !== batch.length) {
       throw new Error(`ingestBatch stored ${result.ingestedCount} of ${batch.length} messages: ${host.errors.join("; ")}`);
     }
@@ -168,13 +177,14 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
   const indexStarted = performance.now();
   await index.indexPending();
   const indexMillis = performance.now() - indexStarted;
-  mergeIndexFully(openSharedDatabase(partial));
-  const termsStarted = performance.now();
-  await index.maintainTerms(Number.POSITIVE_INFINITY);
-  const termsMillis = performance.now() - termsStarted;
+  await mergeIndexFully(openSharedDatabase(partial));
+  // Since schema 8 the term dictionary is written with the index, in the same pass.
+  const termsMillis = indexMillis;
 
   const compacted = [...infos.values()].find((info) => info.role === "compacted")!;
   const compaction = await compactOnce(host, compacted);
+  await index.indexPending(); // the summaries compaction wrote, as maintain indexes them
+  const sizes = files.stop();
   closeSharedDatabase(partial);
 
   const incidents = generators.flatMap((generator) => generator.needleMessages.filter((needle) => needle.kind === "pattern").map((needle) => needle.text));
@@ -199,6 +209,8 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
       indexSeconds: round(indexMillis / 1000, 2),
       indexMessagesPerSecond: Math.round(messages / (indexMillis / 1000)),
       termsMessagesPerSecond: Math.round(messages / (termsMillis / 1000)),
+      maxWalBytes: sizes.maxWalBytes,
+      maxFileBytes: sizes.maxFileBytes,
     },
     compaction,
   };
@@ -251,14 +263,18 @@ export async function compactOnce(host: BenchHost, conversation: ConversationInf
  * Runs FTS5 merge steps until none is left. A gateway's background worker merges in its idle moments between
  * turns; the build writes without pause, so segments would be left unmerged in the cached file and every search
  * phase would read more segments than a running gateway has (snippets of the most common word: 10 ms instead of
- * 1.4 ms at 1M, measured).
+ * 1.4 ms at 1M, measured). Each step is a write of its own, so the log is checkpointed between steps as it is
+ * for any other write.
  */
-function mergeIndexFully(db: Database): void {
+async function mergeIndexFully(db: Database): Promise<void> {
   const changes = () => db.get<{ n: number }>("SELECT total_changes() AS n")!.n;
   for (;;) {
-    const before = changes();
-    db.run("INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', 500)");
-    if (changes() - before < 2) return;
+    const merged = await db.write(() => {
+      const before = changes();
+      db.run("INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', 500)");
+      return changes() - before >= 2;
+    });
+    if (!merged) return;
   }
 }
 

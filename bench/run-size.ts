@@ -13,10 +13,13 @@ import { benchConfig, readManifest, removeDatabase, workingCopy } from "./datase
 import { BenchHost } from "./host.js";
 import { type PhaseResult, round } from "./measure.js";
 import { runAssemblePhases } from "./phases/assemble.js";
+import { runBacklogSweepPhases } from "./phases/backlog-sweep.js";
 import { runCompactionPhases } from "./phases/compaction.js";
 import { runIngestPhases } from "./phases/ingest.js";
 import { runOpenPhases } from "./phases/open.js";
+import { runQuestionAnsweringPhase } from "./phases/question-answering.js";
 import { runRecallPhases } from "./phases/recall.js";
+import { runRecallQualityPhase } from "./phases/recall-quality.js";
 import { runSearchPhases } from "./phases/search.js";
 import { runStoragePhase } from "./phases/storage.js";
 
@@ -36,8 +39,13 @@ const GROUPS: Record<string, (context: BenchContext) => Promise<PhaseResult[]> |
   assemble: runAssemblePhases,
   search: runSearchPhases,
   recall: runRecallPhases,
+  // Recall quality builds sessions of its own, whatever the history size: measured once, at 10k (or when asked).
+  quality: async (context) =>
+    size <= 10_000 || groupsText?.split(",").includes("quality")
+      ? [...(await runRecallQualityPhase(context)), ...(await runQuestionAnsweringPhase(context))]
+      : [],
   ingest: runIngestPhases,
-  compaction: runCompactionPhases,
+  compaction: async (context) => [...(await runCompactionPhases(context)), ...(await runBacklogSweepPhases(context))],
 };
 const groups = groupsText ? groupsText.split(",") : Object.keys(GROUPS);
 for (const group of groups) if (!GROUPS[group]) throw new Error(`Unknown phase group "${group}". Known: ${Object.keys(GROUPS).join(", ")}.`);
@@ -73,6 +81,8 @@ const result: SizeResult = {
     seconds: manifest.build.seconds, messagesPerSecond: manifest.build.messagesPerSecond, cached: true,
     indexMessagesPerSecond: manifest.build.indexMessagesPerSecond,
     termsMessagesPerSecond: manifest.build.termsMessagesPerSecond,
+    maxWalBytes: manifest.build.maxWalBytes,
+    maxFileBytes: manifest.build.maxFileBytes,
   },
   maxRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
   phases,
@@ -85,7 +95,7 @@ function describePhase(phase: PhaseResult): string {
   if (phase.latency) parts.push(`p50 ${phase.latency.p50} / p95 ${phase.latency.p95} / max ${phase.latency.max} ms`);
   if (phase.rate) parts.push(`${phase.rate.value.toLocaleString("en")} ${phase.rate.unit}`);
   if (phase.eventLoopMaxMs !== undefined) parts.push(`loop max ${phase.eventLoopMaxMs} ms`);
-  const keys = ["bytesPerTextByte", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes"];
+  const keys = ["bytesPerTextByte", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes", "maxWalMb", "buildMaxWalMb"];
   for (const key of keys) if (phase.values?.[key] !== undefined) parts.push(`${key} ${phase.values[key]}`);
   return parts.join(" · ");
 }

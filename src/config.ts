@@ -32,16 +32,26 @@ export interface LcmConfig {
   expansionTimeoutMs: number;
   allowCrossAgentRecall: boolean;
   customInstructions: string | undefined;
+  maxSummaryCallsPerWindow: number;
+  summaryCallWindowMinutes: number;
+  metricsEnabled: boolean;
+  ignoreSessionPatterns: readonly string[];
+  statelessSessionPatterns: readonly string[];
+  newSessionCarryOverTokens: number;
 }
 
-type SettingType = "boolean" | "integer" | "number" | "string";
+type SettingType = "boolean" | "integer" | "number" | "string" | "string-list";
+
+/** Patterns per session-filter setting at most, and characters per pattern. */
+const MAX_LIST_ENTRIES = 100;
+const MAX_LIST_ENTRY_LENGTH = 200;
 
 export interface SettingSpec {
   key: keyof LcmConfig;
   env: string;
   type: SettingType;
   /** Undefined means "no default": optional string settings, or paths derived at resolve time. */
-  defaultValue?: boolean | number | string;
+  defaultValue?: boolean | number | string | readonly string[];
   min?: number;
   max?: number;
   /** For numbers: whether `min` itself is excluded (contextThreshold must be > 0). */
@@ -108,6 +118,24 @@ export const SETTINGS: readonly SettingSpec[] = [
     label: "Cross-agent recall", help: "When true, recall tools may read conversations of other agents." },
   { key: "customInstructions", env: "LCM_CUSTOM_INSTRUCTIONS", type: "string", label: "Summary instructions",
     help: "Extra instructions appended to every summarization prompt." },
+  { key: "maxSummaryCallsPerWindow", env: "LCM_MAX_SUMMARY_CALLS_PER_WINDOW", type: "integer", defaultValue: 100, min: 1,
+    max: 1_000_000, label: "Summary model calls per window",
+    help: "Spend guard: most summarizer model calls one conversation may make within summaryCallWindowMinutes; past it compaction writes deterministic summaries (no model call) until the window frees calls." },
+  { key: "summaryCallWindowMinutes", env: "LCM_SUMMARY_CALL_WINDOW_MINUTES", type: "integer", defaultValue: 60, min: 1,
+    max: 10_080, label: "Spend guard window (minutes)", help: "The sliding window of the spend guard (maxSummaryCallsPerWindow)." },
+  { key: "metricsEnabled", env: "LCM_METRICS_ENABLED", type: "boolean", defaultValue: false, label: "Prometheus metrics",
+    help: "When true, the gateway serves Prometheus metrics at /lcm/metrics (gateway auth: the gateway token as a bearer token). Read when the gateway starts." },
+  { key: "ignoreSessionPatterns", env: "LCM_IGNORE_SESSION_PATTERNS", type: "string-list",
+    defaultValue: ["*:heartbeat", "agent:*:internal-session-effects:*", "agent:*:dreaming-narrative-*"],
+    label: "Sessions LCM ignores",
+    help: "Session keys LCM stays out of entirely (* matches any characters): nothing stored, OpenClaw's own context and compaction, no recall tools. Default: heartbeat and memory-helper sessions." },
+  { key: "statelessSessionPatterns", env: "LCM_STATELESS_SESSION_PATTERNS", type: "string-list",
+    defaultValue: ["agent:*:cron:*", "agent:*:subagent:*"],
+    label: "Sessions LCM does not store",
+    help: "Session keys whose messages LCM never stores (* matches any characters): OpenClaw's own context and compaction, but the recall tools can read the agent's stored conversations. Default: cron jobs and sub-agents." },
+  { key: "newSessionCarryOverTokens", env: "LCM_NEW_SESSION_CARRY_OVER_TOKENS", type: "integer", defaultValue: 2_000, min: 0,
+    max: 100_000, label: "Carried into a new session",
+    help: "After /new (or an idle or daily reset), the newest top-level summaries of the earlier session the model still sees, in tokens (at most a quarter of the budget); 0 starts empty. /reset carries nothing. Earlier messages stay searchable." },
 ];
 
 /**
@@ -150,6 +178,12 @@ export interface ResolveOptions {
    * plugin passes one that keeps an existing LCM database at the legacy path (db/default-database-path.ts).
    */
   defaultDatabasePath?: (env: NodeJS.ProcessEnv) => string;
+  /**
+   * Receives each problem instead of a throw: an invalid `LCM_*` variable is then ignored (the plugin config's value
+   * or the default applies) and a condensedMinFanoutHard above condensedMinFanout is lowered to it. Without it,
+   * resolution throws on the first problem.
+   */
+  reportProblem?: (problem: string) => void;
 }
 
 /**
@@ -174,8 +208,9 @@ export function resolveConfig(
   const values: Record<string, unknown> = {};
   for (const setting of SETTINGS) {
     const fromEnv = env[setting.env];
-    if (fromEnv !== undefined && fromEnv !== "") {
-      values[setting.key] = parseValue(setting, fromEnv, `environment variable ${setting.env}`);
+    const fromEnvValue = fromEnv !== undefined && fromEnv !== "" ? parseEnvironment(setting, fromEnv, options.reportProblem) : NOT_SET;
+    if (fromEnvValue !== NOT_SET) {
+      values[setting.key] = fromEnvValue;
     } else if ((source as Record<string, unknown>)[setting.key] !== undefined) {
       values[setting.key] = checkValue(setting, (source as Record<string, unknown>)[setting.key], `setting "${setting.key}"`);
     } else {
@@ -187,12 +222,26 @@ export function resolveConfig(
   values.filesDirectory = expandHome((values.filesDirectory as string | undefined) ?? defaultFilesDirectory(databasePath));
   const config = values as unknown as LcmConfig;
   if (config.condensedMinFanoutHard > config.condensedMinFanout) {
-    throw new LcmError(
-      "invalid_config",
-      `condensedMinFanoutHard (${config.condensedMinFanoutHard}) must not exceed condensedMinFanout (${config.condensedMinFanout}).`,
-    );
+    const problem =
+      `condensedMinFanoutHard (${config.condensedMinFanoutHard}) must not exceed condensedMinFanout (${config.condensedMinFanout}).`;
+    if (!options.reportProblem) throw new LcmError("invalid_config", problem);
+    options.reportProblem(`${problem} Using ${config.condensedMinFanout} for both.`);
+    values.condensedMinFanoutHard = config.condensedMinFanout;
   }
   return Object.freeze(config);
+}
+
+const NOT_SET = Symbol("not set");
+
+/** An environment variable's value; an invalid one throws, or is reported and ignored when `report` is given. */
+function parseEnvironment(setting: SettingSpec, raw: string, report: ((problem: string) => void) | undefined): unknown {
+  try {
+    return parseValue(setting, raw, `environment variable ${setting.env}`);
+  } catch (error) {
+    if (!report || !(error instanceof LcmError)) throw error;
+    report(`${error.message} The variable is ignored: "${setting.key}" keeps its value from the plugin config or its default.`);
+    return NOT_SET;
+  }
 }
 
 function parseValue(setting: SettingSpec, raw: string, where: string): unknown {
@@ -210,6 +259,9 @@ function parseValue(setting: SettingSpec, raw: string, where: string): unknown {
     }
     case "string":
       return checkValue(setting, raw, where);
+    case "string-list":
+      // Comma-separated; "none" is the empty list (an empty variable means "not set").
+      return checkValue(setting, /^none$/i.test(text) ? [] : text.split(",").map((entry) => entry.trim()).filter(Boolean), where);
   }
 }
 
@@ -221,6 +273,14 @@ function checkValue(setting: SettingSpec, value: unknown, where: string): unknow
     case "string":
       if (typeof value !== "string" || value.trim() === "") throw invalid(setting, value, where, "a non-empty string");
       return value;
+    case "string-list": {
+      const isList = Array.isArray(value) && value.length <= MAX_LIST_ENTRIES && value.every((entry) =>
+        typeof entry === "string" && entry.trim() !== "" && entry.length <= MAX_LIST_ENTRY_LENGTH);
+      if (!isList) {
+        throw invalid(setting, value, where, `a list of at most ${MAX_LIST_ENTRIES} non-empty patterns of at most ${MAX_LIST_ENTRY_LENGTH} characters`);
+      }
+      return Object.freeze((value as string[]).map((entry) => entry.trim()));
+    }
     case "integer":
     case "number": {
       const isNumber = typeof value === "number" && Number.isFinite(value);
@@ -251,5 +311,6 @@ function invalid(setting: SettingSpec, value: unknown, where: string, expected: 
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (value === null || typeof value !== "object") return String(value);
-  return Array.isArray(value) ? "an array" : "an object";
+  if (Array.isArray(value)) return value.length <= 5 ? JSON.stringify(value).slice(0, 200) : `a list of ${value.length} entries`;
+  return "an object";
 }

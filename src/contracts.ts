@@ -48,3 +48,22 @@ export interface Logger {
 export const systemClock: Clock = { now: () => Date.now() };
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** One request to a text model (the shape of OpenClaw's `llm.complete`, declared here so services need no host type). */
+export interface CompletionRequest {
+  messages: { role: "system" | "user" | "assistant"; content: string }[];
+  model?: string;
+  maxTokens?: number;
+  temperature?: number;
+  systemPrompt?: string;
+  signal?: AbortSignal;
+  purpose?: string;
+}
+
+/**
+ * A text model the plugin may call (the host's session or plugin model, or any client shaped like it).
+ * Contract: may reject, hang or return a result without text; callers bound it with a timeout and check `text`.
+ */
+export interface CompletionModel {
+  complete(request: CompletionRequest): Promise<{ text: string }>;
+}

@@ -4,11 +4,29 @@
  * the committed file differs.
  */
 import { SETTINGS, type SettingSpec } from "./config.js";
+import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 
 /** Every tool the plugin registers; OpenClaw rejects tools missing from contracts.tools. */
-export const DECLARED_TOOLS: readonly string[] = ["lcm_grep", "lcm_describe", "lcm_expand_query", "lcm_expand"];
+export const DECLARED_TOOLS: readonly string[] = RECALL_TOOL_CATALOG.map((tool) => tool.name);
+
+/** `toolMetadata`: the tool profiles that offer each tool (OpenClaw's docs/plugins/manifest/capabilities.md). */
+function toolMetadata(): Record<string, unknown> {
+  return Object.fromEntries(RECALL_TOOL_CATALOG.map((tool) => [
+    tool.name, { profiles: [...tool.profiles], ...(tool.replaySafe ? { replaySafe: true } : {}) },
+  ]));
+}
+
+/** The root CLI commands the plugin registers (`openclaw lcm …`), shown in `openclaw --help` before its code loads. */
+export const CLI_COMMANDS = [
+  { name: "lcm", description: "Inspect and maintain the LCM database: status, conversations, context, dag, grep, doctor, compact, backup", hasSubcommands: true },
+] as const;
 
 function schemaOf(setting: SettingSpec): Record<string, unknown> {
+  if (setting.type === "string-list") {
+    const list: Record<string, unknown> = { type: "array", description: setting.help, items: { type: "string", minLength: 1, maxLength: 200 }, maxItems: 100 };
+    if (setting.defaultValue !== undefined) list.default = setting.defaultValue;
+    return list;
+  }
   const schema: Record<string, unknown> = { type: setting.type, description: setting.help };
   if (setting.defaultValue !== undefined) schema.default = setting.defaultValue;
   if (setting.min !== undefined) schema[setting.exclusiveMin ? "exclusiveMinimum" : "minimum"] = setting.min;
@@ -29,6 +47,8 @@ export function buildManifest(): Record<string, unknown> {
     categories: ["context"],
     activation: { onStartup: true },
     contracts: { tools: [...DECLARED_TOOLS] },
+    toolMetadata: toolMetadata(),
+    cliCommands: CLI_COMMANDS.map((command) => ({ ...command })),
     configSchema: {
       type: "object",
       additionalProperties: false,
@@ -41,13 +61,19 @@ export function buildManifest(): Record<string, unknown> {
 /** The configuration table of README.md and docs/configuration.md (between the settings-table markers). */
 export function configurationTable(): string {
   const rows = SETTINGS.map((setting) => {
-    const fallback = setting.defaultValue === undefined ? DERIVED_DEFAULTS[setting.key] ?? "unset" : `\`${String(setting.defaultValue)}\``;
+    const fallback = setting.defaultValue === undefined ? DERIVED_DEFAULTS[setting.key] ?? "unset" : defaultText(setting.defaultValue);
     const range = setting.type === "integer" || setting.type === "number"
       ? ` (${setting.exclusiveMin ? ">" : ">="} ${setting.min}${setting.max === undefined ? "" : `, <= ${setting.max}`})`
       : "";
-    return `| \`${setting.key}\` | \`${setting.env}\` | ${setting.type}${range} | ${fallback} | ${setting.help} |`;
+    const type = setting.type === "string-list" ? "list of patterns" : setting.type;
+    return `| \`${setting.key}\` | \`${setting.env}\` | ${type}${range} | ${fallback} | ${setting.help} |`;
   });
   return ["| Setting | Environment | Type | Default | Meaning |", "|---|---|---|---|---|", ...rows].join("\n");
+}
+
+function defaultText(value: NonNullable<SettingSpec["defaultValue"]>): string {
+  if (typeof value !== "object") return `\`${String(value)}\``;
+  return value.length === 0 ? "none" : value.map((entry) => `\`${entry}\``).join(", ");
 }
 
 const DERIVED_DEFAULTS: Partial<Record<string, string>> = {

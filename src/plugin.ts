@@ -9,7 +9,7 @@
 import { createLcmCommand } from "./commands/lcm-command.js";
 import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
-import type { Logger } from "./contracts.js";
+import type { CompletionModel, Logger } from "./contracts.js";
 import { IntegrityChecker } from "./integrity/integrity-checker.js";
 import { SqliteIntegrityStore } from "./store/sqlite/sqlite-integrity-store.js";
 import { systemClock } from "./contracts.js";
@@ -21,23 +21,43 @@ import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
 import { openClawTranscriptSource, type TranscriptSource } from "./engine/transcript-source.js";
 import { type CompactionDelegateLoad, RuntimeCompaction } from "./engine/runtime-compaction.js";
 import { UnavailableEngine } from "./engine/unavailable-engine.js";
+import { SessionFilter } from "./engine/session-filter.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "./engine/session-identity.js";
+import { handleSessionEnded, SessionLifecycle, type SessionRecords } from "./engine/session-lifecycle.js";
+import { SessionRoutingEngine } from "./engine/session-routing-engine.js";
 import { describeError } from "./errors.js";
-import type { ContextEngine, HostPathContextEngine, PluginApi } from "./host/openclaw-types.js";
+import type { CompactParams, CompactResult, ContextEngine, HostPathContextEngine, PluginApi } from "./host/openclaw-types.js";
+import type { TextCompletion } from "./large-files/text-explorer.js";
 import { hostTextCompletion } from "./large-files/host-text-completion.js";
 import { createRecallServices } from "./retrieval/recall-services.js";
 import { hostLogger } from "./runtime/host-logger.js";
+import { LiveConfig } from "./runtime/live-config.js";
 import { forgetLogged, logOnce } from "./runtime/log-once.js";
+import { processConnectionHolds } from "./runtime/connection-holds.js";
+import { runSerialized } from "./runtime/session-queue.js";
 import { SqliteCompactionStore } from "./store/sqlite/sqlite-compaction-store.js";
 import { SqliteGrantStore } from "./store/sqlite/sqlite-grant-store.js";
 import { SqliteRetrievalStore } from "./store/sqlite/sqlite-retrieval-store.js";
 import { SqliteSearchIndex } from "./store/sqlite/sqlite-search-index.js";
+import { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";
 import { SqliteStatusStore } from "./store/sqlite/sqlite-status-store.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import { hostModelRef } from "./summarize/host-llm-summarizer.js";
-import { createSummarizerSelector } from "./summarize/summarizer-selection.js";
+import { createSummarizerSelector, type SummarizerSelector } from "./summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "./tokens/default-token-estimator.js";
 import type { RecallToolDeps } from "./tools/recall-tool-deps.js";
 import { RECALL_TOOLS } from "./tools/recall-tools.js";
+import { CLI_DESCRIPTORS, lcmCliRegistrar } from "./cli/openclaw-cli.js";
+import { createStatusRpc, STATUS_METHOD } from "./commands/lcm-status-rpc.js";
+import { timedEngineFactory } from "./metrics/hook-timing.js";
+import { processMetrics } from "./metrics/lcm-metrics.js";
+import { createMetricsRoute, METRICS_PATH } from "./metrics/metrics-route.js";
+import { countIntegrityFindings } from "./services/integrity-service.js";
+import { MetricsService } from "./services/metrics-service.js";
+import { sharedSpendGuard } from "./services/spend-guard.js";
+import { StatusService } from "./services/status-service.js";
+import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
+import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 
 export const PLUGIN_ID = "lcm";
 
@@ -51,6 +71,7 @@ export interface PluginServices {
   statusStore: SqliteStatusStore;
   integrityStore: SqliteIntegrityStore;
   searchIndex: SqliteSearchIndex;
+  sessionStore: SqliteSessionStore;
 }
 
 /** The services on the shared read-write connection; throws LcmError("unavailable") when the database cannot be written. */
@@ -77,6 +98,7 @@ function servicesOn(config: LcmConfig, database: Database): PluginServices {
     statusStore: new SqliteStatusStore(database),
     integrityStore: new SqliteIntegrityStore(database),
     searchIndex: new SqliteSearchIndex(database),
+    sessionStore: new SqliteSessionStore(database),
   };
 }
 
@@ -85,6 +107,7 @@ export function integrityCheckerFor(services: PluginServices): IntegrityChecker 
     store: services.integrityStore,
     clock: systemClock,
     fileExists: (path) => access(path).then(() => true, () => false),
+    onReport: countIntegrityFindings(processMetrics()),
   });
 }
 
@@ -96,64 +119,198 @@ export interface RegisterOptions {
   transcriptSource?: TranscriptSource;
 }
 
+/** What the plugin builds from one configuration; rebuilt only when the settings change (runtime/live-config.ts). */
+interface Wiring {
+  databaseAccess: DatabaseAccess;
+  summarizers: SummarizerSelector;
+  textCompletion: TextCompletion | undefined;
+  filter: SessionFilter;
+}
+
 export function register(api: PluginApi, options: RegisterOptions = {}): void {
+  // `openclaw lcm …` (also when LCM is disabled: the stored history can still be inspected). In "cli-metadata" mode
+  // OpenClaw only collects CLI descriptors, and touching api.runtime throws: nothing else is registered then.
+  api.registerCli?.(lcmCliRegistrar(() => pluginModelOf(api)), { descriptors: CLI_DESCRIPTORS });
+  if (api.registrationMode === "cli-metadata") return;
   const logger = hostLogger(api.logger);
-  const pluginConfig = api.pluginConfig ?? {};
-  if (!resolveConfig(pluginConfig, process.env).enabled) {
+  const tokens = new DefaultTokenEstimator();
+  const pluginLlm = api.runtime?.llm;
+  // Settings are read from the host's current config on every use: editing them applies from the next turn,
+  // without OpenClaw retiring the plugin (the default export declares them a dynamic read).
+  const live = new LiveConfig<Wiring>({
+    read: () => pluginConfigOf(api),
+    // Without a configured path, an LCM database at the old default `lcm.db` is kept; another plugin's file there is not.
+    resolve: (raw, report) => resolveConfig(raw, process.env, {
+      defaultDatabasePath: (env) => chooseDefaultDatabasePath(env, logger), reportProblem: report,
+    }),
+    build: (config) => ({
+      databaseAccess: new DatabaseAccess(config, logger),
+      // The session's host model (runtimeContext.llm) wins when a hook gets one; api.runtime.llm, the standalone
+      // Anthropic client and the extractive summarizer follow, in that order.
+      summarizers: createSummarizerSelector({ config, tokens, pluginLlm, env: process.env }),
+      // Exploration summaries of large text files use the plugin-wide host model; without one they are deterministic.
+      textCompletion: pluginLlm ? hostTextCompletion(pluginLlm, hostModelRef(config)) : undefined,
+      filter: new SessionFilter(config),
+    }),
+    logger,
+  });
+  if (!live.current().config.enabled) {
     logger.info("LCM is disabled (enabled: false); the context engine is not registered.");
     return;
   }
-  // Without a configured path, an LCM database at the old default `lcm.db` is kept; another plugin's file there is not.
-  const config = resolveConfig(pluginConfig, process.env, { defaultDatabasePath: (env) => chooseDefaultDatabasePath(env, logger) });
-  const databaseAccess = new DatabaseAccess(config, logger);
   // Imported now, not at module load: the engine served when the database cannot be used hands compaction to it.
   const runtimeCompaction = new RuntimeCompaction(options.loadCompactionDelegate);
-  const tokens = new DefaultTokenEstimator();
   const transcriptSource = options.transcriptSource ?? openClawTranscriptSource();
-  // The session's host model (runtimeContext.llm) wins when a hook gets one; api.runtime.llm, the standalone
-  // Anthropic client and the extractive summarizer follow, in that order.
-  const summarizers = createSummarizerSelector({ config, tokens, pluginLlm: api.runtime?.llm, env: process.env });
-  // Exploration summaries of large text files use the plugin-wide host model; without one they are deterministic.
-  const pluginLlm = api.runtime?.llm;
-  const textCompletion = pluginLlm ? hostTextCompletion(pluginLlm, hostModelRef(config)) : undefined;
-  api.registerContextEngine(ENGINE_ID, () => {
+  const sessionRecords = hostSessionRecords(api);
+  // Every hook of LCM's engines is timed, with the longest event-loop block while it ran (lcm_hook_* metrics).
+  api.registerContextEngine(ENGINE_ID, timedEngineFactory(() => {
+    const { config, wiring } = live.current();
+    // Switched off while the gateway runs: step aside like an unusable database (OpenClaw's own engine runs).
+    if (!config.enabled) return new UnavailableEngine(DISABLED_CAUSE, runtimeCompaction) as HostPathContextEngine as ContextEngine;
     let services: PluginServices;
     try {
-      services = databaseAccess.forWriting();
+      services = wiring.databaseAccess.forWriting();
     } catch (error) {
       // No commitTurn, no transcriptSemantics, ownsCompaction false. The cast: our ContextEngine type lists commitTurn
       // as required because LcmContextEngine always has it (tests call it); in OpenClaw's contract it is optional.
-      const degraded: HostPathContextEngine = new UnavailableEngine(databaseAccess.problemText(error), runtimeCompaction);
+      const degraded: HostPathContextEngine = new UnavailableEngine(wiring.databaseAccess.problemText(error), runtimeCompaction);
       return degraded as ContextEngine;
     }
-    return new LcmContextEngine({
-      config, store: services.store, compactionStore: services.compactionStore, summarizers, tokens, clock: systemClock,
-      logger, transcriptSource, textCompletion, grants: services.grantStore, integrity: integrityCheckerFor(services),
-      searchIndex: services.searchIndex,
+    const engine = new LcmContextEngine({
+      config, store: services.store, compactionStore: services.compactionStore, summarizers: wiring.summarizers, tokens,
+      clock: systemClock, logger, transcriptSource, textCompletion: wiring.textCompletion, grants: services.grantStore,
+      integrity: integrityCheckerFor(services), searchIndex: services.searchIndex, commands: services.sessionStore,
     });
-  });
+    return new SessionRoutingEngine(engine, {
+      filter: wiring.filter,
+      delegateCompaction: (params) => delegatedCompaction(runtimeCompaction, params),
+      lifecycle: sessionLifecycleFor(services, config, logger, sessionRecords),
+      store: services.store,
+      logger,
+    });
+  }, processMetrics()));
   // Recall tools and /lcm open the database only when they run (tool listing stays side-effect-free).
-  const recallDeps: RecallToolDeps = {
+  const recallDepsOf = (config: LcmConfig, wiring: Wiring): RecallToolDeps => ({
     config, logger, clock: systemClock,
     services: () => {
-      const { services } = databaseAccess.forReading();
+      const { services } = wiring.databaseAccess.forReading();
       return createRecallServices({
         store: services.store, retrievalStore: services.retrievalStore, grants: services.grantStore, config, tokens,
         clock: systemClock, logger, subagent: api.runtime?.subagent, llm: api.runtime?.llm,
       });
     },
-  };
-  for (const tool of RECALL_TOOLS) api.registerTool?.((context) => tool.create(recallDeps, context), { name: tool.name });
+  });
+  for (const tool of RECALL_TOOLS) {
+    api.registerTool?.((context) => {
+      const { config, wiring } = live.current();
+      // Not offered in sessions LCM ignores, nor while it is switched off.
+      if (!config.enabled || wiring.filter.treatmentOf(context.sessionKey) === "ignore") return null;
+      return tool.create(recallDepsOf(config, wiring), context);
+    }, { name: tool.name });
+  }
+  registerToolCatalog(api, logger);
   api.registerCommand?.(createLcmCommand({
-    config, clock: systemClock, logger,
+    get config() {
+      return live.current().config;
+    },
+    clock: systemClock, logger,
     services: () => {
-      const { services, readOnly } = databaseAccess.forReading();
+      const { config, wiring } = live.current();
+      const { services, readOnly } = wiring.databaseAccess.forReading();
       return {
         conversations: services.store, sessions: services.retrievalStore, status: services.statusStore,
         integrity: integrityCheckerFor(services), ...(readOnly ? { notice: readOnly } : {}),
+        endedSessions: sessionLifecycleFor(services, config, logger, sessionRecords),
       };
     },
   }));
+  registerSessionHooks(api, live, logger, sessionRecords);
+  registerOperatorSurfaces(api, live);
+  // The last registration of the plugin to be retired closes its database connections (and their checkpoint workers).
+  const release = processConnectionHolds().hold();
+  try {
+    api.lifecycle?.onDispose?.(() => release());
+  } catch (error) {
+    logger.debug(`The host did not accept a cleanup hook (${describeError(error)}); connections close with the process.`);
+  }
+}
+
+const DISABLED_CAUSE = "It is switched off (plugins.entries.lcm.config.enabled is false); set it to true to use it again.";
+
+/** plugins.entries.lcm.config as the host has it now; the registration's copy when the host cannot say. */
+function pluginConfigOf(api: PluginApi): unknown {
+  const current = api.runtime?.config?.current?.();
+  const entries = (current as { plugins?: { entries?: Record<string, { config?: unknown } | undefined> } } | undefined)?.plugins?.entries;
+  const entry = entries?.[api.id ?? PLUGIN_ID];
+  if (entry) return entry.config ?? {};
+  return api.pluginConfig ?? {};
+}
+
+/** OpenClaw's own compaction for sessions LCM does not store; rejects when it cannot be loaded. */
+async function delegatedCompaction(runtime: RuntimeCompaction, params: CompactParams): Promise<CompactResult> {
+  const loaded = runtime.current() ?? await runtime.settled();
+  if (!loaded.delegate) return { ok: true, compacted: false, reason: `nothing to compact: OpenClaw's own compaction is unavailable (${loaded.reason})` };
+  return loaded.delegate(params);
+}
+
+function sessionLifecycleFor(services: PluginServices, config: LcmConfig, logger: Logger, records: SessionRecords | undefined): SessionLifecycle {
+  return new SessionLifecycle({
+    conversations: services.store, sessions: services.sessionStore, config, clock: systemClock, logger, records,
+  });
+}
+
+/** The host's session records (`api.runtime.agent.session.getSessionEntry`), when it offers them. */
+function hostSessionRecords(api: PluginApi): SessionRecords | undefined {
+  const session = api.runtime?.agent?.session;
+  if (typeof session?.getSessionEntry !== "function") return undefined;
+  return {
+    find: ({ agentId, sessionKey }) => {
+      try {
+        const entry = session.getSessionEntry!({ agentId, sessionKey });
+        if (entry === undefined || entry === null) return null; // the host has no such session
+        if (typeof entry.sessionId !== "string") return undefined;
+        return { sessionId: entry.sessionId, ...(typeof entry.sessionStartedAt === "number" ? { sessionStartedAt: entry.sessionStartedAt } : {}) };
+      } catch {
+        return undefined; // not in a gateway, or the plugin is retiring: the hooks alone report new sessions
+      }
+    },
+  };
+}
+
+/**
+ * OpenClaw's session hooks: `session_end` says why a session ended ("new", "reset", "idle", "daily", "deleted"…). The
+ * handler never throws (a failure is logged; the next turn notices a new session anyway).
+ */
+function registerSessionHooks(api: PluginApi, live: LiveConfig<Wiring>, logger: Logger, records: SessionRecords | undefined): void {
+  if (typeof api.on !== "function") return;
+  api.on("session_end", async (event, context) => {
+    try {
+      const { config, wiring } = live.current();
+      const sessionKey = typeof event?.sessionKey === "string" ? event.sessionKey : undefined;
+      const sessionId = typeof event?.sessionId === "string" ? event.sessionId : undefined;
+      if (!config.enabled || !sessionId || wiring.filter.treatmentOf(sessionKey) !== "store") return;
+      const agentId = agentIdFromSessionKey(sessionKey) ?? (typeof context?.agentId === "string" ? context.agentId : DEFAULT_AGENT_ID);
+      const services = wiring.databaseAccess.forWriting();
+      const lifecycle = sessionLifecycleFor(services, config, logger, records);
+      const reason = typeof event.reason === "string" ? event.reason : undefined;
+      await runSerialized(`session:${sessionId}`, () =>
+        handleSessionEnded(lifecycle, { agentId, sessionId, sessionKey, reason }, logger));
+    } catch (error) {
+      logger.warn(`session_end not handled: ${describeError(error)}. The next turn checks the session again.`);
+    }
+  });
+}
+
+/** Names and one-line descriptions for OpenClaw's tool catalog (the profiles are in the manifest). */
+function registerToolCatalog(api: PluginApi, logger: Logger): void {
+  if (typeof api.registerToolMetadata !== "function") return;
+  for (const tool of RECALL_TOOL_CATALOG) {
+    try {
+      api.registerToolMetadata({ toolName: tool.name, displayName: tool.displayName, description: tool.catalogDescription, risk: "low", tags: ["memory", "recall"] });
+    } catch (error) {
+      logger.debug(`The tool catalog entry of ${tool.name} was not accepted: ${describeError(error)}`);
+    }
+  }
 }
 
 /**
@@ -207,7 +364,51 @@ const plugin = {
   description:
     "Stores every message in SQLite, summarizes older turns into a DAG, assembles summaries plus a fresh tail within " +
     "the token budget, and gives the agent tools to recall any detail.",
+  /**
+   * Editing the plugin's settings is a dynamic read, not a plugin reload: OpenClaw then neither retires the plugin
+   * (which stalled turns for tens of seconds) nor refuses the change while a turn runs; LCM reads the new settings
+   * on the next turn (runtime/live-config.ts). Enabling or disabling the plugin entry itself still reloads it.
+   */
+  reload: { noopPrefixes: [`plugins.entries.${PLUGIN_ID}.config`] },
   register,
 };
 
 export default plugin;
+
+/**
+ * The operators' gateway surfaces (issue 17): the `lcm.status` RPC (what /lcm status shows, as data) and, when
+ * metricsEnabled is set, Prometheus metrics at /lcm/metrics behind the gateway's auth. Both open the database
+ * only when called.
+ */
+function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): void {
+  const readable = () => {
+    const { config, wiring } = live.current();
+    return { config, ...wiring.databaseAccess.forReading() };
+  };
+  api.registerGatewayMethod?.(STATUS_METHOD, createStatusRpc(() => {
+    const { config, services, readOnly } = readable();
+    return new StatusService({
+      conversations: services.store, sessions: services.retrievalStore, status: services.statusStore, config, clock: systemClock, readOnlyNotice: readOnly,
+    });
+  }), { scope: "operator.read" });
+  if (!live.current().config.metricsEnabled) return;
+  api.registerHttpRoute?.({
+    path: METRICS_PATH, auth: "gateway", match: "exact",
+    handler: createMetricsRoute(() => new MetricsService({
+      metrics: processMetrics(), spendGuard: sharedSpendGuard(), clock: systemClock, config: live.current().config,
+      stores: () => {
+        const { services } = readable();
+        return { status: services.statusStore, operator: new SqliteOperatorStore(services.store.db) };
+      },
+    }).scrape()),
+  });
+}
+
+/** api.runtime.llm for `openclaw lcm compact`, or undefined where the host offers no runtime. */
+function pluginModelOf(api: PluginApi): CompletionModel | undefined {
+  try {
+    return api.runtime?.llm;
+  } catch {
+    return undefined; // "cli-metadata" registration: the runtime is deliberately unavailable; the CLI summarizes without a model
+  }
+}

@@ -53,6 +53,30 @@ export interface ConversationRecord {
   lastReserveTokens: number | null;
   bootstrapState: BootstrapState | null;
   lastCompaction: CompactionOutcome | null;
+  /** The host's `sessionStartedAt` of the session this conversation last saw (ms); null until first seen. */
+  sessionStartedAt: number | null;
+  /** The last time the host started a new session under this conversation's key (/new, an idle or daily reset). */
+  lastReset: SessionResetRecord | null;
+  /** The archived conversation this one continues after /reset. */
+  previousConversationId: ConversationId | null;
+  /** Set when /reset archived this conversation: another one continues its session. */
+  archivedAt: number | null;
+  archiveReason: string | null;
+  /** Set when the host ended the session for good (deleted) or it was found gone; cleared if it comes back. */
+  endedAt: number | null;
+  endReason: string | null;
+}
+
+/** What a new session under the same conversation did to the context (shown by `/lcm status`). */
+export interface SessionResetRecord {
+  at: number;
+  /** The host's reason: "new", "idle", "daily", or "detected" when LCM noticed the new session itself. */
+  reason: string;
+  /** Summaries kept in the new session's context, and their tokens. */
+  carriedSummaries: number;
+  carriedTokens: number;
+  /** Messages of the earlier session that left the context (stored and searchable). */
+  leftMessages: number;
 }
 
 /** How far the host transcript has been imported, so the next bootstrap reads only what is new. */
@@ -71,6 +95,8 @@ export interface CompactionOutcome {
   tokensAfter: number;
   passes: number;
   reason?: string;
+  /** Summaries written without a model because the conversation was at the spend guard's cap (absent: none). */
+  spendGuardDiverted?: number;
 }
 
 export interface MessageRecord {

@@ -1,20 +1,24 @@
 /**
  * Ingest phases, on top of the full history: commitTurn one turn at a time (the durable host path, a new engine
- * per turn), ingestBatch in batches of 1,000 (non-durable hosts, imports), and a whole host turn (bootstrap,
- * assemble twice, commitTurn, maintain) whose longest event-loop block is the "during a turn's hooks" figure.
+ * per turn), ingestBatch in batches of 1,000 (non-durable hosts, imports), single messages back to back with the
+ * write-ahead log sampled throughout, and a whole host turn (bootstrap, assemble twice, commitTurn, maintain)
+ * whose longest event-loop block is the "during a turn's hooks" figure.
  */
 import { performance } from "node:perf_hooks";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
 import { type BenchContext, conversationOf, databaseOf, freshTurns } from "../context.js";
 import { Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
+import { WalSampler, megabytes } from "../wal-sampler.js";
 
 const BATCH_SIZE = 1_000;
+/** Single-message ingests of the sustained-write phase (the independent benchmark's probe: 20k, a macrotask apart). */
+const SUSTAINED_MESSAGES = 20_000;
 /** The budget the compacted conversation was swept for (the plugin's default), so turns find it in steady state. */
 const TURN_BUDGET = 128_000;
 
 export async function runIngestPhases(context: BenchContext): Promise<PhaseResult[]> {
-  return [await ingestTurns(context), await ingestBatches(context), await hostTurns(context)];
+  return [await ingestTurns(context), await ingestBatches(context), await ingestSustained(context), await hostTurns(context)];
 }
 
 async function ingestTurns(context: BenchContext): Promise<PhaseResult> {
@@ -58,6 +62,48 @@ async function ingestBatches(context: BenchContext): Promise<PhaseResult> {
   }
   const { rate, values } = await ingestRates(context, phase, stored);
   return phase.finish({ rate, values: { messages: messages.length, stored, batchSize: BATCH_SIZE, ...values } });
+}
+
+/**
+ * Sustained writes: one message per `ingest` call, each on a fresh macrotask, back to back, into a conversation of
+ * the full history. The write-ahead log is sampled after every call: SQLite never rewinds a log whose checkpoint
+ * never catches up with the writer, and its file keeps its largest size; this phase is where that would show
+ * (101 MB and growing after 20k such calls, measured by an independent benchmark).
+ */
+async function ingestSustained(context: BenchContext): Promise<PhaseResult> {
+  const target = { ...conversationOf(context, "other"), sessionId: "bench-ingest-sustained", sessionKey: "agent:ops:ingest-sustained" };
+  const messages: AgentMessage[] = [];
+  for (const turn of freshTurns(context.manifest.seed + 4, target, Math.ceil(SUSTAINED_MESSAGES / 3), "sustained")) {
+    messages.push(...turn);
+    if (messages.length >= SUSTAINED_MESSAGES) break;
+  }
+  messages.length = Math.min(messages.length, SUSTAINED_MESSAGES);
+  const boundBefore = databaseOf(context).checkpointer?.boundStats;
+  const files = new WalSampler(context.databasePath).start();
+  const phase = new Phase("ingest.sustained");
+  let stored = 0;
+  for (const message of messages) {
+    const result = await phase.time(() => context.host.engine().ingest({ sessionId: target.sessionId, sessionKey: target.sessionKey, message }));
+    files.sample();
+    if (result.ingested) stored++;
+  }
+  const sizes = files.stop();
+  const bound = databaseOf(context).checkpointer?.boundStats;
+  const { rate, values } = await ingestRates(context, phase, stored);
+  return phase.finish({
+    rate,
+    values: {
+      messages: messages.length,
+      stored,
+      maxWalMb: megabytes(sizes.maxWalBytes),
+      ...(bound && boundBefore ? {
+        logBoundReached: bound.boundReached - boundBefore.boundReached,
+        pausedWrites: bound.pausedWrites - boundBefore.pausedWrites,
+        pausedMs: round(bound.totalPauseMs - boundBefore.totalPauseMs, 1),
+      } : {}),
+      ...values,
+    },
+  });
 }
 
 /**

@@ -1,13 +1,21 @@
 /**
  * Search phases through the registered `lcm_grep` tool's execute, as the model calls it: full-text (a rare
- * planted word, the most common word, by recency and by relevance) and regex (a rare planted pattern, a pattern
- * found in most code), each over the main conversation and over every conversation of the agent's history.
- * "pending feature" while the tool is not registered.
+ * planted word, the most common word, by recency and by relevance; several words of different frequencies and a
+ * question, by relevance) and regex (a rare planted pattern, a pattern found in most code), each over the main
+ * conversation and over every conversation of the agent's history. Last, the first search after a bulk ingest
+ * that no maintenance followed (issue 15): on a copy of the dataset whose message index holds nothing, as a
+ * history imported in one go leaves it. "pending feature" while the tool is not registered.
  */
+import { constants, copyFileSync } from "node:fs";
+import { join } from "node:path";
+import { closeSharedDatabase, openSharedDatabase } from "../../src/db/connection-registry.js";
 import type { AgentTool } from "../../src/host/openclaw-types.js";
 import { type BenchContext, conversationOf, wantsSample } from "../context.js";
+import { benchConfig, datasetPaths, removeDatabase } from "../dataset.js";
 import { COMMON_PATTERN, COMMON_TERM, RARE_PATTERN, RARE_TERM } from "../generate.js";
+import { BenchHost } from "../host.js";
 import { Phase, type PhaseResult, pending } from "../measure.js";
+import { DATA_DIR } from "../paths.js";
 
 interface GrepCase {
   name: string;
@@ -15,12 +23,19 @@ interface GrepCase {
 }
 
 const CASES: GrepCase[] = [
-  { name: "grep.fts.rare", params: { pattern: RARE_TERM, mode: "full_text" } },
-  { name: "grep.fts.common", params: { pattern: COMMON_TERM, mode: "full_text" } },
+  { name: "grep.fts.rare", params: { pattern: RARE_TERM, mode: "full_text", sort: "recency" } },
+  { name: "grep.fts.common", params: { pattern: COMMON_TERM, mode: "full_text", sort: "recency" } },
   { name: "grep.fts.rare.relevance", params: { pattern: RARE_TERM, mode: "full_text", sort: "relevance" } },
   { name: "grep.fts.common.relevance", params: { pattern: COMMON_TERM, mode: "full_text", sort: "relevance" } },
   { name: "grep.regex.rare", params: { pattern: RARE_PATTERN, mode: "regex" } },
   { name: "grep.regex.common", params: { pattern: COMMON_PATTERN, mode: "regex" } },
+  // Several words, by relevance (the default for full text): a rare word with a common one, two words found in
+  // a few percent of the messages each (the independent benchmark's "deploy kubernetes"), two found in most,
+  // and a question whose words range from rare to everywhere.
+  { name: "grep.fts.words.rare-common", params: { pattern: `${RARE_TERM} rollout`, mode: "full_text" } },
+  { name: "grep.fts.words.mid-mid", params: { pattern: "deploy kubernetes", mode: "full_text" } },
+  { name: "grep.fts.words.common-common", params: { pattern: "function return value", mode: "full_text" } },
+  { name: "grep.fts.words.question", params: { pattern: "how did we fix the failing database migration test?", mode: "full_text" } },
 ];
 
 export async function runSearchPhases(context: BenchContext): Promise<PhaseResult[]> {
@@ -37,6 +52,44 @@ export async function runSearchPhases(context: BenchContext): Promise<PhaseResul
       const params = { ...grepCase.params, ...(scope === "all" ? { allConversations: true } : {}) };
       results.push(await grep(context, tool, name, params));
     }
+  }
+  if (tool) results.push(...(await firstSearchAfterBulkIngest(context)));
+  return results;
+}
+
+/**
+ * The first lcm_grep after a bulk ingest with no maintain in between: a copy of the cached dataset with its
+ * message index emptied (every message waiting, as an import leaves them), one full-text and one regex search,
+ * each timed once with the longest event-loop block. The search reads what is not indexed newest first within
+ * its budget and says so when it stops (truncated).
+ */
+async function firstSearchAfterBulkIngest(context: BenchContext): Promise<PhaseResult[]> {
+  const path = join(DATA_DIR, `first-search-n${context.manifest.size}.db`);
+  removeDatabase(path);
+  copyFileSync(datasetPaths(context.manifest.seed, context.manifest.size).database, path, constants.COPYFILE_FICLONE);
+  const reset = openSharedDatabase(path);
+  const waiting = reset.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n;
+  await reset.write(() => {
+    reset.run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
+    reset.run("UPDATE search_index_state SET through = 0 WHERE name = 'messages_fts'");
+  });
+  // The connection stays open: the host's engine shares it, so opening the file is not part of what is timed.
+  const host = new BenchHost(benchConfig(path));
+  const main = conversationOf(context, "main");
+  const tool = host.tool("lcm_grep", { agentId: main.agentId, sessionKey: main.sessionKey, sessionId: main.sessionId })!;
+  const results: PhaseResult[] = [];
+  try {
+    for (const [name, params] of [
+      ["grep.first-after-ingest.fts", { pattern: RARE_TERM, mode: "full_text" }],
+      ["grep.first-after-ingest.regex", { pattern: RARE_PATTERN, mode: "regex" }],
+    ] as [string, Record<string, unknown>][]) {
+      const phase = new Phase(name);
+      const result = await phase.time(() => tool.execute("bench-first", params));
+      results.push(phase.finish({ values: { pattern: String(params.pattern), unindexedMessages: waiting, hits: hitCount(result.details), ...truncation(result.details) } }));
+    }
+  } finally {
+    closeSharedDatabase(path);
+    removeDatabase(path);
   }
   return results;
 }

@@ -1,11 +1,14 @@
 /**
  * Storage: database bytes per byte of message text, indexes included, and where the bytes go (the dbstat
  * virtual table, one row per table or index). Measured on the working copy before any phase writes to it, so
- * it describes the dataset exactly as the engine stored it.
+ * it describes the dataset exactly as the engine stored it. Beside it, what the dataset's build saw on disk at
+ * its largest (database + write-ahead log, sampled throughout the build): the file measured here has its log
+ * folded in, which hides a log that grew while writes went on.
  */
 import { statSync } from "node:fs";
 import { type BenchContext, databaseOf } from "../context.js";
 import { Phase, type PhaseResult, round } from "../measure.js";
+import { megabytes } from "../wal-sampler.js";
 
 export function runStoragePhase(context: BenchContext): PhaseResult {
   const db = databaseOf(context);
@@ -18,7 +21,7 @@ export function runStoragePhase(context: BenchContext): PhaseResult {
   const freePages = db.get<{ freelist_count: number }>("PRAGMA freelist_count")!.freelist_count;
   const walBytes = fileSize(`${context.databasePath}-wal`);
   const databaseBytes = pageSize * pageCount + walBytes;
-  const { textBytes, jsonBytes, messages } = context.manifest;
+  const { textBytes, jsonBytes, messages, build } = context.manifest;
   const breakdown: Record<string, number> = {};
   for (const row of rows) breakdown[`bytes.${row.name}`] = row.bytes;
   const result = phase.finish({
@@ -31,6 +34,10 @@ export function runStoragePhase(context: BenchContext): PhaseResult {
       bytesPerMessage: Math.round(databaseBytes / messages),
       freePages,
       unusedBytesInPages: rows.reduce((sum, row) => sum + row.unused, 0),
+      ...(build.maxWalBytes === undefined ? {} : {
+        buildMaxWalMb: megabytes(build.maxWalBytes),
+        buildMaxFileBytesPerTextByte: round(build.maxFileBytes / textBytes, 3),
+      }),
       ...breakdown,
     },
   });

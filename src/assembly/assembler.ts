@@ -40,6 +40,8 @@ export interface AssembledContext {
   evictedOlderItems: boolean;
   /** True when the newest unit was shown in a bounded form because it alone exceeds the budget. */
   boundedNewest: boolean;
+  /** Per message (same order): its stored token count and whether it renders a summary (`lcm context`'s breakdown). */
+  items: { tokens: number; isSummary: boolean }[];
 }
 
 export class Assembler {
@@ -69,6 +71,7 @@ export class Assembler {
       rawMessageCount: kept.length - summaryCount,
       evictedOlderItems: selection.leftOut,
       boundedNewest,
+      items: kept.map((item) => ({ tokens: item.tokens, isSummary: item.isSummary })),
     };
   }
 

@@ -40,6 +40,8 @@ export interface AssembleBudget {
 
 interface FirstCall {
   budget: number;
+  /** The turn's prompt by the host's measure (0 when the host passed none). */
+  promptTokens: number;
 }
 
 /**
@@ -59,7 +61,7 @@ export class TurnBudgets {
       const wrapping = typeof input.prompt === "string" ? HOST_WRAPPING_TOKENS : 0;
       const overhead = wrapping + TOOL_SCHEMA_TOKENS * (input.availableTools?.size ?? 0);
       const budget = Math.max(0, given - overhead);
-      this.first.set(sessionId, { budget });
+      this.first.set(sessionId, { budget, promptTokens: hostPromptTokens(input.prompt) });
       const reserveTokens = positive(input.limits?.maxOutputTokens);
       const record: AssembleBudget["record"] = reserveTokens ? { reserveTokens } : {};
       if (given >= MINIMUM_RECORDED_BUDGET) {
@@ -74,6 +76,12 @@ export class TurnBudgets {
       return { tokens: Math.max(0, first.budget - loopGrowth), record: { windowTokens: limitBudget } };
     }
     return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {} };
+  }
+
+  /** The prompt of the session's current turn by the host's measure, when an assemble of the turn saw one. */
+  promptTokensOf(sessionId: string): number | undefined {
+    const tokens = this.first.get(sessionId)?.promptTokens;
+    return tokens === undefined || tokens === 0 ? undefined : tokens;
   }
 
   clear(): void {

@@ -4,7 +4,7 @@
  * reply saying what went wrong, because a chat command has no other way to report it.
  */
 import type { Clock, Logger } from "../contracts.js";
-import { DATABASE_PATH_SETTING, type LcmConfig } from "../config.js";
+import { DATABASE_PATH_SETTING, type LcmConfig, SETTINGS } from "../config.js";
 import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
 import { describeError, isLcmError } from "../errors.js";
 import type { CommandContext, CommandDefinition } from "../host/openclaw-types.js";
@@ -13,18 +13,23 @@ import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { StatusStore } from "../store/status-store.js";
 import type { ConversationStore } from "../store/store.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
+import { StatusService } from "../services/status-service.js";
+import { compactCommandReply } from "../services/compaction-words.js";
+import type { SessionLifecycle } from "../engine/session-lifecycle.js";
 import { runDoctor } from "./lcm-doctor.js";
 import { renderStatus } from "./lcm-status.js";
 
 export const LCM_COMMAND = "lcm";
 
 export interface LcmCommandServices {
-  conversations: Pick<ConversationStore, "findConversation">;
+  conversations: Pick<ConversationStore, "findConversation" | "getConversation">;
   sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
   status: StatusStore;
   integrity: IntegrityChecker;
   /** Set when the database is served read-only: why, and the fix (shown by /lcm status). */
   notice?: string;
+  /** Marks conversations whose OpenClaw session is gone (`/lcm doctor all`); absent outside a gateway. */
+  endedSessions?: Pick<SessionLifecycle, "markGoneSessions">;
 }
 
 export interface LcmCommandDeps {
@@ -33,7 +38,8 @@ export interface LcmCommandDeps {
    * message naming the path, the setting and the fix when the database cannot be used (the reply is that message).
    */
   services: () => LcmCommandServices;
-  config: Pick<LcmConfig, "databasePath" | "defaultTokenBudget">;
+  config: Pick<LcmConfig, "databasePath" | "defaultTokenBudget">
+    & Partial<Pick<LcmConfig, "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes" | "contextThreshold">>;
   clock: Clock;
   logger: Logger;
 }
@@ -84,16 +90,23 @@ export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
 
 async function status(deps: LcmCommandDeps, context: CommandContext): Promise<string> {
   const services = deps.services();
-  const conversation = await conversationOf(services, context);
-  return renderStatus({
-    conversation,
-    summaries: conversation ? await services.status.summaryStats(conversation.conversationId) : [],
-    totals: await services.status.databaseTotals(),
-    databasePath: deps.config.databasePath,
-    defaultTokenBudget: deps.config.defaultTokenBudget,
-    now: deps.clock.now(),
-    ...(services.notice ? { notice: services.notice } : {}),
+  const statusService = new StatusService({
+    conversations: services.conversations, sessions: services.sessions, status: services.status, clock: deps.clock,
+    config: {
+      ...deps.config,
+      maxSummaryCallsPerWindow: deps.config.maxSummaryCallsPerWindow ?? defaultOf("maxSummaryCallsPerWindow"),
+      summaryCallWindowMinutes: deps.config.summaryCallWindowMinutes ?? defaultOf("summaryCallWindowMinutes"),
+    },
+    readOnlyNotice: services.notice ?? null,
   });
+  const agentId = agentIdFromSessionKey(context.sessionKey) ?? context.agentId ?? DEFAULT_AGENT_ID;
+  return renderStatus(await statusService.snapshot({
+    agentId, ...(context.sessionId ? { sessionId: context.sessionId } : {}), ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
+  }));
+}
+
+function defaultOf(key: "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes"): number {
+  return SETTINGS.find((setting) => setting.key === key)!.defaultValue as number;
 }
 
 async function doctor(deps: LcmCommandDeps, context: CommandContext): Promise<string> {
@@ -102,17 +115,22 @@ async function doctor(deps: LcmCommandDeps, context: CommandContext): Promise<st
   if (services.notice) return `/lcm doctor needs to write to the database, which LCM has open read-only. ${services.notice}`;
   const conversation = await conversationOf(services, context);
   const args = (context.args ?? "").trim().toLowerCase().split(/\s+/).slice(1);
-  return runDoctor(services.integrity, conversation?.conversationId ?? null, args);
+  const report = await runDoctor(services.integrity, conversation?.conversationId ?? null, args);
+  if (!args.includes("all") || !services.endedSessions) return report;
+  const gone = await services.endedSessions.markGoneSessions(GONE_SESSIONS_DEADLINE_MS);
+  if (gone.marked === 0 && gone.complete) return report;
+  return `${report}\nSessions: ${gone.marked} of ${gone.checked} conversations checked belong to a session OpenClaw no longer has; ` +
+    `marked ended (kept and searchable)${gone.complete ? "" : "; stopped at the deadline, run again to continue"}.`;
 }
+
+/** How long `/lcm doctor all` spends asking OpenClaw which sessions still exist. */
+const GONE_SESSIONS_DEADLINE_MS = 5_000;
 
 async function compact(context: CommandContext): Promise<string> {
   const compactCurrent = context.runtimeContext?.compactCurrent;
-  if (!compactCurrent) return "This host did not offer compaction to plugin commands; run /compact instead.";
-  const result = await compactCurrent();
-  const tokens = result.tokensBefore !== undefined && result.tokensAfter !== undefined
-    ? ` ${result.tokensBefore.toLocaleString("en-US")} → ${result.tokensAfter.toLocaleString("en-US")} tokens.`
-    : "";
-  return result.compacted ? `Compacted.${tokens}` : `Nothing was compacted${result.reason ? `: ${result.reason}` : "."}${tokens}`;
+  if (!compactCurrent) return "This host does not let plugin commands compact; use /compact instead.";
+  // The words of /compact's answer (services/compaction-words.ts).
+  return compactCommandReply(await compactCurrent());
 }
 
 async function conversationOf(services: LcmCommandServices, context: CommandContext): Promise<ConversationRecord | null> {

@@ -1,51 +1,69 @@
 /**
- * The text of `/lcm status`: what is stored for this conversation, what the model sees against its budget,
- * the summary DAG by depth (fallback summaries called out), the last compaction and how long ago the last
- * message arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance.
+ * The text of `/lcm status` and `lcm status`, rendered from the status service's snapshot (services/status-service.ts):
+ * what is stored for this conversation, what the model sees against its budget (the budget compaction works toward,
+ * so /compact's answer gives the same numbers) and where automatic compaction starts, the summary DAG by depth
+ * (fallback summaries called out), the last compaction, the last new session and how long ago the last message
+ * arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance.
  */
-import type { ConversationRecord } from "../records.js";
-import type { DatabaseTotals, SummaryDepthStats } from "../store/status-store.js";
+import type { ConversationStatus, StatusSnapshot } from "../services/status-service.js";
+import type { SummaryDepthStats } from "../store/status-store.js";
 
-export interface StatusInput {
-  conversation: ConversationRecord | null;
-  summaries: SummaryDepthStats[];
-  totals: DatabaseTotals;
-  databasePath: string;
-  defaultTokenBudget: number;
-  now: number;
-  /** Shown first when the database is served read-only: why, and the fix. */
-  notice?: string;
-}
-
-export function renderStatus(input: StatusInput): string {
-  const { conversation } = input;
-  const lines: string[] = input.notice ? [`LCM is read-only: nothing new is being stored. ${input.notice}`] : [];
-  if (!conversation) {
+/**
+ * The status as text. `scope` "session" (a chat command) says when nothing is stored for the session yet;
+ * "database" (the CLI without a conversation) shows the database alone.
+ */
+export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "database" = "session"): string {
+  const { conversation } = snapshot;
+  const lines: string[] = snapshot.readOnlyNotice ? [`LCM is read-only: nothing new is being stored. ${snapshot.readOnlyNotice}`] : [];
+  if (conversation) {
+    lines.push(...conversationLines(conversation, snapshot.now));
+  } else if (scope === "session") {
     lines.push("LCM status: nothing is stored for this session yet (it starts with the first message).");
   } else {
-    const budget = conversation.lastTokenBudget ?? input.defaultTokenBudget;
-    const budgetSource = conversation.lastTokenBudget === null ? " (default; no turn assembled yet)" : "";
-    const share = budget > 0 ? Math.round((conversation.contextTokens / budget) * 100) : 0;
-    lines.push(`LCM status · conversation ${conversation.conversationId} (agent ${conversation.agentId})`);
-    lines.push(`Stored: ${count(conversation.messageCount)} messages · ${count(conversation.messageTokens)} tokens`);
-    lines.push(
-      `Context: ${count(conversation.contextItemCount)} items · ${count(conversation.contextTokens)} tokens ` +
-        `(${count(conversation.contextRawTokens)} raw) · budget ${count(budget)}${budgetSource} · ${share}%` +
-        (conversation.contextTokens > budget ? " (over budget: assembly sends the newest items that fit)" : ""),
-    );
-    lines.push(`Summaries: ${summaryLine(input.summaries)}`);
-    lines.push(`Last compaction: ${compactionLine(conversation, input.now)}`);
-    lines.push(`Last message stored: ${conversation.lastIngestAt === null ? "never" : ago(input.now - conversation.lastIngestAt)}`);
+    lines.push("LCM status · database");
   }
+  const { totals } = snapshot;
+  const kept = [
+    totals.archivedConversations ? `${count(totals.archivedConversations)} archived` : "",
+    totals.endedConversations ? `${count(totals.endedConversations)} ended` : "",
+  ].filter(Boolean).join(", ");
   lines.push(
-    `Database: ${count(input.totals.conversations)} conversations · ${count(input.totals.messages)} messages · ` +
-      `${count(input.totals.messageTokens)} tokens · ${input.databasePath}` +
-      (input.totals.awaitingIndex > 0 ? ` · ${count(input.totals.awaitingIndex)} messages waiting for the full-text index` : "") +
-      (input.totals.awaitingTermDictionary > 0
-        ? ` · ${count(input.totals.awaitingTermDictionary)} messages waiting for the term dictionary (maintenance adds them)`
+    `Database: ${count(totals.conversations)} conversations${kept ? ` (${kept})` : ""} · ${count(totals.messages)} messages · ` +
+      `${count(totals.messageTokens)} tokens · ${snapshot.databasePath}` +
+      (totals.awaitingIndex > 0 ? ` · ${count(totals.awaitingIndex)} messages waiting for the full-text index` : "") +
+      (totals.awaitingTermDictionary > 0
+        ? ` · ${count(totals.awaitingTermDictionary)} messages waiting for the term dictionary (maintenance adds them)`
         : ""),
   );
+  const circuits = snapshot.summarizers.filter((circuit) => circuit.state !== "closed");
+  if (circuits.length > 0) {
+    lines.push(`Summarizer circuit: ${circuits.map((circuit) => `${circuit.key} ${circuit.state}`).join(", ")} (model calls are skipped; compaction falls back to truncation)`);
+  }
+  if (snapshot.spendGuard.capped > 0) {
+    lines.push(`Spend guard: ${count(snapshot.spendGuard.capped)} conversation(s) at the cap of ${count(snapshot.spendGuard.maxCallsPerWindow)} model calls per ${snapshot.spendGuard.windowMinutes} min`);
+  }
   return lines.join("\n");
+}
+
+function conversationLines(conversation: ConversationStatus, now: number): string[] {
+  const budgetSource = conversation.budgetIsDefault ? " (default; no turn assembled yet)" : "";
+  const guard = conversation.spendGuard;
+  const session = sessionLine(conversation, now);
+  return [
+    `LCM status · conversation ${conversation.conversationId} (agent ${conversation.agentId})`,
+    `Stored: ${count(conversation.messages)} messages · ${count(conversation.messageTokens)} tokens`,
+    `Context: ${count(conversation.contextItems)} items · ${count(conversation.contextTokens)} tokens ` +
+      `(${count(conversation.contextRawTokens)} raw) · budget ${count(conversation.budgetTokens)}${budgetSource} · ${conversation.budgetPercent}%` +
+      (conversation.compactsAboveTokens !== undefined ? ` · compacts above ${count(conversation.compactsAboveTokens)}` : "") +
+      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit)" : ""),
+    `Summaries: ${summaryLine(conversation.summaries)}`,
+    `Last compaction: ${compactionLine(conversation, now)}`,
+    ...(session ? [session] : []),
+    `Last message stored: ${conversation.lastIngestAt === null ? "never" : ago(now - conversation.lastIngestAt)}`,
+    `Spend guard: ${count(guard.calls)} of ${count(guard.maxCalls)} summarizer model calls in the last ${Math.round(guard.windowMs / 60_000)} min` +
+      (guard.capped ? ` · at the cap: summaries are written without a model${guard.freesAt !== null ? ` until ${ago(guard.freesAt - now, "in")}` : ""}` : "") +
+      (guard.diverted > 0 ? ` · ${count(guard.diverted)} written without a model` : ""),
+  ];
 }
 
 function summaryLine(stats: SummaryDepthStats[]): string {
@@ -55,26 +73,46 @@ function summaryLine(stats: SummaryDepthStats[]): string {
   return `${depths} · fallback summaries: ${count(fallback)}${fallback > 0 ? " (truncations; a repair can redo them)" : ""}`;
 }
 
-function compactionLine(conversation: ConversationRecord, now: number): string {
+function compactionLine(conversation: ConversationStatus, now: number): string {
   const outcome = conversation.lastCompaction;
   if (!outcome) return "never";
   const change = outcome.compacted
     ? `${count(outcome.tokensBefore)} → ${count(outcome.tokensAfter)} tokens in ${outcome.passes} pass${outcome.passes === 1 ? "" : "es"}`
     : `nothing compacted${outcome.reason ? ` (${outcome.reason})` : ""}`;
-  return `${ago(now - outcome.at)} (${outcome.trigger}): ${change}`;
+  const guarded = outcome.spendGuardDiverted ? ` · ${count(outcome.spendGuardDiverted)} written without a model (spend guard)` : "";
+  return `${ago(now - outcome.at)} (${outcome.trigger}): ${change}${guarded}`;
+}
+
+/** The last new session under this conversation's key (/new, an idle or daily reset), or the archive it continues (/reset). */
+function sessionLine(conversation: ConversationStatus, now: number): string | null {
+  const reset = conversation.lastReset;
+  if (reset) {
+    const why = reset.reason === "new" ? "/new" : reset.reason === "detected" ? "a new session" : `${reset.reason} reset`;
+    const carried = reset.carriedSummaries === 0
+      ? "nothing carried over"
+      : `${count(reset.carriedSummaries)} ${reset.carriedSummaries === 1 ? "summary" : "summaries"} carried over (${count(reset.carriedTokens)} tokens)`;
+    return `New session: ${ago(now - reset.at)} (${why}): ${carried}; the ${count(reset.leftMessages)} earlier messages stay searchable`;
+  }
+  if (conversation.previousConversationId !== undefined && conversation.previousConversationId !== null) {
+    return `New session: after /reset; the earlier history is archived as conversation ${conversation.previousConversationId} ` +
+      "(lcm_grep reads it with allConversations)";
+  }
+  return null;
 }
 
 function count(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
 
-export function ago(millis: number): string {
+/** "5 min ago" (a past moment `millis` ago), or with `direction` "in", "in 5 min" (a moment `millis` ahead). */
+export function ago(millis: number, direction: "ago" | "in" = "ago"): string {
   const seconds = Math.max(0, Math.round(millis / 1_000));
-  if (seconds < 5) return "just now";
-  if (seconds < 120) return `${seconds} s ago`;
+  if (seconds < 5) return direction === "ago" ? "just now" : "a moment";
+  const say = (amount: string) => (direction === "ago" ? `${amount} ago` : `in ${amount}`);
+  if (seconds < 120) return say(`${seconds} s`);
   const minutes = Math.round(seconds / 60);
-  if (minutes < 120) return `${minutes} min ago`;
+  if (minutes < 120) return say(`${minutes} min`);
   const hours = Math.round(minutes / 60);
-  if (hours < 48) return `${hours} h ago`;
-  return `${Math.round(hours / 24)} d ago`;
+  if (hours < 48) return say(`${hours} h`);
+  return say(`${Math.round(hours / 24)} d`);
 }

@@ -70,6 +70,11 @@ export function sharedCircuitBreaker(key: string, options?: CircuitBreakerOption
   return breaker;
 }
 
+/** Every shared breaker's key and state, for status and metrics. */
+export function sharedCircuitStates(): { key: string; state: CircuitState }[] {
+  return [...registry().breakers].map(([key, breaker]) => ({ key, state: breaker.state() }));
+}
+
 /** Forgets every shared breaker (tests, and a plugin reload that wants a clean slate). */
 export function resetSharedCircuitBreakers(): void {
   registry().breakers.clear();

@@ -69,21 +69,36 @@ export function thresholdTarget(budget: ResolvedBudget, contextThreshold: number
 
 /**
  * The target of overflow recovery (the provider refused a prompt): the budget, and at least the excess the host
- * measured (`currentTokenCount` above what its window allows) below the current context. An excess as large as
- * the whole context comes from the current prompt, not from the context: the target is then the budget alone
- * (compacting the context to nothing would not make the prompt fit).
+ * measured (`currentTokenCount` above what its window allows) below the current context.
+ *
+ * An excess as large as the whole context cannot be shed from the context. When the turn's prompt alone takes
+ * the window (a paste larger than the window), compacting would not make it fit: the target is the budget alone
+ * and the answer says the prompt is too large. Otherwise the provider counts the same context far larger than the
+ * plugin's estimate (another tokenizer, tool schemas, images): half the context is shed, so that the host's retry
+ * (it retries up to three times while compaction makes progress) has a real chance; nothing is lost, the shed
+ * messages stay recoverable through summaries.
  */
 export function budgetTarget(input: {
   budget: ResolvedBudget;
   contextTokens: number;
   currentTokenCount?: number | undefined;
   windowTokens?: number | undefined;
-}): { targetTokens: number; excessTokens: number } {
+  /** The host's measure of this turn's prompt (assemble saw it), when known. */
+  promptTokens?: number | undefined;
+}): { targetTokens: number; excessTokens: number; isPromptTooLarge: boolean } {
   const window = positive(input.windowTokens);
   const current = positive(input.currentTokenCount);
-  const excessTokens = current === undefined || window === undefined ? 0 : Math.max(0, current - (window - replyReserve(window)));
-  const shed = excessTokens > 0 && excessTokens < input.contextTokens ? input.contextTokens - excessTokens : Number.POSITIVE_INFINITY;
-  return { targetTokens: Math.max(1, Math.min(input.budget.tokens, shed)), excessTokens };
+  const allowed = window === undefined ? undefined : window - replyReserve(window);
+  const excessTokens = current === undefined || allowed === undefined ? 0 : Math.max(0, current - allowed);
+  if (excessTokens === 0) return { targetTokens: Math.max(1, input.budget.tokens), excessTokens, isPromptTooLarge: false };
+  if (excessTokens < input.contextTokens) {
+    return { targetTokens: Math.max(1, Math.min(input.budget.tokens, input.contextTokens - excessTokens)), excessTokens, isPromptTooLarge: false };
+  }
+  const prompt = positive(input.promptTokens);
+  if (prompt !== undefined && allowed !== undefined && prompt >= allowed) {
+    return { targetTokens: Math.max(1, input.budget.tokens), excessTokens, isPromptTooLarge: true };
+  }
+  return { targetTokens: Math.max(1, Math.min(input.budget.tokens, Math.floor(input.contextTokens / 2))), excessTokens, isPromptTooLarge: false };
 }
 
 /** The sizes compaction works with at a given budget: the configured ones, scaled down for small budgets. */

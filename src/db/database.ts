@@ -112,6 +112,8 @@ export class Database {
    * When another connection holds the write lock, waits asynchronously and retries until `deadlineMs`.
    */
   async write<T>(body: () => T, deadlineMs = currentWriteDeadline()): Promise<T> {
+    const pause = this.checkpointer?.writePause();
+    if (pause) await pause; // the checkpoint worker is truncating a full write-ahead log (spec 012)
     const problem = this.fileProblem();
     if (problem !== null) this.retire(problem);
     const started = Date.now();

@@ -297,6 +297,104 @@ export const MIGRATIONS: readonly Migration[] = [
     // New files get it here too, as every migration runs on them. Older files stay recognisable by their schema.
     up: `PRAGMA application_id = ${LCM_APPLICATION_ID};`,
   },
+  {
+    version: 7,
+    name: "session lifecycle: new sessions, archived and ended conversations",
+    // OpenClaw's /new and /reset start a new session under the same session key and the same session id
+    // (specs/016-session-lifecycle.md). /new keeps the conversation and records the reset on it; /reset archives the
+    // conversation (archived_at) and a new live conversation continues the session, so at most one conversation per
+    // (agent, session) is live: the table-level UNIQUE becomes a partial unique index, which needs a rebuild that
+    // keeps every row and id. ended_at marks a conversation whose host session was deleted or is gone.
+    rebuildsReferencedTable: true,
+    up: `
+      CREATE TABLE conversations_v7 (
+        conversation_id INTEGER PRIMARY KEY,
+        agent_id        TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        session_key     TEXT,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        last_ingest_at  INTEGER,
+        next_seq        INTEGER NOT NULL DEFAULT 1,
+        next_ordinal    INTEGER NOT NULL DEFAULT 1,
+        message_count   INTEGER NOT NULL DEFAULT 0,
+        message_tokens  INTEGER NOT NULL DEFAULT 0,
+        context_tokens  INTEGER NOT NULL DEFAULT 0,
+        context_raw_tokens INTEGER NOT NULL DEFAULT 0,
+        context_items   INTEGER NOT NULL DEFAULT 0,
+        last_token_budget INTEGER,
+        bootstrap_state TEXT,
+        last_compaction TEXT,
+        last_window_tokens INTEGER,
+        last_reserve_tokens INTEGER,
+        session_started_at INTEGER,
+        last_reset      TEXT,
+        previous_conversation_id INTEGER,
+        archived_at     INTEGER,
+        archive_reason  TEXT,
+        ended_at        INTEGER,
+        end_reason      TEXT
+      );
+      INSERT INTO conversations_v7 (
+        conversation_id, agent_id, session_id, session_key, created_at, updated_at, last_ingest_at, next_seq,
+        next_ordinal, message_count, message_tokens, context_tokens, context_raw_tokens, context_items,
+        last_token_budget, bootstrap_state, last_compaction, last_window_tokens, last_reserve_tokens
+      ) SELECT
+        conversation_id, agent_id, session_id, session_key, created_at, updated_at, last_ingest_at, next_seq,
+        next_ordinal, message_count, message_tokens, context_tokens, context_raw_tokens, context_items,
+        last_token_budget, bootstrap_state, last_compaction, last_window_tokens, last_reserve_tokens
+      FROM conversations;
+      DROP TABLE conversations;
+      ALTER TABLE conversations_v7 RENAME TO conversations;
+      CREATE UNIQUE INDEX conversations_live_session ON conversations (agent_id, session_id) WHERE archived_at IS NULL;
+      CREATE INDEX conversations_agent_session_key ON conversations (agent_id, session_key);
+    `,
+  },
+  {
+    version: 8,
+    name: "full-text indexes of the words recall looks for",
+    // Messages and summaries are indexed as search reads them (specs/013-recall.md): tool-call arguments
+    // decoded, words split and folded by src/search/text-analysis.ts (emoji never glued to a word), plus each
+    // word's fragments (camelCase and letter/digit parts, pairs of characters of unspaced scripts) in a second
+    // column. The analysis runs in JavaScript, so the tables are contentless and tokenize only on the spaces it
+    // leaves ('ascii'); 'contentless_delete' keeps deletes possible. Both start empty and are filled in batches
+    // (SqliteSearchIndex, oldest first; until then searches read the rows not yet indexed directly). The term
+    // dictionary is rebuilt with them, in the same transactions, and now also holds each word's Porter stem.
+    // Dropping the old message index is one pass over its pages (145 ms at a million messages).
+    up: `
+      DROP TRIGGER messages_fts_delete;
+      DROP TABLE messages_fts;
+      CREATE VIRTUAL TABLE messages_fts USING fts5 (
+        words, derived, content = '', contentless_delete = 1, tokenize = 'ascii'
+      );
+      INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+      WHEN old.message_id <= (SELECT through FROM search_index_state WHERE name = 'messages_fts') BEGIN
+        DELETE FROM messages_fts WHERE rowid = old.message_id;
+      END;
+      DROP TRIGGER summaries_fts_insert;
+      DROP TRIGGER summaries_fts_delete;
+      DROP TABLE summaries_fts;
+      CREATE VIRTUAL TABLE summaries_fts USING fts5 (
+        words, derived, content = '', contentless_delete = 1, tokenize = 'ascii'
+      );
+      CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries
+      WHEN old.id <= (SELECT through FROM search_index_state WHERE name = 'summaries_fts') BEGIN
+        DELETE FROM summaries_fts WHERE rowid = old.id;
+      END;
+      DROP TABLE search_terms;
+      CREATE TABLE search_terms (
+        term     TEXT PRIMARY KEY,
+        reversed TEXT NOT NULL,
+        stem     TEXT
+      ) WITHOUT ROWID;
+      CREATE INDEX search_terms_reversed ON search_terms (reversed);
+      CREATE INDEX search_terms_stem ON search_terms (stem) WHERE stem IS NOT NULL;
+      DELETE FROM search_index_state WHERE name IN ('term_dictionary', 'term_dictionary_top');
+      UPDATE search_index_state SET through = 0 WHERE name = 'messages_fts';
+      INSERT INTO search_index_state (name, through) VALUES ('summaries_fts', 0);
+    `,
+  },
 ];
 
 /**

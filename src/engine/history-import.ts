@@ -10,7 +10,8 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import { describeError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
-import { type EncodedMessage, encodeMessage, identityKeysOf, isStoredIn } from "../messages/message-codec.js";
+import { hostCommandsIn } from "../messages/host-commands.js";
+import { type EncodedMessage, encodeMessage, identityKeysOf, isStoredIn, MessageFlags } from "../messages/message-codec.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
 import type { AppendResult, MessageStore } from "../store/store.js";
@@ -41,20 +42,28 @@ export const ENCODE_SLICE = 500;
 export async function encodeAll(messages: readonly unknown[], deps: Pick<HistoryImportDeps, "tokens" | "clock" | "logger">): Promise<{
   encoded: EncodedMessage[];
   invalid: number;
+  /** Host commands answered in this batch whose command was stored before it (their `idempotencyKey`s). */
+  unpairedCommandKeys: string[];
 }> {
   const encoded: EncodedMessage[] = [];
   let invalid = 0;
   const now = deps.clock.now();
+  const valid = messages.filter((message): message is AgentMessage => message !== null && typeof message === "object");
+  // Host commands and the gateway's answers are stored but never assembled nor summarized (host-commands.ts).
+  const { commandIndexes, unpairedCommandKeys } = hostCommandsIn(valid);
+  const commands = new Set([...commandIndexes].map((index) => valid[index]));
   for (let index = 0; index < messages.length; index++) {
     if (index > 0 && index % ENCODE_SLICE === 0) await yieldToEventLoop();
     try {
-      encoded.push(encodeMessage(messages[index] as AgentMessage, deps.tokens, now));
+      const message = encodeMessage(messages[index] as AgentMessage, deps.tokens, now);
+      if (commands.has(messages[index] as AgentMessage)) message.flags |= MessageFlags.excluded;
+      encoded.push(message);
     } catch (error) {
       invalid++;
       deps.logger.warn(`Skipped a message that cannot be stored: ${describeError(error)}`);
     }
   }
-  return { encoded, invalid };
+  return { encoded, invalid, unpairedCommandKeys };
 }
 
 export async function importHostHistory(

@@ -18,3 +18,13 @@ export function hostMessagesOf(params: unknown): AgentMessage[] {
     return [];
   }
 }
+
+/** The session key of a hook's params. Contract: never throws; undefined when absent or unreadable. */
+export function sessionKeyOf(params: unknown): string | undefined {
+  try {
+    const key = params !== null && typeof params === "object" ? (params as { sessionKey?: unknown }).sessionKey : undefined;
+    return typeof key === "string" && key !== "" ? key : undefined;
+  } catch {
+    return undefined; // a throwing getter: treated as a session without a key (stored, the default)
+  }
+}

@@ -39,6 +39,7 @@ import { runSerialized } from "../runtime/session-queue.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
 import type { SearchIndex } from "../store/search-index.js";
+import type { SessionLifecycleStore } from "../store/session-store.js";
 import type { BudgetRecord, LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
@@ -87,6 +88,8 @@ export interface EngineDeps {
   grants?: Pick<GrantStore, "revokeGrantsForChild">;
   /** The messages' full-text index, brought up to date in batches by maintain (absent: searches do it). */
   searchIndex?: SearchIndex;
+  /** Takes a host command out of the context when the gateway's answer to it is imported later (absent: kept). */
+  commands?: Pick<SessionLifecycleStore, "excludeHostCommand">;
 }
 
 /**
@@ -245,9 +248,11 @@ export class LcmContextEngine implements ContextEngine {
 
   async compact(params: CompactParams): Promise<CompactResult> {
     return this.guard("compact", (reason) => ({ ok: false, compacted: false, reason }), () =>
-      this.serialized(params.sessionId, () => runCompact(params, this.deps)),
+      this.serialized(params.sessionId, () => runCompact(params, this.deps, this.turnBudgets.promptTokensOf(params.sessionId))),
     );
   }
+
+
 
   async maintain(params: MaintainParams): Promise<MaintenanceResult> {
     const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });

@@ -14,6 +14,7 @@ import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
 import type { ConversationRecord } from "../records.js";
+import type { SessionLifecycleStore } from "../store/session-store.js";
 import type { ConversationStore, MessageStore } from "../store/store.js";
 import { encodeAll, storeEncoded } from "./history-import.js";
 import type { TranscriptSource } from "./transcript-source.js";
@@ -40,6 +41,8 @@ export interface TranscriptImportDeps {
   transcriptSource?: TranscriptSource;
   /** Stores large file blocks and tool output aside before the messages are stored. */
   largeFiles?: LargeContentExternalizer;
+  /** Takes a host command stored in an earlier batch out of the context once its answer arrives. */
+  commands?: Pick<SessionLifecycleStore, "excludeHostCommand">;
 }
 
 export interface TranscriptImportResult {
@@ -70,7 +73,11 @@ async function sizeOf(path: string): Promise<number | null> {
 
 async function appendBatch(conversation: ConversationRecord, messages: AgentMessage[], deps: TranscriptImportDeps): Promise<number> {
   if (messages.length === 0) return 0;
-  return (await storeEncoded(conversation, (await encodeAll(messages, deps)).encoded, deps)).inserted;
+  const { encoded, unpairedCommandKeys } = await encodeAll(messages, deps);
+  const inserted = (await storeEncoded(conversation, encoded, deps)).inserted;
+  // A gateway answer whose command came in an earlier batch: the command leaves the context now.
+  for (const key of unpairedCommandKeys) await deps.commands?.excludeHostCommand(conversation.conversationId, key);
+  return inserted;
 }
 
 async function importFromHost(

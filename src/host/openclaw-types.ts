@@ -222,13 +222,77 @@ export interface SubagentRuntime {
   deleteSession?(params: { sessionKey: string; deleteTranscript?: boolean }): Promise<void>;
 }
 
+/** `session_end` (OpenClaw's plugin hook): the session that ended and why ("new", "reset", "idle", "daily", "deleted", …). */
+export interface SessionEndEvent {
+  sessionId: string;
+  sessionKey?: string;
+  reason?: string;
+  nextSessionId?: string;
+  [field: string]: unknown;
+}
+export interface SessionHookContext { agentId?: string; sessionId?: string; sessionKey?: string; [field: string]: unknown }
+
+/** The fields of the host's session record LCM reads (`api.runtime.agent.session.getSessionEntry`). */
+export interface HostSessionEntry { sessionId?: string; sessionStartedAt?: number; lifecycleRevision?: string; [field: string]: unknown }
+
+/** A tool's entry in OpenClaw's tool catalog (`api.registerToolMetadata`). */
+export interface ToolMetadataRegistration {
+  toolName: string;
+  displayName?: string;
+  description?: string;
+  risk?: "low" | "medium" | "high";
+  tags?: string[];
+}
+
 export interface PluginApi {
   id?: string;
   registrationMode?: string;
   pluginConfig?: Record<string, unknown>;
   logger?: PluginLogger;
-  runtime?: { llm?: HostLlm; subagent?: SubagentRuntime; [field: string]: unknown };
+  runtime?: {
+    llm?: HostLlm;
+    subagent?: SubagentRuntime;
+    /** The process's current config snapshot (plugins.entries.<id>.config included). */
+    config?: { current?: () => unknown };
+    agent?: { session?: { getSessionEntry?: (params: { agentId?: string; sessionKey: string }) => HostSessionEntry | undefined } };
+    [field: string]: unknown;
+  };
+  /** Disposal of this registration: OpenClaw calls the cleanups when it retires the plugin. */
+  lifecycle?: { onDispose?: (cleanup: () => void | Promise<void>) => unknown };
+  on?(hookName: "session_end", handler: (event: SessionEndEvent, context: SessionHookContext) => void | Promise<void>): void;
+  registerToolMetadata?(metadata: ToolMetadataRegistration): void;
   registerContextEngine(id: string, factory: (context: ContextEngineFactoryContext) => ContextEngine): void;
   registerTool?(tool: AgentTool | ToolFactory, options?: { name?: string; names?: string[]; optional?: boolean }): void;
   registerCommand?(command: CommandDefinition): void;
+  /** `openclaw <command> …`: the registrar gets OpenClaw's commander program (loaded lazily, by descriptors). */
+  registerCli?(registrar: CliRegistrar, options?: { descriptors?: CliCommandDescriptor[] }): void;
+  /** A gateway RPC (`openclaw gateway call <method>`). */
+  registerGatewayMethod?(method: string, handler: GatewayMethodHandler, options?: { scope?: "operator.read" | "operator.write" | "operator.admin" }): void;
+  /** A gateway HTTP route; `auth: "gateway"` requires the gateway's own auth (its token as a bearer token). */
+  registerHttpRoute?(route: HttpRoute): void;
+}
+
+/** What a CLI registrar receives; `program` is OpenClaw's commander Command (declared loosely: commander is ours too). */
+export interface CliRegistrarContext { program: unknown; config?: unknown; [field: string]: unknown }
+export type CliRegistrar = (context: CliRegistrarContext) => void | Promise<void>;
+export interface CliCommandDescriptor {
+  name: string;
+  description: string;
+  hasSubcommands: boolean;
+  /** Whether this invocation prints machine output on stdout (OpenClaw then routes its own notices to stderr). */
+  machineOutput?: (params: { argv: readonly string[]; stdoutIsTTY: boolean }) => boolean;
+}
+
+export interface GatewayMethodContext {
+  params: Record<string, unknown>;
+  respond(ok: boolean, payload?: unknown, error?: { code: string; message: string; details?: unknown }): void;
+  [field: string]: unknown;
+}
+export type GatewayMethodHandler = (context: GatewayMethodContext) => void | Promise<void>;
+
+export interface HttpRoute {
+  path: string;
+  auth: "gateway" | "plugin";
+  match?: "exact" | "prefix";
+  handler(request: import("node:http").IncomingMessage, response: import("node:http").ServerResponse): boolean | void | Promise<boolean | void>;
 }

@@ -24,6 +24,8 @@ export interface IntegrityCheckerDeps {
   store: IntegrityStore;
   clock: Clock;
   fileExists(path: string): Promise<boolean>;
+  /** Told every report (`recent`: maintain's bounded check; `full`: doctor), e.g. to count findings in the metrics. */
+  onReport?: (scope: "recent" | "full", report: IntegrityReport) => void;
 }
 
 export interface CheckOptions {
@@ -33,6 +35,8 @@ export interface CheckOptions {
   includeIndexes?: boolean;
   /** Stop starting new conversations after this many milliseconds; the report says it is incomplete. */
   deadlineMs?: number;
+  /** Called after each conversation is checked: how many are done, of how many (a progress bar). */
+  onProgress?: (checked: number, total: number) => void;
 }
 
 export class IntegrityChecker {
@@ -52,6 +56,7 @@ export class IntegrityChecker {
       }
       checksRun += await this.checkConversation(conversationId, findings);
       conversationsChecked++;
+      options.onProgress?.(conversationsChecked, ids.length);
     }
     if (options.includeIndexes !== false) {
       for (const table of ["messages_fts", "summaries_fts"] as const) {
@@ -60,7 +65,9 @@ export class IntegrityChecker {
         if (problem) findings.push({ kind: "fts_out_of_sync", conversationId: null, subject: table, detail: problem });
       }
     }
-    return { conversationsChecked, checksRun, findings, durationMs: this.deps.clock.now() - started, complete };
+    const report = { conversationsChecked, checksRun, findings, durationMs: this.deps.clock.now() - started, complete };
+    this.deps.onReport?.("full", report);
+    return report;
   }
 
   /** Bounded check of the newest RECENT_WINDOW_ITEMS context items: order and tool pairing. */
@@ -75,7 +82,9 @@ export class IntegrityChecker {
     // The window may open in the middle of a tool unit whose call lies before it: skip those leading results.
     const firstUnit = items.findIndex((item) => !(item.flags & TOOL_RESULT));
     findings.push(...pairingFindings(conversationId, firstUnit < 0 ? [] : items.slice(firstUnit)));
-    return { conversationsChecked: 1, checksRun: 2, findings, durationMs: this.deps.clock.now() - started, complete: true };
+    const report = { conversationsChecked: 1, checksRun: 2, findings, durationMs: this.deps.clock.now() - started, complete: true };
+    this.deps.onReport?.("recent", report);
+    return report;
   }
 
   planRepairs(report: IntegrityReport): RepairPlan {

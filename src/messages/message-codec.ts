@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { TokenEstimator } from "../contracts.js";
 import { LcmError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
+import { isTranscriptOnlyReply } from "./host-commands.js";
 import type { LargeFileRecord, PartKind, StoredPart } from "../records.js";
 
 export type { PartKind, StoredPart } from "../records.js";
@@ -316,7 +317,8 @@ function encodeValidMessage(message: AgentMessage, tokens: TokenEstimator, now: 
     itemFlags |= ItemFlags.toolResult;
     if (typeof message.toolName === "string") builder.label(`[tool result ${message.toolName}]`);
   }
-  if (message.excludeFromContext === true || !KNOWN_ROLES.has(message.role) || isHostInjectedReply(message)) {
+  // The gateway's own answers ("Compacted …", /lcm status) are written into the transcript and never sent to a model.
+  if (message.excludeFromContext === true || !KNOWN_ROLES.has(message.role) || isTranscriptOnlyReply(message)) {
     flags |= MessageFlags.excluded;
   }
 
@@ -334,10 +336,6 @@ function encodeValidMessage(message: AgentMessage, tokens: TokenEstimator, now: 
   };
 }
 
-/** Status replies the gateway writes into the transcript itself (e.g. "Compacted ..."); the host never sends them to the model. */
-function isHostInjectedReply(message: AgentMessage): boolean {
-  return message.role === "assistant" && message.provider === "openclaw" && message.model === "gateway-injected";
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);

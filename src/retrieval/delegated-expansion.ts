@@ -22,7 +22,7 @@ import {
   helperTask,
   withoutCitationLine,
 } from "./expansion-prompts.js";
-import { toAnyWordQuery } from "./fts-query.js";
+import { parseTextQuery } from "../search/text-query.js";
 import type { RecallCaller } from "./recall-access.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
@@ -45,8 +45,17 @@ export interface ExpandQueryRequest {
   candidates: SummaryRecord[];
   /** The search text that found them, if any (ranks source messages in the direct fallback). */
   query: string | null;
+  /** The best-matching messages under them, best first (named to the helper as places to start). */
+  hints?: ExpansionHint[];
   maxTokens: number;
   signal?: AbortSignal;
+}
+
+/** A message that matched the query, and the candidate summary it lies under. */
+export interface ExpansionHint {
+  messageId: number;
+  summaryId: string;
+  snippet: string;
 }
 
 export interface ExpandQueryResult {
@@ -108,7 +117,9 @@ export class ExpansionService {
       try {
         ({ runId } = await raceAbort(subagent.run({
           sessionKey: childSessionKey,
-          message: helperTask({ prompt: request.prompt, candidates: request.candidates, maxTokens: request.maxTokens, tokenCap: grant.tokenCap }),
+          message: helperTask({
+            prompt: request.prompt, candidates: request.candidates, hints: request.hints ?? [], maxTokens: request.maxTokens, tokenCap: grant.tokenCap,
+          }),
           extraSystemPrompt: HELPER_SYSTEM_PROMPT,
           toolsAlsoAllow: [...HELPER_TOOLS],
           deliver: false,
@@ -167,8 +178,8 @@ export class ExpansionService {
   }
 
   private async answerDirectly(request: ExpandQueryRequest, deadline: number, reason: string, modelAllowed: boolean): Promise<ExpandQueryResult> {
-    const match = toAnyWordQuery(`${request.query ?? ""} ${request.prompt}`);
-    const collected = await collectExcerpts(this.deps, request.candidates, match, this.deps.config.maxExpandTokens);
+    const query = parseTextQuery(`${request.query ?? ""} ${request.prompt}`);
+    const collected = await collectExcerpts(this.deps, request.candidates, query, this.deps.config.maxExpandTokens);
     const candidateSummaryIds = request.candidates.map((summary) => summary.summaryId);
     const excerpts = formatExcerpts(collected.excerpts);
     const base = {

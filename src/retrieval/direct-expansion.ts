@@ -1,19 +1,30 @@
 /**
  * The bounded direct expansion used when no helper sub-agent can run: gather excerpts under the candidate
- * summaries within a token budget — first the source messages that best match the question (full-text index,
- * restricted to each summary's seq range), then the summaries themselves, then a shallow walk down the DAG —
- * and present them in time order for one model call (or, with no model, to the agent itself). Excerpts are kept
- * in the order they were collected, best first, so a smaller budget keeps the best of them (`bestWithin`).
+ * summaries within a token budget and present them for one model call (or, with no model, to the agent itself).
+ * Source messages are ranked together across every candidate by how well they match the question (all words,
+ * phrase, closeness, BM25 over its rare words: text-ranking.ts), best first, each quoted as a window around its
+ * hits rather than from its top; then the candidate summaries, then a shallow walk down the DAG fills what budget
+ * is left. Excerpts stay in that order, best first, so a smaller budget keeps the best of them (`bestWithin`).
  */
 import type { TokenEstimator } from "../contracts.js";
 import type { SummaryId, SummaryRecord } from "../records.js";
-import type { RetrievalStore } from "../store/retrieval-store.js";
+import { QueryMatcher } from "../search/text-matcher.js";
+import type { TextQuery } from "../search/text-query.js";
+import type { MessageHitRow, RetrievalStore } from "../store/retrieval-store.js";
 import { isoTime } from "./iso-time.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
+import { compareScores } from "./text-ranking.js";
+import { messageReader } from "./text-readers.js";
+import { searchText, type TextHit } from "./text-search.js";
+import { quoteWindow } from "./text-snippet.js";
 
-/** Best-matching source messages taken per candidate summary in the first pass. */
+/** Best-matching source messages read under each candidate summary. */
 const MATCHED_MESSAGES_PER_SUMMARY = 8;
+/** Longest quote of one message, in characters (about 300 tokens of prose), centred on its hits. */
+const QUOTE_CHARACTERS = 1_200;
+/** Time for finding the matching messages under all candidates together. */
+const SEARCH_BUDGET_MS = 1_500;
 
 export interface Excerpt {
   /** The candidate summary this excerpt was found under. */
@@ -35,15 +46,41 @@ export interface ExcerptSet {
 }
 
 export interface ExcerptDeps {
-  store: Pick<RetrievalStore, "searchMessages" | "getMessageTexts">;
+  store: RetrievalStore;
   retrieval: Pick<RetrievalEngine, "expand">;
   tokens: TokenEstimator;
+}
+
+/**
+ * The source messages under `candidates` that best match `query`, best first across all of them: one search per
+ * conversation over the seq range spanning its candidates, keeping the hits inside a candidate's range.
+ */
+export async function rankSources(
+  store: RetrievalStore,
+  candidates: readonly SummaryRecord[],
+  query: TextQuery,
+  perSummary = MATCHED_MESSAGES_PER_SUMMARY,
+): Promise<{ hit: TextHit<MessageHitRow>; summary: SummaryRecord }[]> {
+  const ranked: { hit: TextHit<MessageHitRow>; summary: SummaryRecord }[] = [];
+  for (const conversationId of new Set(candidates.map((summary) => summary.conversationId))) {
+    const under = candidates.filter((summary) => summary.conversationId === conversationId);
+    const reader = messageReader(store, {
+      conversationIds: [conversationId], since: null, before: null,
+      seqRange: { from: Math.min(...under.map((summary) => summary.seqStart)), to: Math.max(...under.map((summary) => summary.seqEnd)) },
+    });
+    const found = await searchText(reader, { query, sort: "relevance", limit: perSummary * under.length * 2, budgetMs: SEARCH_BUDGET_MS, alwaysSomeWords: true });
+    for (const hit of found.hits) {
+      const summary = under.find((candidate) => hit.row.seq >= candidate.seqStart && hit.row.seq <= candidate.seqEnd);
+      if (summary && ranked.filter((known) => known.summary === summary).length < perSummary) ranked.push({ hit, summary });
+    }
+  }
+  return ranked.sort((left, right) => compareScores(left.hit.score, left.hit.row.createdAt, right.hit.score, right.hit.row.createdAt));
 }
 
 export async function collectExcerpts(
   deps: ExcerptDeps,
   candidates: readonly SummaryRecord[],
-  match: string | null,
+  query: TextQuery | null,
   budget: number,
 ): Promise<ExcerptSet> {
   const excerpts: Excerpt[] = [];
@@ -69,21 +106,20 @@ export async function collectExcerpts(
     return !fitted.cut;
   };
 
-  if (match) {
-    for (const summary of candidates) {
-      const hits = await deps.store.searchMessages({
-        conversationIds: [summary.conversationId], since: null, before: null, match, sort: "relevance",
-        limit: MATCHED_MESSAGES_PER_SUMMARY, seqRange: { from: summary.seqStart, to: summary.seqEnd },
-      });
-      for (const message of await deps.store.getMessageTexts(hits.map((hit) => hit.messageId))) {
-        const header = `[message ${message.messageId} · ${message.role} · ${isoTime(message.createdAt)} · under ${summary.summaryId}]`;
-        if (!add(`m${message.messageId}`, { summaryId: summary.summaryId, time: message.createdAt, header, text: message.content })) break;
-      }
+  const matcher = query ? new QueryMatcher(query.groups.flat()) : null;
+  if (query) {
+    for (const { hit, summary } of await rankSources(deps.store, candidates, query)) {
+      const quoted = quoteWindow(hit.match, QUOTE_CHARACTERS);
+      if (quoted.cut) truncated = true;
+      const message = hit.row;
+      const header = `[message ${message.messageId} · ${message.role} · ${isoTime(message.createdAt)} · under ${summary.summaryId}]`;
+      if (!add(`m${message.messageId}`, { summaryId: summary.summaryId, time: message.createdAt, header, text: quoted.text })) break;
     }
   }
   for (const summary of candidates) {
     const header = `[${summary.summaryId} · ${summary.kind} summary · ${isoTime(summary.earliestAt)} to ${isoTime(summary.latestAt)}]`;
-    if (!add(`s${summary.summaryId}`, { summaryId: summary.summaryId, time: summary.earliestAt, header, text: summary.content })) break;
+    const text = matcher ? quoteWindow(matcher.match(summary.content), 4 * QUOTE_CHARACTERS).text : summary.content;
+    if (!add(`s${summary.summaryId}`, { summaryId: summary.summaryId, time: summary.earliestAt, header, text })) break;
   }
   for (const summary of candidates) {
     if (used >= budget) break;
@@ -110,10 +146,9 @@ export async function collectExcerpts(
   };
 }
 
-/** The excerpts in time order, each under its header. */
+/** The excerpts in the order given (best first), each under its header. */
 export function formatExcerpts(excerpts: readonly Excerpt[]): string {
-  return [...excerpts].sort((left, right) => left.time - right.time)
-    .map((excerpt) => `${excerpt.header}\n${excerpt.text}`).join("\n\n");
+  return excerpts.map((excerpt) => `${excerpt.header}\n${excerpt.text}`).join("\n\n");
 }
 
 /** The best excerpts (in collection order) whose headers and texts fit `budget` tokens together. */

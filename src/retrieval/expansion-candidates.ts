@@ -1,39 +1,59 @@
 /**
  * Which summaries an lcm_expand_query with a `query` starts from: a relevance-ranked full-text search over
- * summaries and messages, where each message hit stands for the summary that now covers it. Messages still in
- * the context need no expansion (the agent already sees them), so they contribute nothing.
+ * summaries and messages (every word first, then the documents holding the most telling of them), where each
+ * message hit stands for the summary that now covers it. Messages still in the context need no expansion (the
+ * agent already sees them), so they contribute nothing. When the query finds nothing, the question is searched.
  */
 import { LcmError } from "../errors.js";
 import type { ConversationId, SummaryRecord } from "../records.js";
-import { toFullTextQuery } from "./fts-query.js";
+import { parseTextQuery } from "../search/text-query.js";
+import type { ExpansionHint } from "./delegated-expansion.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 
 export const MAX_CANDIDATES = 6;
 /** Hits read to find the candidates: enough that a few noisy message hits cannot crowd out the summaries. */
 const CANDIDATE_HITS = 40;
+/** Best-matching messages named to the helper. */
+const MAX_HINTS = 8;
+
+export interface ExpansionStart {
+  candidates: SummaryRecord[];
+  hints: ExpansionHint[];
+}
 
 export async function findCandidates(
   retrieval: Pick<RetrievalEngine, "grep" | "locate">,
   conversationIds: ConversationId[],
   query: string,
-): Promise<SummaryRecord[]> {
-  if (!toFullTextQuery(query)) {
+  prompt?: string,
+): Promise<ExpansionStart> {
+  if (!parseTextQuery(query)) {
     throw new LcmError("invalid_input", 'Parameter "query" has no searchable words; give the words to look for, e.g. "database migration".', { parameter: "query" });
   }
+  const found = await search(retrieval, conversationIds, query);
+  if (found.candidates.length === 0 && prompt && parseTextQuery(prompt)) return search(retrieval, conversationIds, prompt);
+  return found;
+}
+
+async function search(retrieval: Pick<RetrievalEngine, "grep" | "locate">, conversationIds: ConversationId[], text: string): Promise<ExpansionStart> {
   const found = await retrieval.grep({
-    pattern: query, mode: "full_text", scope: "both", conversationIds, since: null, before: null,
+    pattern: text, mode: "full_text", scope: "both", conversationIds, since: null, before: null,
     limit: CANDIDATE_HITS, sort: "relevance",
   });
   const ids: string[] = [];
+  const hints: ExpansionHint[] = [];
   for (const match of found.matches) {
     const id = match.type === "summary" ? match.summaryId : match.type === "message" ? match.coveringSummaryId : null;
-    if (id && !ids.includes(id)) ids.push(id);
-    if (ids.length >= MAX_CANDIDATES) break;
+    if (!id) continue;
+    if (match.type === "message" && hints.length < MAX_HINTS && (ids.includes(id) || ids.length < MAX_CANDIDATES)) {
+      hints.push({ messageId: match.id, summaryId: id, snippet: match.snippet });
+    }
+    if (!ids.includes(id) && ids.length < MAX_CANDIDATES) ids.push(id);
   }
   const candidates: SummaryRecord[] = [];
   for (const id of ids) {
     const located = await retrieval.locate(id);
     if (located?.kind === "summary") candidates.push(located.summary);
   }
-  return candidates;
+  return { candidates, hints: hints.filter((hint) => candidates.some((summary) => summary.summaryId === hint.summaryId)) };
 }

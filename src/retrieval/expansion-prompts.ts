@@ -24,6 +24,8 @@ export const HELPER_SYSTEM_PROMPT = [
 export function helperTask(input: {
   prompt: string;
   candidates: readonly SummaryRecord[];
+  /** Messages that matched the question best, best first. */
+  hints?: readonly { messageId: number; summaryId: string; snippet: string }[];
   maxTokens: number;
   tokenCap: number;
 }): string {
@@ -38,6 +40,10 @@ export function helperTask(input: {
     "",
     "Start from these summaries, most relevant first:",
     ...lines,
+    ...(input.hints && input.hints.length > 0
+      ? ["", "Messages under them that match the question best (the hit marked «like this»):",
+          ...input.hints.map((hint) => `- message ${hint.messageId} under ${hint.summaryId}: ${hint.snippet}`)]
+      : []),
     "",
     `You may read at most ${input.tokenCap} tokens of history through lcm_expand. Answer in at most ${input.maxTokens} tokens.`,
   ].join("\n");

@@ -8,10 +8,14 @@ import { LcmError } from "../errors.js";
 import type { ConversationId, SummaryId, SummaryKind } from "../records.js";
 import type { MessageHitRow, RetrievalStore, SearchFilter, SearchSort, SummaryHitRow } from "../store/retrieval-store.js";
 import { searchFiles, type FileMatch, type FileSearchResult, type FileSearchSource } from "./file-search.js";
-import { toFullTextQuery } from "./fts-query.js";
+import { parseTextQuery, type QueryTerm } from "../search/text-query.js";
 import { isoTime } from "./iso-time.js";
 import { compileSearchRegex } from "./regex-policy.js";
 import { regexSearch, type RegexStrategy, type SearchScope } from "./regex-search.js";
+import { compareScores, type DocumentScore } from "./text-ranking.js";
+import { messageReader, summaryReader } from "./text-readers.js";
+import { searchText, type TextHit } from "./text-search.js";
+import { textSnippet } from "./text-snippet.js";
 
 export type GrepMode = "regex" | "full_text";
 /** History (messages, summaries, both) or the content of stored large files. */
@@ -38,6 +42,8 @@ export interface MessageMatch {
   snippet: string;
   /** The summary that now stands for this message in the context; null while the message itself is there. */
   coveringSummaryId: SummaryId | null;
+  /** Full text: the query's terms this message holds, as typed. */
+  matchedTerms?: string[];
 }
 
 export interface SummaryMatch {
@@ -52,6 +58,8 @@ export interface SummaryMatch {
   earliestAt: string;
   latestAt: string;
   snippet: string;
+  /** Full text: the query's terms this summary holds, as typed. */
+  matchedTerms?: string[];
 }
 
 export type { FileMatch } from "./file-search.js";
@@ -69,14 +77,16 @@ export interface GrepResult {
   note: string | null;
   /** Regex only: how candidates were found (index, substring prefilter, or a plain scan). */
   strategy?: RegexStrategy;
+  /**
+   * Full text: whether the matches hold every word of the query ("all words"), only some ("some words": no
+   * document holds them all), or both, every-word matches first ("all words, then some words").
+   */
+  matched?: "all words" | "some words" | "all words, then some words" | "none";
   /** Scope "files": stored files in scope, how many were opened, and those that could not be searched. */
   filesInScope?: number;
   searchedFiles?: number;
   unavailableFiles?: FileSearchResult["unavailableFiles"];
 }
-
-/** Planner statistics are refreshed at most this often (PRAGMA optimize is cheap when nothing changed). */
-const STATISTICS_MAX_AGE_MS = 60 * 60 * 1_000;
 
 export async function grep(
   store: RetrievalStore,
@@ -86,18 +96,7 @@ export async function grep(
   if (request.scope === "files") return grepFiles(options.files, request, options.regexBudgetMs);
   const scope = request.scope;
   const filter: SearchFilter = { conversationIds: request.conversationIds, since: request.since, before: request.before };
-  await store.refreshStatistics(options.now, STATISTICS_MAX_AGE_MS);
-  if (request.mode === "full_text") {
-    const match = toFullTextQuery(request.pattern);
-    if (!match) {
-      throw new LcmError("invalid_input", 'Parameter "pattern" has no searchable words (only punctuation or operators); give at least one word or number.', { parameter: "pattern" });
-    }
-    const query = { ...filter, match, sort: request.sort, limit: request.limit };
-    const messages = scope === "summaries" ? [] : await store.searchMessages(query);
-    const summaries = scope === "messages" ? [] : await store.searchSummaries(query);
-    const matches = await combine(store, messages, summaries, request);
-    return { mode: request.mode, scope, sort: request.sort, matches, limitReached: matches.length >= request.limit, truncated: false, note: null };
-  }
+  if (request.mode === "full_text") return grepText(store, request, scope, filter, options.regexBudgetMs);
   const regex = compileSearchRegex(request.pattern);
   const found = await regexSearch(store, { regex, filter, scope, limit: request.limit, budgetMs: options.regexBudgetMs });
   const matches = await combine(store, found.messages, found.summaries, { ...request, sort: "recency" });
@@ -115,6 +114,50 @@ export async function grep(
     note: notes.length > 0 ? notes.join(" ") : null,
     strategy: found.strategy,
   };
+}
+
+/** Full-text search over messages and/or summaries, merged in the requested order. */
+async function grepText(store: RetrievalStore, request: GrepRequest, scope: SearchScope, filter: SearchFilter, budgetMs: number): Promise<GrepResult> {
+  const query = parseTextQuery(request.pattern);
+  if (!query) {
+    throw new LcmError("invalid_input", 'Parameter "pattern" has no searchable words (only punctuation or operators); give at least one word or number.', { parameter: "pattern" });
+  }
+  const textRequest = { query, sort: request.sort, limit: request.limit, budgetMs };
+  const started = performance.now();
+  const messages = scope === "summaries" ? null : await searchText(messageReader(store, filter), textRequest);
+  const summaries = scope === "messages" ? null : await searchText(summaryReader(store, filter), {
+    ...textRequest, budgetMs: Math.max(1, budgetMs - (performance.now() - started)),
+  });
+  const covering = await coveringSummaries(store, messages?.hits.map((hit) => hit.row) ?? []);
+  const ranked = [
+    ...(messages?.hits ?? []).map((hit) => ({ hit, time: hit.row.createdAt, match: toMessageMatch({ ...hit.row, text: textSnippet(hit.match) }, covering) })),
+    ...(summaries?.hits ?? []).map((hit) => ({ hit, time: hit.row.latestAt, match: toSummaryMatch({ ...hit.row, text: textSnippet(hit.match) }) })),
+  ] as { hit: TextHit<unknown>; time: number; match: MessageMatch | SummaryMatch }[];
+  const holdsAll = (score: DocumentScore) => score.allTerms === 1;
+  const byRelevance = request.sort === "relevance" || !ranked.some((entry) => holdsAll(entry.hit.score));
+  ranked.sort((left, right) => (byRelevance ? compareScores(left.hit.score, left.time, right.hit.score, right.time) : right.time - left.time));
+  const terms = messages?.terms ?? summaries?.terms ?? [];
+  const matches = ranked.slice(0, request.limit).map(({ hit, match }) => ({ ...match, matchedTerms: termsAsTyped(terms, hit.score.matchedTerms) }));
+  const withAll = ranked.slice(0, request.limit).filter((entry) => holdsAll(entry.hit.score)).length;
+  const notes = [messages?.note ?? null, summaries?.note ?? null].filter((note): note is string => note !== null);
+  return {
+    mode: request.mode,
+    scope,
+    sort: request.sort,
+    matches,
+    limitReached: matches.length >= request.limit,
+    truncated: (messages?.truncated ?? false) || (summaries?.truncated ?? false),
+    note: notes.length > 0 ? [...new Set(notes)].join(" ") : null,
+    matched: matches.length === 0 ? "none" : withAll === matches.length ? "all words" : withAll === 0 ? "some words" : "all words, then some words",
+  };
+}
+
+/** The terms found, as typed (without surrounding punctuation); function words only in a query made of them. */
+function termsAsTyped(terms: readonly QueryTerm[], indexes: readonly number[]): string[] {
+  const meaningful = terms.some((term) => !term.isStopword);
+  return indexes
+    .filter((index) => !meaningful || !terms[index]!.isStopword)
+    .map((index) => terms[index]!.original.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ""));
 }
 
 async function grepFiles(files: FileSearchSource, request: GrepRequest, budgetMs: number): Promise<GrepResult> {

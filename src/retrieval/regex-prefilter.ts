@@ -1,8 +1,8 @@
 /**
  * Narrows a regex search before the regex runs, without ever losing a match. From the text every match must
  * contain it derives:
- * - an FTS5 expression, when some required word is known to start at a token boundary (the full-text index
- *   then lists the only rows that can match, so the search covers all history in milliseconds);
+ * - index words, when some required word is known to start a word (the full-text index then lists the only
+ *   rows that can match, so the search covers all history in milliseconds);
  * - for messages, also from a required word known only to END at a boundary ("INC" in `INC-\d+`, which may end
  *   "XINC"): the index terms that end with it, looked up in the term dictionary (`suffixMatch`);
  * - otherwise, SQL LIKE substrings (ASCII, which LIKE folds exactly as the case-insensitive regex does), so
@@ -10,21 +10,29 @@
  *   character, so the store passes every row holding one to the regex as well).
  * Both are supersets of the regex's matches by construction; anything uncertain is dropped, never guessed.
  */
+import type { IndexRequirement } from "../store/retrieval-store.js";
 import type { RegexNode } from "./regex-syntax.js";
 import type { SearchRegex } from "./regex-policy.js";
 
 export interface RegexPrefilter {
-  /** FTS5 MATCH expression listing every row that can match, or null. */
-  match: string | null;
-  /** Per alternative: the FTS5 terms it requires (as in `match`) and the words it requires at a token's end. */
+  /** What the index must list for every row that can match, or null. */
+  requirement: IndexRequirement | null;
+  /** Per alternative: the words it requires (as in `requirement`) and the words it requires at a word's end. */
   branches: PrefilterBranch[];
   /** One required substring per alternative (a row must contain one of them), or null. */
   containsAny: string[] | null;
 }
 
+export interface IndexWord {
+  /** Lowercase ASCII letters and digits. */
+  text: string;
+  /** Known only to start a word (a longer word may continue it). */
+  prefix: boolean;
+}
+
 export interface PrefilterBranch {
-  terms: string[];
-  /** Lowercase ASCII words, each with a letter, that end an index term of every matching row. */
+  terms: IndexWord[];
+  /** Lowercase ASCII words, each with a letter, that end an indexed word of every matching row. */
   suffixes: string[];
 }
 
@@ -51,44 +59,37 @@ export function planPrefilter(regex: SearchRegex): RegexPrefilter {
   });
   const substrings = segmentLists.map(longestAsciiSubstring);
   return {
-    match: branches.every((branch) => branch.terms.length > 0) ? orOfBranches(branches.map((branch) => branch.terms)) : null,
+    requirement: branches.every((branch) => branch.terms.length > 0)
+      ? { alternatives: branches.map((branch) => ({ words: branch.terms, anyOf: [] })) }
+      : null,
     branches,
     containsAny: substrings.every((substring) => substring !== null) ? [...new Set(substrings as string[])] : null,
   };
 }
 
 /**
- * The MATCH expression for messages when alternatives without terms are narrowed by their required word ends:
- * `termsEndingWith` gives, per suffix, the index terms ending with it (null: too many to list). An alternative
- * with a suffix that no term ends with matches no message and is left out; "none" when that leaves nothing.
- * Null when some alternative still has nothing to look up.
+ * What the index must list for messages when alternatives without words are narrowed by their required word
+ * ends: `termsEndingWith` gives, per suffix, the indexed words ending with it (null: too many to list). An
+ * alternative with a suffix that no word ends with matches no message and is left out; "none" when that leaves
+ * nothing. Null when some alternative still has nothing to look up.
  */
 export function suffixMatch(
   branches: readonly PrefilterBranch[],
   termsEndingWith: ReadonlyMap<string, string[] | null>,
-): string | "none" | null {
-  const lists: string[][] = [];
+): IndexRequirement | "none" | null {
+  const alternatives: IndexRequirement["alternatives"] = [];
   for (const branch of branches) {
     if (branch.terms.length > 0) {
-      lists.push(branch.terms);
+      alternatives.push({ words: branch.terms, anyOf: [] });
       continue;
     }
-    const alternatives = branch.suffixes.map((suffix) => termsEndingWith.get(suffix) ?? null).filter((terms) => terms !== null);
-    if (alternatives.some((terms) => terms.length === 0)) continue; // a required word end that no term has
-    if (alternatives.length === 0) return null;
-    // Each required word end: one of the terms ending with it.
-    lists.push(alternatives.map((terms) => `(${terms.map(quoteTerm).join(" OR ")})`));
+    const lists = branch.suffixes.map((suffix) => termsEndingWith.get(suffix) ?? null).filter((terms) => terms !== null);
+    if (lists.some((terms) => terms.length === 0)) continue; // a required word end that no word has
+    if (lists.length === 0) return null;
+    // Each required word end: one of the words ending with it.
+    alternatives.push({ words: [], anyOf: lists });
   }
-  return lists.length === 0 ? "none" : orOfBranches(lists);
-}
-
-function orOfBranches(lists: string[][]): string {
-  return lists.map((terms) => `(${terms.join(" AND ")})`).join(" OR ");
-}
-
-/** An index term as an FTS5 string (terms never contain a double quote; doubling one keeps it literal anyway). */
-function quoteTerm(term: string): string {
-  return `"${term.replaceAll('"', '""')}"`;
+  return alternatives.length === 0 ? "none" : { alternatives };
 }
 
 /** The literal runs every match of `sequence` contains, in order. */
@@ -141,8 +142,9 @@ function requiredSegments(sequence: RegexNode[], startsAtBoundary: boolean): Seg
 }
 
 /**
- * What a segment's words give the index. A word known to start a token is an FTS5 term: exact when a separator
- * follows it inside the segment, a prefix otherwise. A word known only to END a token is a suffix: the token
+ * What a segment's words give the index. A word known to start a word of the text (search/text-analysis.ts:
+ * every ASCII character but letters and digits separates words) is an index word: whole when a separator
+ * follows it inside the segment, a prefix otherwise. A word known only to END a word is a suffix: the word
  * holding it ends with it (looked up in the term dictionary, which leaves out numbers, so it needs a letter).
  */
 function indexWordsOf(segment: Segment): PrefilterBranch {
@@ -153,16 +155,20 @@ function indexWordsOf(segment: Segment): PrefilterBranch {
     if (run.length < MIN_TERM_LENGTH || !/^[A-Za-z0-9]+$/.test(run)) return;
     const startsAtToken = index > 0 || segment.startsAtBoundary;
     const endsAtToken = index < runs.length - 1;
-    if (startsAtToken) words.terms.push(endsAtToken ? `"${run}"` : `"${run}"*`);
+    if (startsAtToken) words.terms.push({ text: run.toLowerCase(), prefix: !endsAtToken });
     else if (endsAtToken && /[A-Za-z]/.test(run)) words.suffixes.push(run.toLowerCase());
   });
   return words;
 }
 
+/**
+ * The longest run of printable ASCII every match contains, without `"` and `\`: stored tool-call arguments
+ * escape those (the regex reads them decoded), so a run holding one may not be in the stored text.
+ */
 function longestAsciiSubstring(segments: Segment[]): string | null {
   let best = "";
   for (const segment of segments) {
-    for (const piece of segment.text.split(/[^\x20-\x7e]+/)) if (piece.length > best.length) best = piece;
+    for (const piece of segment.text.split(/[^\x20-\x21\x23-\x5b\x5d-\x7e]+/)) if (piece.length > best.length) best = piece;
   }
   return best.length >= MIN_SUBSTRING_LENGTH ? best : null;
 }

@@ -7,7 +7,7 @@
  * runs. When the budget runs out the search stops and says so instead of pretending it saw everything.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow } from "../store/retrieval-store.js";
+import type { ContainsFilter, IndexRequirement, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow } from "../store/retrieval-store.js";
 import type { SearchRegex } from "./regex-policy.js";
 import { planPrefilter, type RegexPrefilter, suffixMatch } from "./regex-prefilter.js";
 import { RegexRunner } from "./regex-runner.js";
@@ -62,13 +62,15 @@ export async function regexSearch(
   try {
     // The strategy reported is the messages' when they are searched (theirs can use the term dictionary).
     const searchesMessages = request.scope !== "summaries" && request.filter.conversationIds.length > 0;
-    const match = searchesMessages ? await messageMatch(store, prefilter) : prefilter.match;
-    const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter));
-    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, match)) : [];
+    // Index a small backlog first: the term dictionary is written with the index.
+    const indexed = await store.indexState();
+    const requirement = searchesMessages ? await messageRequirement(store, prefilter) : prefilter.requirement;
+    const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter, indexed.summariesThrough));
+    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, requirement, indexed.messagesThrough)) : [];
     return {
       messages,
       summaries,
-      strategy: match !== null ? "index" : prefilter.containsAny ? "substring" : "scan",
+      strategy: requirement !== null ? "index" : prefilter.containsAny ? "substring" : "scan",
       testedRows: state.testedRows,
       truncated: state.stopReason !== null,
       stopReason: state.stopReason,
@@ -123,30 +125,44 @@ function stoppedText(budgetMs: number, testedRows: number): string {
 }
 
 /**
- * The MATCH expression that lists every message that can match: the prefilter's own, or, when some alternative
- * has no word known to start a token, one built from the index terms that end with its required words ("none":
- * no message can match). Null: no index lookup narrows this pattern.
+ * What the index must list for every message that can match: the prefilter's own requirement, or, when some
+ * alternative has no word known to start a word, one built from the indexed words that end with its required
+ * words ("none": no message can match). Null: no index lookup narrows this pattern.
  */
-async function messageMatch(store: RetrievalStore, prefilter: RegexPrefilter): Promise<string | "none" | null> {
-  if (prefilter.match) return prefilter.match;
+async function messageRequirement(store: RetrievalStore, prefilter: RegexPrefilter): Promise<IndexRequirement | "none" | null> {
+  if (prefilter.requirement) return prefilter.requirement;
   const suffixes = [...new Set(prefilter.branches.flatMap((branch) => (branch.terms.length === 0 ? branch.suffixes : [])))];
   if (suffixes.length === 0) return null;
-  const termsEndingWith = await store.messageTermsEndingWith(suffixes, MAX_TERMS_PER_SUFFIX);
-  return termsEndingWith ? suffixMatch(prefilter.branches, termsEndingWith) : null;
+  return suffixMatch(prefilter.branches, await store.messageTermsEndingWith(suffixes, MAX_TERMS_PER_SUFFIX));
 }
 
-/** Messages in scope, newest first: the index's candidates for `match` (from messageMatch), else windows. */
+/** The substring filter of a scan (the prefilter's, when it has one). */
+function containsOf(prefilter: RegexPrefilter): ContainsFilter | null {
+  return prefilter.containsAny ? { anyOf: prefilter.containsAny, keepNonAscii: false } : null;
+}
+
+/**
+ * Messages in scope, newest first: with an index requirement, the rows not indexed yet (above `through`, read
+ * in windows) and then the index's candidates; otherwise windows over all history.
+ */
 async function* messageBatches(
   store: RetrievalStore,
   filter: SearchFilter,
   prefilter: RegexPrefilter,
-  match: string | "none" | null,
+  requirement: IndexRequirement | "none" | null,
+  through: number,
 ): AsyncGenerator<MessageHitRow[]> {
-  if (match !== null) {
-    if (match === "none") return;
-    let below: number | null = null;
+  if (requirement !== null) {
+    let to = (await store.maxMessageRowId()) + 1;
+    while (to > through + 1) {
+      const from = Math.max(through + 1, to - WINDOW_ROWS);
+      yield await store.scanMessages(filter, { by: "rowid", from, to }, containsOf(prefilter));
+      to = from;
+    }
+    if (requirement === "none") return;
+    let below: number | null = through + 1;
     do {
-      const page = await store.messageCandidates(filter, match, below, CANDIDATE_PAGE);
+      const page = await store.messageCandidates(filter, requirement, below, CANDIDATE_PAGE);
       yield page.rows;
       below = page.next;
     } while (below !== null);
@@ -157,27 +173,27 @@ async function* messageBatches(
   while (to > 1) {
     const from = Math.max(1, to - WINDOW_ROWS);
     yield single !== null
-      ? await store.scanMessages(filter, { by: "seq", conversationId: single, from, to }, prefilter.containsAny)
-      : await store.scanMessages(filter, { by: "rowid", from, to }, prefilter.containsAny);
+      ? await store.scanMessages(filter, { by: "seq", conversationId: single, from, to }, containsOf(prefilter))
+      : await store.scanMessages(filter, { by: "rowid", from, to }, containsOf(prefilter));
     to = from;
   }
 }
 
-async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter): AsyncGenerator<SummaryHitRow[]> {
+async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter, through: number): AsyncGenerator<SummaryHitRow[]> {
   if (filter.conversationIds.length === 0) return;
-  if (prefilter.match) {
-    let below: number | null = null;
-    do {
-      const page = await store.summaryCandidates(filter, prefilter.match, below, CANDIDATE_PAGE);
-      yield page.rows;
-      below = page.next;
-    } while (below !== null);
-    return;
-  }
   let to = (await store.maxSummaryRowId()) + 1;
-  while (to > 1) {
-    const from = Math.max(1, to - WINDOW_ROWS);
-    yield await store.scanSummaries(filter, { from, to }, prefilter.containsAny);
+  const requirement = prefilter.requirement;
+  const floor = requirement ? through + 1 : 1;
+  while (to > floor) {
+    const from = Math.max(floor, to - WINDOW_ROWS);
+    yield await store.scanSummaries(filter, { from, to }, containsOf(prefilter));
     to = from;
   }
+  if (!requirement) return;
+  let below: number | null = through + 1;
+  do {
+    const page = await store.summaryCandidates(filter, requirement, below, CANDIDATE_PAGE);
+    yield page.rows;
+    below = page.next;
+  } while (below !== null);
 }

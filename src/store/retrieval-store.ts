@@ -5,6 +5,16 @@
  * single call costs time proportional to the whole history.
  */
 import type { ConversationId, ConversationRecord, MessageId, SummaryId, SummaryKind } from "../records.js";
+import type { QueryTerm } from "../search/text-query.js";
+
+/**
+ * What the index must list for a regex: per alternative, words every match holds (`exact`: as a whole word,
+ * `prefix`: at a word's start) and, for messages, groups of dictionary words one of which every match holds.
+ * Null alternatives are impossible (left out). Words are as search/text-analysis.ts folds them.
+ */
+export interface IndexRequirement {
+  alternatives: { words: { text: string; prefix: boolean }[]; anyOf: string[][] }[];
+}
 
 export type SearchSort = "recency" | "relevance";
 
@@ -17,13 +27,53 @@ export interface SearchFilter {
   before: number | null;
 }
 
-export interface FullTextQuery extends SearchFilter {
-  /** A sanitized FTS5 MATCH expression (retrieval/fts-query.ts), never raw user text. */
-  match: string;
-  sort: SearchSort;
-  limit: number;
-  /** Messages only: restrict to one seq range (used to search below one summary). */
+/** Which documents a full-text search reads. */
+export type TextSource = "messages" | "summaries";
+
+/** A full-text read's scope: the filter, and for messages optionally one seq range (below one summary). */
+export interface TextFilter extends SearchFilter {
   seqRange?: { from: number; to: number };
+}
+
+/**
+ * A query's terms as one backend understands them: for each term the other words it matches, and how common it
+ * is. Every backend finds a term in a document when the document holds (search/text-analysis.ts decides words):
+ * - its words, in order (a phrase for several);
+ * - another form of it: a word with the same Porter stem (`stems`);
+ * - for a prefix term, a word it begins (`prefixes`; a backend may list none for a very short or very common
+ *   start and match the prefix itself);
+ * - its fragments in order inside a longer word (`LcmContextEngine` for ContextEngine, `1234ms` for 1234 ms, a
+ *   run of Chinese holding the characters).
+ * Candidates are a superset of that; ranking (retrieval/) checks each on its text.
+ */
+export interface PreparedTextQuery {
+  terms: QueryTerm[];
+  /** Per term, in `terms` order: words with the same stem, and words the term begins (prefix terms). */
+  forms: { stems: string[]; prefixes: string[] }[];
+  /** Per term: documents holding it (estimated from a bounded read when common). */
+  frequencies: number[];
+  /** Documents in the index, and their mean length in words. */
+  documents: number;
+  averageWords: number;
+  /** The newest row id the index covers; rows above it are read with the scan methods (TextCandidates.unindexed). */
+  indexedThrough: number;
+  /** The newest row id stored. */
+  newest: number;
+}
+
+/**
+ * Which of a prepared query's terms a candidate read requires: a document matches when it holds every term of
+ * one group (indexes into PreparedTextQuery.terms). "Any of a, b" is two groups of one.
+ */
+export interface TextSelection {
+  groups: number[][];
+}
+
+/** Candidates of one full-text read, newest first, each with its whole searchable text and length in words. */
+export interface TextCandidates<Row> {
+  rows: (Row & { wordCount: number })[];
+  /** The read stopped at `limit` rows: older matches in the window were not read. */
+  limitReached: boolean;
 }
 
 export interface MessageHitRow {
@@ -32,9 +82,9 @@ export interface MessageHitRow {
   seq: number;
   role: string;
   createdAt: number;
-  /** A highlighted snippet (full-text search) or the whole content (regex candidates). */
+  /** The searchable text (tool-call arguments decoded), or a snippet of it once a search has marked its hits. */
   text: string;
-  /** bm25 score for full-text hits (lower is better); 0 otherwise. */
+  /** Relevance when ranked (higher is better); 0 otherwise. */
   rank: number;
 }
 
@@ -58,6 +108,16 @@ export interface CandidatePage<Row> {
   next: number | null;
   /** Time of the oldest row examined, when known; lets a stopped search say how far back it got. */
   oldestExamined: number | null;
+}
+
+/**
+ * A scan's substring filter: rows whose stored text contains one of `anyOf` (ASCII case-insensitive, like SQL
+ * LIKE; letters, digits, spaces and punctuation other than `"` and `\`, which stored tool-call arguments escape),
+ * and, with `keepNonAscii`, every row holding a non-ASCII character (folding may make it match).
+ */
+export interface ContainsFilter {
+  anyOf: string[];
+  keepNonAscii: boolean;
 }
 
 /** A window of history rows, [from, to): by seq inside one conversation, or by row id across the table. */
@@ -88,24 +148,44 @@ export interface MessageText {
 
 
 export interface RetrievalStore {
-  searchMessages(query: FullTextQuery): Promise<MessageHitRow[]>;
-  searchSummaries(query: FullTextQuery): Promise<SummaryHitRow[]>;
-  /** Regex candidates from the full-text index, newest first; examines at most `pageSize` index entries. */
-  messageCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>>;
-  summaryCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>>;
   /**
-   * For each fragment (lowercase ASCII letters and digits, with a letter), the message index's terms that end
-   * with it, from the term dictionary, after catching the index up; a fragment maps to null when more than
-   * `limit` terms end with it. Null when the dictionary does not cover every message yet.
+   * Looks up a query's terms in the index of `source` (forms and frequencies) after indexing a small backlog
+   * (a few chunks); a larger one is left for maintenance and reported by `indexedThrough`.
    */
-  messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null> | null>;
+  prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery>;
   /**
-   * Rows of one window, newest first, with full content; when `containsAny` is given, only rows containing one
-   * of those substrings (ASCII case-insensitive, like SQL LIKE), and every row whose text holds a NUL character
-   * (SQLite's LIKE stops at one; the regex decides). Examines at most the window's width.
+   * Indexed messages in scope with id in [from, to] matching the selected terms, newest first, at most `limit`,
+   * each with its whole searchable text. Bounded by the window: a caller with a time budget reads in windows.
    */
-  scanMessages(filter: SearchFilter, window: ScanWindow, containsAny: string[] | null): Promise<MessageHitRow[]>;
-  scanSummaries(filter: SearchFilter, window: { from: number; to: number }, containsAny: string[] | null): Promise<SummaryHitRow[]>;
+  messageTextCandidates(
+    prepared: PreparedTextQuery, filter: TextFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<MessageHitRow>>;
+  summaryTextCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<SummaryHitRow>>;
+  /**
+   * Regex candidates from the full-text index, newest first, among the indexed rows (see `indexState`);
+   * examines at most `pageSize` index entries.
+   */
+  messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>>;
+  summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>>;
+  /**
+   * How far each index reaches, after indexing a small backlog itself: rows above `messagesThrough` /
+   * `summariesThrough` are not in the index yet and are read with the scan methods.
+   */
+  indexState(): Promise<{ messagesThrough: number; summariesThrough: number }>;
+  /**
+   * For each fragment (lowercase ASCII letters and digits, with a letter), the indexed words that end with it,
+   * from the term dictionary; a fragment maps to null when more than `limit` words end with it.
+   */
+  messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null>>;
+  /**
+   * Rows of one window, newest first, with their whole searchable text; with `contains`, only rows passing it
+   * (ContainsFilter) and every row holding a NUL character (SQLite's LIKE stops at one; the caller decides).
+   * Examines at most the window's width.
+   */
+  scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]>;
+  scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]>;
   /** The highest message seq of a conversation (0 when empty). */
   maxMessageSeq(conversationId: ConversationId): Promise<number>;
   /** The highest message / summary row id in the database (0 when empty). */

@@ -20,6 +20,10 @@ export interface DatabaseTotals {
   awaitingIndex: number;
   /** Indexed messages whose terms the term dictionary lacks yet (maintenance adds them). */
   awaitingTermDictionary: number;
+  /** Conversations archived by /reset (kept and searchable; another conversation continues their session). */
+  archivedConversations?: number;
+  /** Conversations whose host session was deleted or is gone (kept and searchable). */
+  endedConversations?: number;
 }
 
 export interface StatusStore {

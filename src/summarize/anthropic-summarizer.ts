@@ -7,7 +7,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Summarizer, SummaryRequest } from "../contracts.js";
-import { LcmError } from "../errors.js";
+import { describeError, LcmError } from "../errors.js";
 import { buildSummaryPrompt, maxOutputTokens } from "./summary-prompts.js";
 
 export interface AnthropicSummarizerOptions {
@@ -27,13 +27,21 @@ export class AnthropicSummarizer implements Summarizer {
   constructor(private readonly options: AnthropicSummarizerOptions) {}
 
   private connect(): Promise<Anthropic> {
-    this.client ??= import("@anthropic-ai/sdk").then(({ default: AnthropicClient }) =>
-      new AnthropicClient({
-        apiKey: this.options.apiKey,
-        ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
-        maxRetries: this.options.maxRetries ?? 2,
-        timeout: this.options.timeoutMs ?? 60_000,
-      }),
+    // Not a dependency of the plugin package (OpenClaw copies a plugin's dependencies on every load and deletes the
+    // copy when it retires the plugin; inside OpenClaw the host's model writes summaries): install it to use this.
+    this.client ??= (import("@anthropic-ai/sdk" as string) as Promise<typeof import("@anthropic-ai/sdk")>).then(
+      ({ default: AnthropicClient }) =>
+        new AnthropicClient({
+          apiKey: this.options.apiKey,
+          ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
+          maxRetries: this.options.maxRetries ?? 2,
+          timeout: this.options.timeoutMs ?? 60_000,
+        }),
+      (error: unknown) => {
+        this.client = undefined;
+        throw new LcmError("summarizer",
+          `The Anthropic SDK is not installed (${describeError(error)}); summaries fall back to truncation. Fix: npm install @anthropic-ai/sdk.`);
+      },
     );
     return this.client;
   }

@@ -4,15 +4,14 @@
  * through as `model`; without them the host picks its default model.
  */
 import type { LcmConfig } from "../config.js";
-import type { Summarizer, SummaryRequest } from "../contracts.js";
+import type { CompletionModel, Summarizer, SummaryRequest } from "../contracts.js";
 import { LcmError } from "../errors.js";
-import type { HostLlm } from "../host/openclaw-types.js";
 import { buildSummaryPrompt, maxOutputTokens, temperatureFor } from "./summary-prompts.js";
 
 export const SUMMARY_PURPOSE = "lcm-summary";
 
 export interface HostLlmSummarizerDeps {
-  llm: HostLlm;
+  llm: CompletionModel;
   /** "provider/model", or a bare model id; undefined lets the host choose. */
   model?: string;
 }

@@ -5,8 +5,7 @@
  * summarizer, so compaction works even with no model at all. Each choice has a key naming its circuit breaker.
  */
 import type { LcmConfig } from "../config.js";
-import type { Summarizer, TokenEstimator } from "../contracts.js";
-import type { HostLlm } from "../host/openclaw-types.js";
+import type { CompletionModel, Summarizer, TokenEstimator } from "../contracts.js";
 import { AnthropicSummarizer } from "./anthropic-summarizer.js";
 import { ExtractiveSummarizer } from "./extractive-summarizer.js";
 import { HostLlmSummarizer, hostModelRef } from "./host-llm-summarizer.js";
@@ -17,20 +16,20 @@ export interface SelectedSummarizer {
   summarizer: Summarizer;
 }
 
-/** Returns the summarizer to use, given the session's host model when the hook received one. */
-export type SummarizerSelector = (sessionLlm?: HostLlm) => SelectedSummarizer;
+/** Returns the summarizer to use, given the session's model when the caller has one (a hook's runtimeContext.llm). */
+export type SummarizerSelector = (sessionLlm?: CompletionModel) => SelectedSummarizer;
 
 export interface SummarizerSelectionDeps {
   config: Pick<LcmConfig, "summaryModel" | "summaryProvider" | "summaryTimeoutMs">;
   tokens: TokenEstimator;
-  /** `api.runtime.llm`, when the host offers it. */
-  pluginLlm?: HostLlm | undefined;
+  /** The plugin-wide model (`api.runtime.llm` in OpenClaw), when there is one. */
+  pluginLlm?: CompletionModel | undefined;
   env?: NodeJS.ProcessEnv;
 }
 
 export function createSummarizerSelector(deps: SummarizerSelectionDeps): SummarizerSelector {
   const model = hostModelRef(deps.config);
-  const hostSummarizer = (llm: HostLlm): SelectedSummarizer => ({
+  const hostSummarizer = (llm: CompletionModel): SelectedSummarizer => ({
     key: "host-llm",
     summarizer: new HostLlmSummarizer({ llm, ...(model ? { model } : {}) }),
   });
@@ -53,6 +52,6 @@ export function createSummarizerSelector(deps: SummarizerSelectionDeps): Summari
   };
 }
 
-function isHostLlm(value: unknown): value is HostLlm {
+function isHostLlm(value: unknown): value is CompletionModel {
   return typeof (value as { complete?: unknown } | null | undefined)?.complete === "function";
 }

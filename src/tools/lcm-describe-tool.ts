@@ -6,8 +6,7 @@ import { Type } from "@sinclair/typebox";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
 import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, MAX_PAGE_BYTES, MAX_PAGE_LINES } from "../retrieval/file-content.js";
 import type { FilePage } from "../retrieval/describe.js";
-import { notFound } from "../retrieval/recall-access.js";
-import { callerOf, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
+import { callerOf, recallService, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
 import { invalid, ToolParams } from "./tool-params.js";
 import { formatJson, runTool, textResult } from "./tool-result.js";
 
@@ -58,21 +57,16 @@ export function createLcmDescribeTool(deps: RecallToolDeps, context: ToolContext
         if (byteParameter && lineParameter) {
           throw invalid(lineParameter, `cannot be combined with "${byteParameter}": page a file either by lines (startLine, maxLines) or by bytes (offset, maxBytes)`);
         }
-        const services = deps.services();
-        const caller = callerOf(context);
-        const scope = await services.access.resolve(caller, {
-          ...(conversationId !== undefined ? { conversationId } : {}),
-          allConversations,
-        });
-        const located = await services.retrieval.locate(id, "id");
-        if (!located) throw notFound(id, "id");
-        await services.access.authorize(caller, scope, located.conversationId, id, "id");
-        const description = await services.retrieval.describe(located, {
-          ...(offset !== undefined ? { offset } : {}),
-          ...(maxBytes !== undefined ? { maxBytes } : {}),
-          ...(startLine !== undefined ? { startLine } : {}),
-          ...(maxLines !== undefined ? { maxLines } : {}),
-        });
+        const description = await recallService(deps).describe(
+          { kind: "agent", caller: callerOf(context) }, id,
+          { ...(conversationId !== undefined ? { conversationId } : {}), allConversations },
+          {
+            ...(offset !== undefined ? { offset } : {}),
+            ...(maxBytes !== undefined ? { maxBytes } : {}),
+            ...(startLine !== undefined ? { startLine } : {}),
+            ...(maxLines !== undefined ? { maxLines } : {}),
+          },
+        );
         if (description.type === "summary") {
           const { content, ...metadata } = description;
           return textResult(`${formatJson(metadata)}\n\ncontent:\n${content}`, description);

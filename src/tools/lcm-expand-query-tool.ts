@@ -7,11 +7,8 @@ import { Type } from "@sinclair/typebox";
 import { LcmError } from "../errors.js";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
 import type { ExpandQueryResult } from "../retrieval/delegated-expansion.js";
-import { findCandidates } from "../retrieval/expansion-candidates.js";
-import { notFound } from "../retrieval/recall-access.js";
-import type { SummaryRecord } from "../records.js";
 import { isExpansionSessionKey } from "../store/grant-store.js";
-import { callerOf, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
+import { callerOf, recallService, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
 import { formatJson, runTool, textResult } from "./tool-result.js";
 
@@ -67,38 +64,11 @@ export function createLcmExpandQueryTool(deps: RecallToolDeps, context: ToolCont
         const maxTokens = params.integer("maxTokens", { min: 100, max: MAX_ANSWER_TOKENS }) ?? DEFAULT_ANSWER_TOKENS;
         const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
         const allConversations = params.boolean("allConversations") ?? false;
-        if (!summaryIds && query === null) {
-          throw new LcmError("invalid_input", 'Give either "query" (words that find the summaries) or "summaryIds" (ids to expand).', { parameter: "query" });
-        }
-        const services = deps.services();
-        const scope = await services.access.resolve(caller, {
-          ...(conversationId !== undefined ? { conversationId } : {}),
-          allConversations,
+        const result = await recallService(deps).expandQuery({ kind: "agent", caller }, {
+          prompt, query, summaryIds, maxTokens, ...(conversationId !== undefined ? { conversationId } : {}), allConversations,
+          ...(signal ? { signal } : {}),
         });
-        let candidates: SummaryRecord[];
-        if (summaryIds) {
-          candidates = [];
-          for (const [index, id] of summaryIds.entries()) {
-            const parameter = `summaryIds[${index}]`;
-            const located = await services.retrieval.locate(id, parameter);
-            if (!located) throw notFound(id.trim(), parameter);
-            if (located.kind === "file") {
-              throw new LcmError("invalid_input", `Parameter "${parameter}": ${id} is a file; read it with lcm_describe.`, { parameter });
-            }
-            await services.access.authorize(caller, scope, located.conversationId, id.trim(), parameter);
-            if (!candidates.some((known) => known.summaryId === located.summary.summaryId)) candidates.push(located.summary);
-          }
-        } else {
-          candidates = await findCandidates(services.retrieval, scope.conversationIds, query!);
-        }
-        if (candidates.length === 0) {
-          const result: ExpandQueryResult = {
-            answer: `No compacted history matches ${JSON.stringify(query)}. What matches may still be in your context as raw messages; try lcm_grep with other words.`,
-            citedIds: [], expandedSummaryCount: 0, totalSourceTokens: 0, truncated: false, mode: "none", candidateSummaryIds: [], note: null,
-          };
-          return render(result);
-        }
-        return render(await services.expansion.expandQuery({ caller, prompt, candidates, query, maxTokens, ...(signal ? { signal } : {}) }));
+        return render(result);
       }),
   };
 }

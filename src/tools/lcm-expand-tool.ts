@@ -5,12 +5,10 @@
  * What a call returns is charged to the grant.
  */
 import { Type } from "@sinclair/typebox";
-import { LcmError } from "../errors.js";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
-import { notFound } from "../retrieval/recall-access.js";
 import type { ExpandResult } from "../retrieval/summary-expansion.js";
 import { isExpansionSessionKey } from "../store/grant-store.js";
-import { callerOf, type RecallToolDeps } from "./recall-tool-deps.js";
+import { callerOf, recallService, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
 import { formatJson, runTool, textResult } from "./tool-result.js";
 
@@ -50,26 +48,10 @@ export function createLcmExpandTool(deps: RecallToolDeps, context: ToolContext):
         const depth = params.integer("depth", { min: 1, max: MAX_DEPTH }) ?? 1;
         const includeMessages = params.boolean("includeMessages") ?? true;
         const requestedCap = params.integer("tokenCap", { min: 1, max: Number.MAX_SAFE_INTEGER });
-        const services = deps.services();
-        const grant = await services.access.activeGrant(callerOf(context));
-        const located = await services.retrieval.locate(summaryId, "summaryId");
-        if (located?.kind === "file") {
-          throw new LcmError("invalid_input", `Parameter "summaryId": ${summaryId} is a file; read it with lcm_describe.`, { parameter: "summaryId" });
-        }
-        if (!located || !grant.conversationIds.includes(located.conversationId)) throw notFound(summaryId, "summaryId");
-        const left = grant.tokenCap - grant.tokensUsed;
-        if (left <= 0) {
-          throw new LcmError("forbidden", `This expansion's budget of ${grant.tokenCap} tokens is used up; answer with what you have read.`);
-        }
-        const tokenCap = Math.min(requestedCap ?? left, left);
-        const result = await services.retrieval.expand(located.summary, { depth, includeMessages, tokenCap });
-        // A call cut by its cap used its whole allowance (the last item was cut to fit), so it is charged the cap.
-        const cost = result.truncated ? tokenCap : result.estimatedTokens;
-        const charged = await services.grants.chargeGrant(grant.grantId, cost, deps.clock.now());
-        if (!charged) {
-          throw new LcmError("forbidden", "The expansion grant of this session ended while reading; answer with what you have already read.");
-        }
-        return textResult(render(result, charged.tokenCap - charged.tokensUsed), { ...result, remainingTokens: charged.tokenCap - charged.tokensUsed });
+        const { result, remainingTokens } = await recallService(deps).walkWithGrant(callerOf(context), {
+          summaryId, depth, includeMessages, ...(requestedCap !== undefined ? { tokenCap: requestedCap } : {}),
+        });
+        return textResult(render(result, remainingTokens), { ...result, remainingTokens });
       }),
   };
 }

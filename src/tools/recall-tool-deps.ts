@@ -9,6 +9,7 @@ import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-ident
 import type { ToolContext } from "../host/openclaw-types.js";
 import type { RecallCaller } from "../retrieval/recall-access.js";
 import type { RecallServices } from "../retrieval/recall-services.js";
+import { RecallService } from "../services/recall-service.js";
 import { Type, type TSchema } from "@sinclair/typebox";
 
 export interface RecallToolDeps {
@@ -17,6 +18,11 @@ export interface RecallToolDeps {
   config: Pick<LcmConfig, "maxExpandTokens" | "expansionTimeoutMs">;
   logger: Logger;
   clock: Clock;
+}
+
+/** The recall service the tools call (opens or reuses the database: call it inside execute only). */
+export function recallService(deps: RecallToolDeps): RecallService {
+  return new RecallService({ recall: deps.services(), clock: deps.clock });
 }
 
 /** The caller of a tool: the agent comes from the session key (as for conversations), else from the context. */

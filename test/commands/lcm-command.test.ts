@@ -58,11 +58,16 @@ describe("/lcm", () => {
       calls++;
       return { compacted: true, tokensBefore: 12_000, tokensAfter: 3_000 };
     };
-    expect(await run("compact", { runtimeContext: { compactCurrent } })).toBe("Compacted. 12,000 → 3,000 tokens.");
+    expect(await run("compact", { runtimeContext: { compactCurrent } })).toBe("Compacted: 12,000 → 3,000 tokens.");
     expect(calls).toBe(1);
-    const nothing = async () => ({ compacted: false, reason: "below threshold" });
-    expect(await run("compact", { runtimeContext: { compactCurrent: nothing } })).toBe("Nothing was compacted: below threshold");
-    expect(await run("compact")).toMatch(/run \/compact instead/);
+    // LCM's own answer, as /compact shows it: the same words and numbers as /lcm status.
+    const answered = async () => ({ compacted: true, reason: "3 summaries written; the context uses 3,000 of 9,000 tokens" });
+    expect(await run("compact", { runtimeContext: { compactCurrent: answered } }))
+      .toBe("Compacted: 3 summaries written; the context uses 3,000 of 9,000 tokens.");
+    const nothing = async () => ({ compacted: false, reason: "already under target: the context uses 99 of 9,122 tokens; LCM compacts above 6,841" });
+    expect(await run("compact", { runtimeContext: { compactCurrent: nothing } }))
+      .toBe("Nothing compacted: the context uses 99 of 9,122 tokens; LCM compacts above 6,841.");
+    expect(await run("compact")).toMatch(/use \/compact instead/);
   });
 
   it("explains its usage for an unknown subcommand", async () => {

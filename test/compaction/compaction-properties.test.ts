@@ -66,6 +66,8 @@ async function playSession(kind: Hostility, seed: number, turns: number) {
     condensedMinFanoutHard: 2,
     incrementalMaxDepth: seed % 3,
     summaryTimeoutMs: 1_000,
+    // These sessions make hundreds of model calls in a second; the spend guard is tested in test/services.
+    maxSummaryCallsPerWindow: 1_000_000,
   };
   const llm = new RecordingLlm((params) => hostileResponse(kind, params, random()));
   const api = new FakePluginApi(config);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planCondensedPasses } from "../../src/compaction/condensed-planner.js";
-import { findFreshTail, rawTokensOutsideTail, type TailPolicy, toUnits } from "../../src/compaction/context-units.js";
+import { findFreshTail, rawTokensOutsideTail, type TailPolicy } from "../../src/compaction/context-units.js";
 import { type LeafPlanOptions, planLeafPass } from "../../src/compaction/leaf-planner.js";
 import { ItemFlags } from "../../src/messages/message-codec.js";
 import type { CompactionItem } from "../../src/store/compaction-store.js";
@@ -26,15 +26,14 @@ function context(shape: string, tokens = 10): CompactionItem[] {
 const ordinals = (items: CompactionItem[] | undefined) => items?.map((item) => item.ordinal);
 const leafOptions = { freshTailCount: 2, freshTailMaxTokens: Infinity, minFanout: 3, chunkTokens: 50, minimumSourceTokens: 1 };
 
-/** The first leaf plan of a sweep over `items` (units and tail computed as the engine does). */
+/** The first leaf plan of a sweep over `items` (the tail found as the engine does). */
 function planLeaf(items: CompactionItem[], options: LeafPlanOptions & { freshTailCount: number; freshTailMaxTokens: number }) {
-  const units = toUnits(items);
-  const tail = findFreshTail(units, items.length, { count: options.freshTailCount, maxTokens: options.freshTailMaxTokens });
-  return planLeafPass(items, units, tail, 0, options);
+  const tail = findFreshTail(items, { count: options.freshTailCount, maxTokens: options.freshTailMaxTokens });
+  return planLeafPass(items, tail, 0, options);
 }
 
 function tailOf(items: CompactionItem[], policy: TailPolicy) {
-  return findFreshTail(toUnits(items), items.length, policy);
+  return findFreshTail(items, policy);
 }
 
 describe("planLeafPass", () => {
@@ -81,16 +80,15 @@ describe("planLeafPass", () => {
     expect(planLeaf(context("mmmmmm"), { ...leafOptions, minimumSourceTokens: 60 })).toBeNull();
   });
 
-  it("plans the next chunk from where the last one ended, over the same units", () => {
+  it("plans the next chunk from where the last one ended, over the same list", () => {
     // 12 messages x 10 tokens, tail 2: chunks of 5 messages at 1-5 and 6-10, then nothing before the tail.
     const items = context("mmmmmmmmmmmm");
-    const units = toUnits(items);
-    const tail = findFreshTail(units, items.length, { count: 2, maxTokens: Infinity });
-    const first = planLeafPass(items, units, tail, 0, leafOptions)!;
-    const second = planLeafPass(items, units, tail, first.endUnit, leafOptions, 999)!;
+    const tail = findFreshTail(items, { count: 2, maxTokens: Infinity });
+    const first = planLeafPass(items, tail, 0, leafOptions)!;
+    const second = planLeafPass(items, tail, first.end, leafOptions, 999)!;
     expect(ordinals(second.items)).toEqual([6, 7, 8, 9, 10]);
     expect(second.previousSummaryRowId).toBe(999); // the summary the caller applied for the first chunk
-    expect(planLeafPass(items, units, tail, second.endUnit, leafOptions)).toBeNull();
+    expect(planLeafPass(items, tail, second.end, leafOptions)).toBeNull();
   });
 });
 
@@ -113,10 +111,29 @@ describe("the fresh tail", () => {
     expect(tailOf(context("mm0mm"), { count: 10, maxTokens: Infinity })).toMatchObject({ startIndex: 3 });
   });
 
+  it("is found from the newest item back, reading only the tail and the unit before it", () => {
+    const items = context("m".repeat(10_000) + "mcrr");
+    let reads = 0;
+    const counted = new Proxy(items, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    // count 3: the unit c r r (3 messages) fills it; the m before it is read and left out.
+    expect(findFreshTail(counted, { count: 3, maxTokens: Infinity })).toMatchObject({ startIndex: 10_001, tokens: 30 });
+    expect(reads).toBeLessThan(20);
+  });
+
+  it("starts a unit at a tool result with no call before it (the first item)", () => {
+    // r m m: the orphan result is a unit of its own, as walking forward from the first item makes it.
+    expect(tailOf(context("rmm"), { count: 10, maxTokens: Infinity })).toMatchObject({ startIndex: 0, tokens: 30 });
+    expect(ordinals(planLeaf(context("rmmmmm"), { ...leafOptions, freshTailCount: 1 })?.items)).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it("measures the raw backlog outside the fresh tail", () => {
     const items = context("00mmmcrr");
-    const units = toUnits(items);
-    expect(rawTokensOutsideTail(units, findFreshTail(units, items.length, { count: 3, maxTokens: Infinity }))).toBe(30);
+    expect(rawTokensOutsideTail(items, findFreshTail(items, { count: 3, maxTokens: Infinity }))).toBe(30);
   });
 });
 

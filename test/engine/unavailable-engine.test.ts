@@ -274,7 +274,7 @@ describe("OpenClaw's own compaction when the database cannot be used", () => {
 });
 
 describe("a read-only LCM database", () => {
-  it("fails a search that must first write (messages waiting for the full-text index) with a message naming the path and the fix", async () => {
+  it("searches a read-only file without writing: messages waiting for the full-text index are read directly", async () => {
     const databasePath = join(tempDir(), "lcm-context.db");
     const writer = new FakePluginApi({ databasePath });
     plugin.register(writer);
@@ -282,13 +282,8 @@ describe("a read-only LCM database", () => {
     closeAllDatabases();
     chmodSync(databasePath, 0o444);
     const api = await registered({ databasePath }, async () => ({ delegate: fakeDelegate() }));
-    // A regex search reads the messages themselves; a full-text one must first index the waiting ones.
     expect((await api.tool("lcm_grep").execute("call", { pattern: "kestrel" })).content[0]!.text).toMatch(/"matchCount": 1/);
-    const result = await api.tool("lcm_grep").execute("call", { pattern: "kestrel", mode: "full_text" });
-    expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
-      new RegExp(`^lcm_grep error: This needs to write to the database, which LCM has open read-only\\. The LCM database ${databasePath} cannot be written: the file is read-only \\(mode 0444\\).*Fix: `),
-    );
+    expect((await api.tool("lcm_grep").execute("call", { pattern: "kestrel", mode: "full_text" })).content[0]!.text).toMatch(/"matchCount": 1/);
     expect(api.errors()).toEqual([]);
     expect(statSync(databasePath).mode & 0o777).toBe(0o444);
   });

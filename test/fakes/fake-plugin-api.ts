@@ -10,8 +10,12 @@ import type {
   HostLlm,
   LlmCompleteParams,
   LlmCompleteResult,
+  HostSessionEntry,
   PluginApi,
+  SessionEndEvent,
+  SessionHookContext,
   SubagentRuntime,
+  ToolMetadataRegistration,
   ToolContext,
   ToolFactory,
 } from "../../src/host/openclaw-types.js";
@@ -41,14 +45,28 @@ export class FakePluginApi implements PluginApi {
     warn: (message: string) => this.logs.push({ level: "warn", message }),
     error: (message: string) => this.logs.push({ level: "error", message }),
   };
-  runtime: { llm?: HostLlm; subagent?: SubagentRuntime };
+  runtime: NonNullable<PluginApi["runtime"]>;
+  /** Typed hooks registered with `api.on`, by name. */
+  readonly hooks = new Map<string, ((event: SessionEndEvent, context: SessionHookContext) => void | Promise<void>)[]>();
+  readonly toolMetadata: ToolMetadataRegistration[] = [];
+  /** Cleanups registered with `lifecycle.onDispose`; `retire()` runs them as OpenClaw does when it retires the plugin. */
+  readonly disposers: (() => void | Promise<void>)[] = [];
+  readonly lifecycle = { onDispose: (cleanup: () => void | Promise<void>) => this.disposers.push(cleanup) };
+  /** The host's current config (api.runtime.config.current()); set to change the plugin's settings "live". */
+  currentConfig: unknown;
+  /** The host's session records by session key (api.runtime.agent.session.getSessionEntry). */
+  readonly sessionEntries = new Map<string, HostSessionEntry>();
 
   constructor(
     readonly pluginConfig: Record<string, unknown> = {},
     options: { registrationMode?: string; llm?: HostLlm; subagent?: SubagentRuntime } = {},
   ) {
     this.registrationMode = options.registrationMode ?? "full";
-    this.runtime = { ...(options.llm ? { llm: options.llm } : {}), ...(options.subagent ? { subagent: options.subagent } : {}) };
+    this.runtime = {
+      ...(options.llm ? { llm: options.llm } : {}), ...(options.subagent ? { subagent: options.subagent } : {}),
+      config: { current: () => this.currentConfig },
+      agent: { session: { getSessionEntry: ({ sessionKey }) => this.sessionEntries.get(sessionKey) } },
+    };
   }
   readonly registrationMode: string;
   readonly id = "lcm";
@@ -61,6 +79,26 @@ export class FakePluginApi implements PluginApi {
   }
   registerCommand(command: CommandDefinition): void {
     this.commands.push(command);
+  }
+  on(hookName: "session_end", handler: (event: SessionEndEvent, context: SessionHookContext) => void | Promise<void>): void {
+    this.hooks.set(hookName, [...(this.hooks.get(hookName) ?? []), handler]);
+  }
+  registerToolMetadata(metadata: ToolMetadataRegistration): void {
+    this.toolMetadata.push(metadata);
+  }
+
+  /** Runs the handlers of a typed hook, as OpenClaw's hook runner does. */
+  async emit(hookName: "session_end", event: SessionEndEvent, context: SessionHookContext = {}): Promise<void> {
+    for (const handler of this.hooks.get(hookName) ?? []) await handler(event, context);
+  }
+
+  /** Sets plugins.entries.lcm.config in the host's current config (a live edit of the settings). */
+  setLiveConfig(config: Record<string, unknown>): void {
+    this.currentConfig = { plugins: { entries: { lcm: { enabled: true, config } } } };
+  }
+
+  async retire(): Promise<void> {
+    for (const dispose of this.disposers.splice(0)) await dispose();
   }
 
   /** A new engine instance, as the host builds one per turn. */

@@ -45,12 +45,24 @@ export function replyMarker(text: string): string {
 export function overflowOnceMarker(id: string): string {
   return `[[overflow-once:${id}]]`;
 }
+/** The model takes `ms` milliseconds before it answers each request of the turn (a slow provider). */
+export function delayMarker(ms: number): string {
+  return `[[delay:${ms}]]`;
+}
 
 /** How a summarizer's prompt reads: OpenClaw's own ("Summarize …") and LCM's ("You compress the history …"). */
 const SUMMARIZER_HINTS = [/summar/i, /compress the history/i];
 const CALL_MARKER = /\[\[call:([A-Za-z0-9_.-]+) (\{.*?\})\]\]/gs;
 const REPLY_MARKER = /\[\[reply:(.*?)\]\]/s;
 const OVERFLOW_MARKER = /\[\[overflow-once:([A-Za-z0-9_-]+)\]\]/;
+const DELAY_MARKER = /\[\[delay:(\d{1,6})\]\]/;
+
+/** How long the model waits before answering this request (`[[delay:<ms>]]` in the current turn), 0 without one. */
+export function scriptedDelayMs(request: ChatRequest): number {
+  if (classifyRequest(request) !== "agent") return 0;
+  const match = DELAY_MARKER.exec(currentTurnOf(request).userTexts.join("\n"));
+  return match ? Number(match[1]) : 0;
+}
 
 export function textOf(message: ChatMessage | undefined): string {
   if (!message?.content) return "";

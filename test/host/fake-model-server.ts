@@ -14,6 +14,7 @@ import {
   type FakeReply,
   type RequestKind,
   type ScriptState,
+  scriptedDelayMs,
   scriptedReply,
 } from "./fake-model-script.js";
 
@@ -108,6 +109,8 @@ export class FakeModelServer {
       return sendJson(response, 404, { error: { message: `the fake model serves only chat.completions, not ${path}` } });
     }
     const body = (raw ? JSON.parse(raw) : {}) as ChatRequest;
+    const delayMs = scriptedDelayMs(body);
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const index = this.recorded.length + 1;
     const promptTokens = Math.ceil(raw.length / 4);
     const requestedOutput = Number((body as { max_completion_tokens?: unknown; max_tokens?: unknown }).max_completion_tokens ??

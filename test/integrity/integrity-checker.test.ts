@@ -55,8 +55,8 @@ describe("IntegrityChecker", () => {
   it("detects a full-text index out of step with its table and rebuilds it", async () => {
     const { checker, db } = await seeded();
     expect((await checker.check()).findings).toEqual([]); // brings the batched index up to date first
-    const row = db.get<{ message_id: number; content: string }>("SELECT message_id, content FROM messages WHERE seq = 2")!;
-    db.run("INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', ?, ?)", row.message_id, row.content);
+    const row = db.get<{ message_id: number }>("SELECT message_id FROM messages WHERE seq = 2")!;
+    db.run("DELETE FROM messages_fts WHERE rowid = ?", row.message_id); // the index is contentless (schema 7)
     const report = await checker.check();
     expect(report.findings).toMatchObject([{ kind: "fts_out_of_sync", subject: "messages_fts" }]);
     await checker.applyRepairs(checker.planRepairs(report));

@@ -1,6 +1,7 @@
 /**
- * The messages' full-text index is written in batches (schema version 2): storing a turn does not index it,
- * maintain indexes once a batch is waiting, and every reader that needs the whole history catches it up first.
+ * The messages' full-text index is written in batches (schema version 2; contentless since 8): storing a turn
+ * does not index it, maintain indexes once a batch is waiting, and a search indexes a small backlog itself (a
+ * larger one it reads directly: no-inline-backlog.test.ts).
  * Driven through the plugin: engine hooks, lcm_grep, /lcm status and /lcm doctor.
  */
 import { DatabaseSync } from "node:sqlite";
@@ -63,6 +64,7 @@ describe("batched full-text index", () => {
     const run = (args: string) =>
       env.api.command("lcm").handler({ agentId: "main", sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args, commandBody: `/lcm ${args}` });
     expect((await run("doctor all")).text).toMatch(/no problems/i);
+    // The index loses its rows but not its watermark: it now claims messages it does not hold.
     env.db.run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
     expect((await run("doctor all")).text).toMatch(/messages_fts/);
     await run("doctor all repair");
@@ -71,28 +73,28 @@ describe("batched full-text index", () => {
     expect((await grep(env, "ibis3")).matches).toHaveLength(2);
   });
 
-  it("upgrades a version-1 file: what it indexed stays indexed once, and automatic merging is off", async () => {
+  it("upgrades a version-7 file: the index starts over, a search still finds every message, then maintain indexes it", async () => {
     const env = createRecallEnv();
-    const path = `${env.databasePath}.v1.db`;
-    const v1 = new Database(path);
-    v1.raw.exec("PRAGMA journal_mode = WAL");
-    migrate(v1, MIGRATIONS.slice(0, 1));
-    v1.run("INSERT INTO conversations (agent_id, session_id, session_key, created_at, updated_at) VALUES ('main', ?, ?, 1, 1)", MAIN.sessionId, MAIN.sessionKey);
+    const path = `${env.databasePath}.v7.db`;
+    const v7 = new Database(path);
+    v7.raw.exec("PRAGMA journal_mode = WAL");
+    migrate(v7, MIGRATIONS.filter((migration) => migration.version <= 7));
+    v7.run("INSERT INTO conversations (agent_id, session_id, session_key, created_at, updated_at) VALUES ('main', ?, ?, 1, 1)", MAIN.sessionId, MAIN.sessionKey);
     for (const [seq, text] of ["kestrel one", "kestrel two"].entries()) {
-      const { lastInsertRowid } = v1.run(
+      v7.run(
         "INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key) VALUES (1, ?, 'user', ?, 2, 1, ?)",
         seq + 1, text, `fp:${seq}`,
       );
-      v1.run("INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", lastInsertRowid, text); // as version 1 wrote it
     }
-    v1.close();
+    v7.run("INSERT INTO messages_fts (rowid, content) SELECT message_id, content FROM messages"); // as version 7 indexed it
+    v7.run("UPDATE search_index_state SET through = 2 WHERE name = 'messages_fts'");
+    v7.close();
     const upgraded = openDatabase(path);
-    expect(upgraded.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")!.through).toBe(2);
+    expect(upgraded.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")!.through).toBe(0);
     expect(upgraded.get<{ v: number }>("SELECT v FROM messages_fts_config WHERE k = 'automerge'")!.v).toBe(0);
     upgraded.close();
     const raw = new DatabaseSync(path);
-    expect((raw.prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'kestrel'").get() as { n: number }).n).toBe(2);
-    raw.prepare("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)").run();
+    expect((raw.prepare("SELECT count(*) AS n FROM messages_fts_docsize").get() as { n: number }).n).toBe(0);
     raw.close();
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The term dictionary (schema version 3): a regex whose required word may end a longer one ("INC" in
+ * The term dictionary (schema version 3, written with the index since 8): a regex whose required word may end a longer one ("INC" in
  * `INC-\d{6}-Z`, which "XINC-123456-Z" matches) is answered from the full-text index through the index terms
  * that end with that word, and finds exactly what running the regex over every message finds. Driven through
  * lcm_grep, the engine's maintain and /lcm doctor.
@@ -73,19 +73,17 @@ describe("regex through the term dictionary", () => {
   });
 });
 
-describe("a dictionary behind the index", () => {
-  it("after a large import, searches by substring until maintenance has added the import's terms", async () => {
+describe("a dictionary written with the index", () => {
+  it("after a large import, reads the messages not indexed yet directly, and finds the same once maintenance indexed them", async () => {
     const env = createRecallEnv();
-    // 1,500 messages: more than a search adds to the dictionary itself before using it.
+    // 1,500 messages: more than a search indexes itself.
     await env.commit(MAIN, Array.from({ length: 1_500 }, (_, index) => userMessage(`entry ${index}: X${index % 100 ? "OUT" : "INC"}-${100_000 + index}-Z`)));
     const before = await regexGrep(env.call, String.raw`INC-\d{6}-Z`);
-    expect(before.strategy).toBe("substring");
     expect(before.matches).toHaveLength(15);
-    const status = async () =>
-      (await env.api.command("lcm").handler({ agentId: "main", sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args: "status", commandBody: "/lcm status" })).text;
-    expect(await status()).toContain("1,500 messages waiting for the term dictionary");
+    expect(before.truncated).toBe(false);
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM messages_fts_docsize")!.n).toBe(0);
     await env.api.engine().maintain({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey });
-    expect(await status()).not.toContain("term dictionary");
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM search_terms WHERE term = 'xinc'")!.n).toBe(1);
     const after = await regexGrep(env.call, String.raw`INC-\d{6}-Z`);
     expect(after.strategy).toBe("index");
     expect(ids(after)).toEqual(ids(before));
@@ -111,7 +109,7 @@ describe("a file from schema version 2", () => {
     return path;
   }
 
-  it("searches by substring until maintenance has backfilled the dictionary, then through it, finding the same", async () => {
+  it("starts the index over on upgrade, finds every match meanwhile, then through the index, and again after a rebuild", async () => {
     const texts = Array.from({ length: 1_200 }, (_, index) => `note ${index} about the X${index % 24 ? "OUT" : "INC"}-${100_000 + index}-Z ticket`);
     const path = versionTwoFile(texts);
     const api = new FakePluginApi({ databasePath: path });
@@ -121,7 +119,6 @@ describe("a file from schema version 2", () => {
     const pattern = String.raw`INC-\d{6}-Z`;
 
     const before = await regexGrep(call, pattern);
-    expect(before.strategy).toBe("substring");
     expect(before.matches).toHaveLength(50);
     const engine = api.engine();
     await engine.maintain({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey });
@@ -129,12 +126,12 @@ describe("a file from schema version 2", () => {
     expect(after.strategy).toBe("index");
     expect(ids(after)).toEqual(ids(before));
 
-    // A rebuild of the index by /lcm doctor leaves the dictionary to be backfilled again; meanwhile: substring.
+    // A rebuild by /lcm doctor starts the index and its dictionary over; meanwhile the rows are read directly.
     const doctor = (args: string) =>
       api.command("lcm").handler({ agentId: "main", sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args, commandBody: `/lcm ${args}` });
     openSharedDatabase(path).run("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')");
     await doctor("doctor all repair");
-    expect((await regexGrep(call, pattern)).strategy).toBe("substring");
+    expect(ids(await regexGrep(call, pattern))).toEqual(ids(before));
     await engine.maintain({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey });
     const rebuilt = await regexGrep(call, pattern);
     expect(rebuilt.strategy).toBe("index");

@@ -76,7 +76,7 @@ describe("lcm_grep", () => {
 
   it("searches full text with phrase, prefix and OR, sorted by recency or relevance", async () => {
     // topic4* matches topic4 (seq 7-8) and topic40 (seq 79-80); topic12 is seq 23-24.
-    const byRecency = await grep({ pattern: "topic12 OR topic4*", mode: "full_text", scope: "messages" });
+    const byRecency = await grep({ pattern: "topic12 OR topic4*", mode: "full_text", scope: "messages", sort: "recency" });
     expect(byRecency.matches.map((match) => match.type === "message" && match.seq)).toEqual([80, 79, 24, 23, 8, 7]);
     const phrase = await grep({ pattern: '"deploy key"', mode: "full_text" });
     expect(phrase.matches.map((match) => match.id)).toContain(ids.leafA);

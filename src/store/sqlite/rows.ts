@@ -9,6 +9,7 @@ import type {
   ConversationRecord,
   FileId,
   MessageRecord,
+  SessionResetRecord,
   SummaryKind,
   SummaryLevel,
   SummaryRecord,
@@ -34,6 +35,13 @@ export interface ConversationRow {
   last_reserve_tokens: number | null;
   bootstrap_state: string | null;
   last_compaction: string | null;
+  session_started_at: number | null;
+  last_reset: string | null;
+  previous_conversation_id: number | null;
+  archived_at: number | null;
+  archive_reason: string | null;
+  ended_at: number | null;
+  end_reason: string | null;
 }
 
 export function toConversation(row: ConversationRow): ConversationRecord {
@@ -55,6 +63,13 @@ export function toConversation(row: ConversationRow): ConversationRecord {
     lastReserveTokens: row.last_reserve_tokens,
     bootstrapState: row.bootstrap_state ? (JSON.parse(row.bootstrap_state) as BootstrapState) : null,
     lastCompaction: row.last_compaction ? (JSON.parse(row.last_compaction) as CompactionOutcome) : null,
+    sessionStartedAt: row.session_started_at,
+    lastReset: row.last_reset ? (JSON.parse(row.last_reset) as SessionResetRecord) : null,
+    previousConversationId: row.previous_conversation_id,
+    archivedAt: row.archived_at,
+    archiveReason: row.archive_reason,
+    endedAt: row.ended_at,
+    endReason: row.end_reason,
   };
 }
 

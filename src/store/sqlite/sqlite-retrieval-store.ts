@@ -10,22 +10,30 @@
  * rowid<?) across conversations.
  */
 import { isBusyError, reverseText, type Database } from "../../db/database.js";
-import type { ConversationId, ConversationRecord, MessageId, SummaryId, SummaryKind } from "../../records.js";
+import type { ConversationId, ConversationRecord, MessageId, SummaryId } from "../../records.js";
+import type { QueryTerm } from "../../search/text-query.js";
 import { EXPANSION_SESSION_PREFIX } from "../grant-store.js";
 import type {
   CandidatePage,
-  FullTextQuery,
+  ContainsFilter,
+  IndexRequirement,
   MessageHitRow,
   MessageText,
+  PreparedTextQuery,
   RetrievalStore,
   ScanWindow,
   SearchFilter,
   SummaryHitRow,
   SummaryLineage,
+  TextCandidates,
+  TextFilter,
+  TextSelection,
+  TextSource,
 } from "../retrieval-store.js";
 import { type ConversationRow, toConversation } from "./rows.js";
-import { SqliteSearchIndex } from "./sqlite-search-index.js";
-import { bm25Scores, type CorpusStats, matchTerms, termMatch, type MatchTerm } from "../../retrieval/relevance.js";
+import { type IndexTable, SqliteSearchIndex } from "./sqlite-search-index.js";
+import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
+import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
 import {
   candidatePage,
   containsClause,
@@ -33,17 +41,7 @@ import {
   MAX_TIME,
   MESSAGE_FILTER,
   MESSAGE_HIT,
-  MESSAGES_BY_RECENCY,
-  MESSAGES_BY_RELEVANCE,
-  MESSAGE_CANDIDATES_WITH_TEXT,
-  COMMON_TERM_DOCUMENTS,
-  TERM_FREQUENCY,
-  MESSAGE_INDEX_AVERAGES,
-  readVarints,
   MIN_TIME,
-  SNIPPET,
-  SUMMARIES_BY_RECENCY,
-  SUMMARIES_BY_RELEVANCE,
   SUMMARY_FILTER,
   SUMMARY_HIT,
   toMessageHit,
@@ -58,130 +56,98 @@ const statisticsRefreshedAt = new WeakMap<Database, number>();
 
 /** Bound on the climb from a leaf to its root (depths stay far below this). */
 const MAX_DAG_DEPTH = 64;
-/** Indexed messages a regex search adds to the term dictionary itself before using it (~25 ms at 1M messages). */
-const TERMS_CAUGHT_UP_BY_SEARCH = 1_000;
+/**
+ * A backlog of at most this many rows is indexed by the search that finds it (4 chunks, a few ms each, with the
+ * event loop running between them); a larger one is left to maintenance and read directly by the caller.
+ */
+export const SEARCH_INDEXES_UP_TO = 400;
 
-/** What ranking a query with a very common word needs: its terms, their document frequencies, the corpus. */
-interface CommonTermStats extends CorpusStats {
-  terms: MatchTerm[];
-  frequencies: number[];
-}
+const INDEX_OF: Record<TextSource, IndexTable> = { messages: "messages_fts", summaries: "summaries_fts" };
+
+/** A message row with its stored text, tool-call spans and length in words. */
+type MessageTextSql = MessageHitSql & { content: string; spans: string | null; size: Uint8Array | null };
+type SummaryTextSql = SummaryHitSql & { content: string; size: Uint8Array | null };
 
 export class SqliteRetrievalStore implements RetrievalStore {
   private readonly index: SqliteSearchIndex;
+  private readonly text: SqliteTextSearch;
 
   constructor(private readonly db: Database) {
     this.index = new SqliteSearchIndex(db);
+    this.text = new SqliteTextSearch(db);
   }
 
-  async searchMessages(query: FullTextQuery): Promise<MessageHitRow[]> {
-    // Messages reach the full-text index in batches: index the newest ones first so no stored message is missed.
-    await this.index.indexPending();
-    if (query.sort === "relevance") {
-      const common = this.commonTermStats(query.match);
-      if (common) return this.rankCommonTermMatches(query, common);
-    }
-    const rows = this.db.all<MessageHitSql>(
-      query.sort === "relevance" ? MESSAGES_BY_RELEVANCE : MESSAGES_BY_RECENCY, query.match, ...filterParams(query),
-      query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME, query.limit,
+  async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
+    const table = INDEX_OF[source];
+    await this.index.indexIfAtMost(table, SEARCH_INDEXES_UP_TO);
+    const newest = source === "messages" ? await this.maxMessageRowId() : await this.maxSummaryRowId();
+    return this.text.prepare(table, terms, this.index.through(table), newest);
+  }
+
+  async messageTextCandidates(
+    prepared: PreparedTextQuery, filter: TextFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<MessageHitRow>> {
+    const rows = this.db.rows<MessageTextSql>(
+      `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, d.sz AS size
+       FROM messages_fts CROSS JOIN messages m ON m.message_id = messages_fts.rowid
+         CROSS JOIN messages_fts_docsize d ON d.id = messages_fts.rowid
+       WHERE messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid <= ?
+         AND ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ?
+       ORDER BY messages_fts.rowid DESC LIMIT ?`,
+      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter),
+      filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, limit,
     );
-    if (query.sort === "relevance") this.addSnippets("messages_fts", query.match, rows, (row) => row.message_id);
-    return rows.map(toMessageHit);
+    return {
+      rows: rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans), rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
+      limitReached: rows.length >= limit,
+    };
   }
 
-  async searchSummaries(query: FullTextQuery): Promise<SummaryHitRow[]> {
-    const rows = this.db.all<SummaryHitSql>(
-      query.sort === "relevance" ? SUMMARIES_BY_RELEVANCE : SUMMARIES_BY_RECENCY, query.match, ...filterParams(query), query.limit,
+  async summaryTextCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<SummaryHitRow>> {
+    const rows = this.db.rows<SummaryTextSql>(
+      `SELECT ${SUMMARY_HIT}, s.content, d.sz AS size
+       FROM summaries_fts CROSS JOIN summaries s ON s.id = summaries_fts.rowid
+         CROSS JOIN summaries_fts_docsize d ON d.id = summaries_fts.rowid
+       WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? AND summaries_fts.rowid <= ? AND ${SUMMARY_FILTER}
+       ORDER BY summaries_fts.rowid DESC LIMIT ?`,
+      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter), limit,
     );
-    if (query.sort === "relevance") this.addSnippets("summaries_fts", query.match, rows, (row) => row.id);
-    return rows.map(toSummaryHit);
+    return {
+      rows: rows.map((row) => ({ ...toSummaryHit(row), text: row.content, rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
+      limitReached: rows.length >= limit,
+    };
   }
 
-  /**
-   * Document frequencies of the query's terms, read from at most the newest COMMON_TERM_DOCUMENTS matches of
-   * each; null unless some term is found in more messages than that (FTS5's bm25() then serves well).
-   */
-  private commonTermStats(match: string): CommonTermStats | null {
-    const terms = matchTerms(match);
-    const [documents, totalTokens] = readVarints(this.db.get<{ block: Uint8Array | null }>(MESSAGE_INDEX_AVERAGES)?.block ?? null, 2) as [number, number];
-    const frequencies: number[] = [];
-    let isCommon = false;
-    for (const term of terms) {
-      const row = this.db.get<{ count: number; oldest: number | null }>(TERM_FREQUENCY, termMatch(term))!;
-      if (row.count < COMMON_TERM_DOCUMENTS || row.oldest === null) {
-        frequencies.push(row.count);
-        continue;
-      }
-      // Found in the whole window: scale its density over the newest ids to the whole index.
-      isCommon = true;
-      frequencies.push(Math.min(documents, Math.round((row.count * documents) / Math.max(1, documents - row.oldest + 1))));
-    }
-    return isCommon ? { terms, frequencies, documents, averageLength: totalTokens / Math.max(1, documents) } : null;
+  async indexState(): Promise<{ messagesThrough: number; summariesThrough: number }> {
+    await this.index.indexIfAtMost("messages_fts", SEARCH_INDEXES_UP_TO);
+    await this.index.indexIfAtMost("summaries_fts", SEARCH_INDEXES_UP_TO);
+    return { messagesThrough: this.index.through("messages_fts"), summariesThrough: this.index.through("summaries_fts") };
   }
 
-  /**
-   * Relevance over the newest COMMON_RELEVANCE_CANDIDATES matches, BM25 computed here (retrieval/relevance.ts).
-   * With alternatives (OR), the newest matches of each less common term are candidates too: otherwise a rare
-   * word's messages, the likeliest to rank first, would be crowded out of the window by a common word's.
-   */
-  private rankCommonTermMatches(query: FullTextQuery, common: CommonTermStats): MessageHitRow[] {
-    const candidates = (match: string) =>
-      this.db.rows<MessageHitSql & { size: Uint8Array | null }>(
-        MESSAGE_CANDIDATES_WITH_TEXT, match, ...filterParams(query), query.seqRange?.from ?? MIN_TIME, query.seqRange?.to ?? MAX_TIME,
-      );
-    const byId = new Map(candidates(query.match).map((row) => [row.message_id, row]));
-    if (query.match.includes(" OR ")) {
-      common.terms.forEach((term, index) => {
-        if (common.frequencies[index]! >= COMMON_TERM_DOCUMENTS) return;
-        for (const row of candidates(`(${query.match}) AND ${termMatch(term)}`)) byId.set(row.message_id, row);
-      });
-    }
-    const rows = [...byId.values()];
-    const documents = rows.map((row) => ({ text: row.text ?? "", length: readVarints(row.size, 1)[0]! }));
-    const scores = bm25Scores(documents, common.terms, common.frequencies, common);
-    const ranked = rows
-      .map((_, index) => index)
-      .sort((left, right) => scores[right]! - scores[left]! || rows[right]!.message_id - rows[left]!.message_id)
-      .slice(0, query.limit)
-      .map((index) => ({ ...rows[index]!, text: null as string | null, rank: -scores[index]! }));
-    this.addSnippets("messages_fts", query.match, ranked, (row) => row.message_id);
-    return ranked.map(toMessageHit);
-  }
-
-  /** Snippets for the few ranked winners only (a snippet reads and tokenizes the row's content). */
-  private addSnippets<Row extends { text: string | null }>(table: "messages_fts" | "summaries_fts", match: string, rows: Row[], idOf: (row: Row) => number): void {
-    if (rows.length === 0) return;
-    const snippets = this.db.all<{ id: number; text: string }>(
-      `SELECT rowid AS id, snippet(${table}, 0, ${SNIPPET}) AS text FROM ${table}
-       WHERE ${table} MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
-      match, JSON.stringify(rows.map(idOf)),
-    );
-    const byId = new Map(snippets.map((snippet) => [snippet.id, snippet.text]));
-    for (const row of rows) row.text = byId.get(idOf(row)) ?? "";
-  }
-
-  async messageCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
-    if (below === null) await this.index.indexPending();
-    const rows = this.db.all<Candidate<MessageHitSql>>(
+  async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
+    const match = requirementExpression(requirement);
+    if (match === null) return { rows: [], next: null, oldestExamined: null };
+    const rows = this.db.rows<Candidate<MessageHitSql> & { content: string | null; spans: string | null }>(
       `SELECT c.rowid AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER}) AS in_scope,
-         CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS text
+         CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS content,
+         CASE WHEN ${MESSAGE_FILTER} THEN ${argumentSpansSql("m")} END AS spans
        FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
        CROSS JOIN messages m ON m.message_id = c.rowid
        ORDER BY c.rowid DESC`,
-      ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+      ...filterParams(filter), ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
     );
-    return candidatePage(rows, pageSize, toMessageHit, (row) => row.created_at);
+    return candidatePage(
+      rows.map((row) => ({ ...row, text: row.content === null ? null : toSearchableText(row.content, row.spans) })),
+      pageSize, toMessageHit, (row) => row.created_at,
+    );
   }
 
-  async messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null> | null> {
-    await this.index.indexPending();
-    // Maintenance keeps the dictionary up with the index; a search closes a small gap itself (a few chunks) and
-    // otherwise does without it rather than wait.
-    if (this.index.uncoveredNow() <= TERMS_CAUGHT_UP_BY_SEARCH) await this.index.extendTerms(TERMS_CAUGHT_UP_BY_SEARCH);
-    if (!this.index.termDictionaryComplete()) return null;
+  async messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null>> {
     const terms = new Map<string, string[] | null>();
     for (const fragment of fragments) {
-      // Terms ending with the fragment are the reversed keys that start with it reversed: one index range.
+      // Words ending with the fragment are the reversed keys that start with it reversed: one index range.
       const start = reverseText(fragment);
       const end = start.slice(0, -1) + String.fromCharCode(start.charCodeAt(start.length - 1) + 1);
       const rows = this.db.tuples<[string]>(
@@ -192,7 +158,9 @@ export class SqliteRetrievalStore implements RetrievalStore {
     return terms;
   }
 
-  async summaryCandidates(filter: SearchFilter, match: string, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
+  async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
+    const match = requirementExpression(requirement);
+    if (match === null) return { rows: [], next: null, oldestExamined: null };
     const rows = this.db.all<Candidate<SummaryHitSql>>(
       `SELECT c.rowid AS candidate, ${SUMMARY_HIT}, 0 AS rank, (${SUMMARY_FILTER}) AS in_scope,
          CASE WHEN ${SUMMARY_FILTER} THEN s.content END AS text
@@ -204,34 +172,34 @@ export class SqliteRetrievalStore implements RetrievalStore {
     return candidatePage(rows, pageSize, toSummaryHit, (row) => row.latest_at);
   }
 
-  async scanMessages(filter: SearchFilter, window: ScanWindow, containsAny: string[] | null): Promise<MessageHitRow[]> {
-    const [contains, containsParams] = containsClause("m.content", containsAny);
-    if (window.by === "seq") {
-      return this.db
-        .all<MessageHitSql>(
-          `SELECT ${MESSAGE_HIT}, m.content AS text, 0 AS rank FROM messages m
-           WHERE m.conversation_id = ? AND m.seq >= ? AND m.seq < ? AND m.created_at >= ? AND m.created_at < ? ${contains}
+  async scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]> {
+    const [clause, containsParams] = containsClause("m.content", contains);
+    const seqFrom = filter.seqRange?.from ?? MIN_TIME;
+    const seqTo = filter.seqRange?.to ?? MAX_TIME;
+    const rows = window.by === "seq"
+      ? this.db.rows<MessageHitSql & { content: string; spans: string | null }>(
+          `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, 0 AS rank FROM messages m
+           WHERE m.conversation_id = ? AND m.seq >= ? AND m.seq < ? AND m.seq BETWEEN ? AND ?
+             AND m.created_at >= ? AND m.created_at < ? ${clause}
            ORDER BY m.seq DESC`,
-          window.conversationId, window.from, window.to, filter.since ?? MIN_TIME, filter.before ?? MAX_TIME, ...containsParams,
+          window.conversationId, window.from, window.to, seqFrom, seqTo, filter.since ?? MIN_TIME, filter.before ?? MAX_TIME,
+          ...containsParams,
         )
-        .map(toMessageHit);
-    }
-    return this.db
-      .all<MessageHitSql>(
-        `SELECT ${MESSAGE_HIT}, m.content AS text, 0 AS rank FROM messages m
-         WHERE m.message_id >= ? AND m.message_id < ? AND ${MESSAGE_FILTER} ${contains}
-         ORDER BY m.message_id DESC`,
-        window.from, window.to, ...filterParams(filter), ...containsParams,
-      )
-      .map(toMessageHit);
+      : this.db.rows<MessageHitSql & { content: string; spans: string | null }>(
+          `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, 0 AS rank FROM messages m
+           WHERE m.message_id >= ? AND m.message_id < ? AND ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ? ${clause}
+           ORDER BY m.message_id DESC`,
+          window.from, window.to, ...filterParams(filter), seqFrom, seqTo, ...containsParams,
+        );
+    return rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans) }));
   }
 
-  async scanSummaries(filter: SearchFilter, window: { from: number; to: number }, containsAny: string[] | null): Promise<SummaryHitRow[]> {
-    const [contains, containsParams] = containsClause("s.content", containsAny);
+  async scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]> {
+    const [clause, containsParams] = containsClause("s.content", contains);
     return this.db
       .all<SummaryHitSql>(
         `SELECT ${SUMMARY_HIT}, s.content AS text, 0 AS rank FROM summaries s
-         WHERE s.id >= ? AND s.id < ? AND ${SUMMARY_FILTER} ${contains}
+         WHERE s.id >= ? AND s.id < ? AND ${SUMMARY_FILTER} ${clause}
          ORDER BY s.id DESC`,
         window.from, window.to, ...filterParams(filter), ...containsParams,
       )
@@ -333,7 +301,8 @@ export class SqliteRetrievalStore implements RetrievalStore {
 
   async findConversationBySessionKey(agentId: string, sessionKey: string): Promise<ConversationRecord | null> {
     const row = this.db.get<ConversationRow>(
-      "SELECT * FROM conversations WHERE agent_id = ? AND session_key = ? ORDER BY updated_at DESC LIMIT 1", agentId, sessionKey,
+      "SELECT * FROM conversations WHERE agent_id = ? AND session_key = ? ORDER BY archived_at IS NOT NULL, updated_at DESC LIMIT 1",
+      agentId, sessionKey,
     );
     return row ? toConversation(row) : null;
   }

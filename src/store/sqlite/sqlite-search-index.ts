@@ -1,231 +1,278 @@
 /**
- * The SQLite side of SearchIndex: messages_fts (external content over `messages`) written in batches.
+ * The SQLite side of SearchIndex: the contentless full-text indexes `messages_fts` and `summaries_fts` (schema
+ * version 8), written in batches after the rows themselves, and the term dictionary written with them.
  *
- * `search_index_state.through` is the highest message_id in the index. Messages are never deleted and their ids
- * only grow, so the pending messages are exactly `message_id > through`, read by a rowid range. One transaction
- * indexes a chunk of them with a single INSERT … SELECT (one FTS5 segment per chunk, where indexing inside each
- * turn's write made one per turn) and advances `through` with it, so a crash leaves either both or neither.
+ * `search_index_state.through` is the highest row id in each index. Rows are never deleted and ids only grow, so
+ * the rows waiting are exactly `id > through`, a rowid range. One transaction indexes a chunk of them and advances
+ * `through` with it, so a crash leaves both or neither. What is indexed is computed here, in JavaScript, by the
+ * backend-neutral analysis (search/text-analysis.ts): the words of the searchable text (tool-call arguments
+ * decoded) and their fragments; the tables tokenize only on the spaces between them.
  *
- * FTS5's automatic merging is off (schema version 2): it ran inside whichever commit crossed a work unit and
- * cost that commit 36-48 ms at a million messages. After indexing, segments are merged by FTS5 'merge' commands
- * on the connection's background worker (wal-checkpointer.ts); where no worker runs yet, here, one transaction
- * per step, until FTS5 reports nothing left to merge or the call's step budget is spent. FTS5's crisis merge
- * (16 segments on one level) remains the backstop.
+ * The term dictionary (`search_terms`) lists every indexed word with a letter in it, reversed (a regex word that
+ * may end a longer word finds the words ending with it by one range scan) and with its Porter stem (a search for
+ * one form of a word finds the others). New words of a chunk are added in the chunk's transaction; a per-process
+ * memo of words already listed keeps that cheap once the vocabulary settles.
  *
- * The term dictionary (`search_terms`, schema version 3) lists the index's distinct terms for regex words that
- * may end a longer word. A chunk's terms are taken from a temporary contentless FTS5 table with the index's own
- * tokenizer, so they are exactly the terms the index holds. That doubles the cost of a chunk, so the dictionary
- * is kept in its own transactions, behind the index: it covers the indexed messages in (floor, top]
- * (`term_dictionary` and `term_dictionary_top` in search_index_state). Maintenance extends it up to the index
- * and, on files upgraded from version 2, backfills it down to 0; a search extends a small gap itself and uses the
- * dictionary only when it covers every indexed message.
+ * FTS5's automatic merging is off; after indexing, message segments are merged by FTS5 'merge' commands on the
+ * connection's background worker (wal-checkpointer.ts), or here in bounded steps where no worker runs. Summary
+ * segments are few (one summary per dozens of messages) and merged here.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
+import { reverseText } from "../../db/database.js";
 import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
+import { analyzeDocument, stemOf } from "../../search/text-analysis.js";
 import type { IndexProgress, SearchIndex } from "../search-index.js";
+import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
 
 /**
- * Messages per indexing transaction, which blocks the event loop while it runs: 5-7 ms at a million messages.
+ * Rows per indexing transaction, which blocks the event loop while it runs: the analysis, the FTS5 insert and the
+ * chunk's new dictionary words cost about 100-180 µs of CPU per message at a million messages (more for long tool
+ * output), so a chunk takes 10-20 ms; CHUNK_TIME_MS cuts one short that runs longer.
  */
-export const INDEX_CHUNK_ROWS = 250;
-/**
- * Messages per term-dictionary transaction: ~30 µs each with the dictionary saturated (a million messages), up
- * to ~70 µs while most terms are new (a young history), so 3-7 ms.
- */
-export const TERMS_CHUNK_ROWS = 100;
+export const INDEX_CHUNK_ROWS = 100;
+/** A chunk stops taking rows once it has run this long (the dictionary and the commit follow: a few ms more). */
+const CHUNK_TIME_MS = 12;
 /** Merge steps per indexed chunk, at most: enough to keep the segment count bounded as chunks arrive. */
-const MERGE_STEPS_PER_CHUNK = 8;
+const MERGE_STEPS_PER_CHUNK = 4;
 /**
  * Past this many indexed messages a merge step can take tens of ms (a common word's doclist is merged whole), so
  * merging always goes to the background worker, started for it if need be; below, a step takes a few ms and a
  * connection that has not started its worker yet merges on its own thread.
  */
 export const WORKER_MERGE_AFTER_MESSAGES = 100_000;
+/** A dictionary word has something other than digits (numbers are most of a history's distinct words). */
+const HAS_LETTER = /[^0-9]/;
+/** Words the memo of listed dictionary terms keeps per connection (two generations of this many). */
+const KNOWN_TERMS = 100_000;
 
-/** Terms made only of digits are left out of the dictionary: numbers are most of a history's distinct terms. */
-const DICTIONARY_TERM = "term GLOB '*[^0-9]*'";
+export type IndexTable = "messages_fts" | "summaries_fts";
+
+/** Where each index reads its rows: the table, its row id, the newest id, the searchable text of a row. */
+const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; text: string; spans: string }> = {
+  messages_fts: {
+    table: "messages m", id: "m.message_id", newest: "SELECT max(message_id) FROM messages", text: "m.content", spans: argumentSpansSql("m"),
+  },
+  summaries_fts: { table: "summaries m", id: "m.id", newest: "SELECT max(id) FROM summaries", text: "m.content", spans: "NULL" },
+};
+
+/** The dictionary words this process knows are listed, per connection (cleared when an index starts over). */
+const knownTerms = new WeakMap<Database, { young: Set<string>; old: Set<string>; through: number }>();
 
 export class SqliteSearchIndex implements SearchIndex {
   constructor(private readonly db: Database) {}
 
   async pendingMessages(): Promise<number> {
-    return this.pendingNow();
+    return this.pending("messages_fts");
   }
 
+  /** Rows of `table` stored but not indexed yet. */
+  pending(table: IndexTable): number {
+    const row = this.db.get<{ newest: number | null; through: number }>(
+      `SELECT (${SOURCES[table].newest}) AS newest, (SELECT through FROM search_index_state WHERE name = ?) AS through`,
+      table,
+    )!;
+    return Math.max(0, (row.newest ?? 0) - row.through);
+  }
+
+  /** The highest row id in `table`'s index: rows above it are not indexed yet. */
+  through(table: IndexTable): number {
+    return this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = ?", table)!.through;
+  }
+
+  /**
+   * Indexes pending messages, then pending summaries, oldest first, in chunks of INDEX_CHUNK_ROWS with the event
+   * loop running between them, up to `maxRows` rows; nothing while fewer than `whenAtLeast` messages wait.
+   */
   async indexPending(options: { whenAtLeast?: number; maxRows?: number } = {}): Promise<IndexProgress> {
     const { whenAtLeast = 1, maxRows = Number.POSITIVE_INFINITY } = options;
-    let pending = this.pendingNow();
-    if (pending === 0 || pending < whenAtLeast) return { indexed: 0, pending };
+    let pending = this.pending("messages_fts");
     let indexed = 0;
-    let chunks = 0;
-    while (pending > 0 && indexed < maxRows) {
-      const limit = Math.min(INDEX_CHUNK_ROWS, maxRows - indexed);
-      indexed += await this.db.write(() => this.indexChunk(limit));
-      chunks++;
-      pending = this.pendingNow();
-      await yieldToEventLoop();
+    if (pending > 0 && pending >= whenAtLeast) {
+      indexed = await this.indexTable("messages_fts", maxRows);
+      pending = this.pending("messages_fts");
     }
-    await this.merge(chunks * MERGE_STEPS_PER_CHUNK);
+    if (indexed < maxRows && this.pending("summaries_fts") > 0) await this.indexTable("summaries_fts", maxRows - indexed);
     return { indexed, pending };
   }
 
   /**
-   * Brings the term dictionary closer to covering every indexed message, in bounded transactions: first the
-   * newest indexed messages above its top, then (files upgraded from version 2) the oldest below its floor.
-   * Returns how many messages it covered, at most `maxRows`.
+   * Indexes `table`'s backlog when it holds at most `limit` rows (a search's own catch-up: a few chunks); a larger
+   * backlog (or any, on a read-only connection) is left for maintenance and the caller reads the rows not yet
+   * indexed directly. Returns the rows still waiting.
    */
-  async maintainTerms(maxRows: number): Promise<number> {
-    let covered = await this.extendTerms(maxRows);
-    while (covered < maxRows && this.dictionaryRange().floor > 0) {
-      const done = await this.db.write(() => this.backfillChunk(Math.min(TERMS_CHUNK_ROWS, maxRows - covered)));
-      if (done === 0) break;
-      covered += done;
-      await yieldToEventLoop();
-    }
-    return covered;
+  async indexIfAtMost(table: IndexTable, limit: number): Promise<number> {
+    const waiting = this.pending(table);
+    // A read-only connection never writes: its searches read every row not indexed directly.
+    if (waiting === 0 || waiting > limit || this.db.readOnly) return waiting;
+    await this.indexTable(table, limit);
+    return this.pending(table);
   }
 
-  /** Adds the terms of up to `maxRows` indexed messages above the dictionary's top; returns how many. */
-  async extendTerms(maxRows: number): Promise<number> {
-    let covered = 0;
-    while (covered < maxRows && this.dictionaryRange().top < this.through()) {
-      covered += await this.db.write(() => this.extendChunk(Math.min(TERMS_CHUNK_ROWS, maxRows - covered)));
-      await yieldToEventLoop();
-    }
-    return covered;
+  /**
+   * The term dictionary is written with the index since schema version 8: nothing is left to do. Kept for the
+   * maintenance code of earlier versions; returns 0.
+   */
+  async maintainTerms(_maxRows: number): Promise<number> {
+    return 0;
   }
 
-  /** Indexed messages whose terms are not in the dictionary yet, below its floor and above its top. */
+  /** Indexed messages whose words are not in the dictionary yet: none since schema version 8. */
   uncoveredNow(): number {
-    // Message ids are dense (each is the largest so far plus one; messages are never deleted): the floor is the
-    // number of messages at or below it.
-    const { floor, top } = this.dictionaryRange();
-    return floor + Math.max(0, this.through() - top);
-  }
-
-  /** Covers the oldest `limit` indexed messages above the top and raises it past them. */
-  private extendChunk(limit: number): number {
-    const { top } = this.dictionaryRange();
-    const chunk = this.db.get<{ last: number | null; count: number }>(
-      `SELECT max(message_id) AS last, count(*) AS count
-       FROM (SELECT message_id FROM messages WHERE message_id > ? AND message_id <= ? ORDER BY message_id LIMIT ?)`,
-      top, this.through(), limit,
-    )!;
-    if (chunk.last === null) return 0;
-    this.addTerms(top, chunk.last);
-    this.db.run("UPDATE search_index_state SET through = ? WHERE name = 'term_dictionary_top'", chunk.last);
-    return chunk.count;
-  }
-
-  /** Covers the newest `limit` messages below the floor and lowers it past them (to 0 when none are left). */
-  private backfillChunk(limit: number): number {
-    const { floor } = this.dictionaryRange();
-    if (floor === 0) return 0;
-    const chunk = this.db.get<{ first: number | null; count: number }>(
-      `SELECT min(message_id) AS first, count(*) AS count
-       FROM (SELECT message_id FROM messages WHERE message_id <= ? ORDER BY message_id DESC LIMIT ?)`,
-      floor, limit,
-    )!;
-    const newFloor = chunk.first === null ? 0 : chunk.first - 1;
-    if (chunk.first !== null) this.addTerms(newFloor, floor);
-    this.db.run("UPDATE search_index_state SET through = ? WHERE name = 'term_dictionary'", newFloor);
-    return chunk.count;
-  }
-
-  /** Adds the terms of messages `from` < message_id <= `to` that the dictionary lacks (inside a transaction). */
-  private addTerms(from: number, to: number): void {
-    // Temporary tables belong to the connection and vanish with a rolled-back transaction that created them, so
-    // this runs every time (a no-op once they exist; measured: it does not expire the connection's statements).
-    this.db.raw.exec(`
-      CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5 (
-        content, content = '', tokenize = 'unicode61 remove_diacritics 2'
-      );
-      CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_vocabulary USING fts5vocab (temp, chunk_terms, row);
-    `);
-    this.db.run(
-      "INSERT INTO temp.chunk_terms (rowid, content) SELECT message_id, content FROM messages WHERE message_id > ? AND message_id <= ?",
-      from, to,
-    );
-    this.db.run(
-      `INSERT INTO search_terms (term, reversed)
-       SELECT term, lcm_reverse(term) FROM temp.chunk_vocabulary -- lcm_reverse: see Database
-       WHERE ${DICTIONARY_TERM} AND term NOT IN (SELECT term FROM search_terms)`,
-    );
-    this.db.run("INSERT INTO temp.chunk_terms (chunk_terms) VALUES ('delete-all')");
+    return 0;
   }
 
   /**
-   * Indexes up to `limit` pending messages inside the caller's write transaction; returns how many. Reading
-   * `through` inside the transaction makes concurrent indexers (other processes) skip what one already did.
+   * Empties `table`'s index and starts it over (the doctor's repair; a contentless index cannot be rebuilt from
+   * its content in place): maintenance and searches index the rows again, oldest first. Starting the message index
+   * over starts the summary index and the term dictionary over too: the dictionary lists the words of both.
    */
-  indexChunk(limit: number): number {
-    const through = this.through();
-    const last = this.db.get<{ last: number | null; count: number }>(
-      `SELECT max(message_id) AS last, count(*) AS count
-       FROM (SELECT message_id FROM messages WHERE message_id > ? ORDER BY message_id LIMIT ?)`,
+  async rebuild(table: IndexTable): Promise<void> {
+    const tables: IndexTable[] = table === "messages_fts" ? ["messages_fts", "summaries_fts"] : [table];
+    await this.db.write(() => {
+      for (const name of tables) {
+        this.db.run(`INSERT INTO ${name} (${name}) VALUES ('delete-all')`);
+        this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", name);
+      }
+      if (table === "messages_fts") this.db.run("DELETE FROM search_terms");
+    });
+    knownTerms.delete(this.db);
+  }
+
+  /**
+   * What is wrong with `table`'s index, or null: FTS5's own structure check, then whether it holds exactly the
+   * rows it claims (a contentless index cannot compare itself with the rows, so its row count stands in).
+   */
+  verify(table: IndexTable): string | null {
+    try {
+      this.db.raw.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('integrity-check', 0)`).run();
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+    const through = this.through(table);
+    const source = SOURCES[table];
+    const counts = this.db.get<{ indexed: number; rows: number }>(
+      `SELECT (SELECT count(*) FROM ${table}_docsize) AS indexed,
+              (SELECT count(*) FROM ${source.table} WHERE ${source.id} <= ?) AS rows`,
+      through,
+    )!;
+    return counts.indexed === counts.rows
+      ? null
+      : `${table} holds ${counts.indexed} rows but claims the ${counts.rows} rows up to id ${through}; rebuild it (/lcm doctor repair).`;
+  }
+
+  private async indexTable(table: IndexTable, maxRows: number): Promise<number> {
+    let indexed = 0;
+    let chunks = 0;
+    while (indexed < maxRows) {
+      const limit = Math.min(INDEX_CHUNK_ROWS, maxRows - indexed);
+      const added: string[] = [];
+      const count = await this.db.write(() => this.indexChunk(limit, table, added));
+      this.remember(added);
+      if (count === 0) break;
+      indexed += count;
+      chunks++;
+      await yieldToEventLoop();
+    }
+    await this.merge(table, chunks * MERGE_STEPS_PER_CHUNK);
+    return indexed;
+  }
+
+  /**
+   * Indexes up to `limit` pending rows of `table` inside the caller's write transaction; returns how many, and
+   * appends the dictionary words it listed to `added` (remember them once the transaction committed). Reading `through` inside the transaction makes concurrent
+   * indexers (other processes) skip what one already did.
+   */
+  indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = []): number {
+    const source = SOURCES[table];
+    const through = this.through(table);
+    if (table === "messages_fts") this.forgetIfStartedOver(through);
+    const rows = this.db.tuples<[number, string, string | null]>(
+      `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
       through, limit,
-    )!;
-    if (last.last === null) return 0;
-    this.db.run(
-      `INSERT INTO messages_fts (rowid, content)
-       SELECT message_id, content FROM messages WHERE message_id > ? AND message_id <= ? ORDER BY message_id`,
-      through, last.last,
     );
-    this.db.run("UPDATE search_index_state SET through = ? WHERE name = 'messages_fts'", last.last);
-    return last.count;
+    if (rows.length === 0) return 0;
+    const chunkWords = new Set<string>();
+    const started = performance.now();
+    let last = through;
+    let indexed = 0;
+    for (const [id, content, spans] of rows) {
+      const document = analyzeDocument(toSearchableText(content, spans), chunkWords);
+      this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, id, document.words, document.derived);
+      last = id;
+      indexed++;
+      // Long tool outputs cost more than the rest: the chunk ends early rather than block the event loop.
+      if (performance.now() - started > CHUNK_TIME_MS) break;
+    }
+    this.listTerms(chunkWords, added);
+    this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", last, table);
+    return indexed;
   }
 
   /**
-   * Marks every stored message indexed, inside the caller's transaction (after an FTS5 'rebuild'). The term
-   * dictionary starts over above them all (floor and top at the newest message), and maintenance backfills it.
+   * Adds the words of `words` the dictionary lacks (those with a letter; numbers are most distinct words). Words
+   * the memo does not know are looked up in one read first: after a restart the memo is empty and most of a
+   * chunk's words are already listed (one statement instead of one per word).
    */
-  markAllIndexed(): void {
-    this.db.run(
-      `UPDATE search_index_state SET through = (SELECT coalesce(max(message_id), 0) FROM messages)
-       WHERE name IN ('messages_fts', 'term_dictionary', 'term_dictionary_top')`,
+  private listTerms(words: Set<string>, added: string[]): void {
+    const known = this.known();
+    const unknown: string[] = [];
+    for (const word of words) if (!known.young.has(word) && !known.old.has(word) && HAS_LETTER.test(word)) unknown.push(word);
+    if (unknown.length === 0) return;
+    const listed = new Set(
+      this.db.tuples<[string]>("SELECT term FROM search_terms WHERE term IN (SELECT value FROM json_each(?))", JSON.stringify(unknown))
+        .map(([term]) => term),
     );
+    for (const word of unknown) {
+      if (!listed.has(word)) {
+        this.db.run("INSERT OR IGNORE INTO search_terms (term, reversed, stem) VALUES (?, ?, ?)", word, reverseText(word), stemOf(word));
+      }
+      added.push(word);
+    }
   }
 
-  /** True when the term dictionary holds the terms of every indexed message. */
-  termDictionaryComplete(): boolean {
-    const { floor, top } = this.dictionaryRange();
-    return floor === 0 && top >= this.through();
+  /** Records words as listed once their transaction committed (a rolled-back one listed nothing). */
+  private remember(words: readonly string[]): void {
+    const known = this.known();
+    for (const word of words) {
+      if (known.young.size >= KNOWN_TERMS) {
+        known.old = known.young;
+        known.young = new Set();
+      }
+      known.young.add(word);
+    }
+  }
+
+  private known(): { young: Set<string>; old: Set<string>; through: number } {
+    let known = knownTerms.get(this.db);
+    if (!known) knownTerms.set(this.db, (known = { young: new Set(), old: new Set(), through: 0 }));
+    return known;
+  }
+
+  /** The message index went backwards (another process started it over): the memo no longer holds. */
+  private forgetIfStartedOver(through: number): void {
+    const known = this.known();
+    if (through < known.through) {
+      known.young.clear();
+      known.old.clear();
+    }
+    known.through = through;
   }
 
   /** Merges on the background worker, or here in bounded steps; stops early once FTS5 finds nothing to merge. */
-  private async merge(maxSteps: number): Promise<void> {
-    if (maxSteps === 0 || this.db.checkpointer?.requestIndexMerge(this.through() > WORKER_MERGE_AFTER_MESSAGES)) return;
+  private async merge(table: IndexTable, maxSteps: number): Promise<void> {
+    if (maxSteps === 0) return;
+    if (table === "messages_fts" && this.db.checkpointer?.requestIndexMerge(this.through(table) > WORKER_MERGE_AFTER_MESSAGES)) return;
     for (let step = 0; step < maxSteps; step++) {
       const worked = await this.db.write(() => {
         const before = this.totalChanges();
-        this.db.run("INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)", MERGE_STEP_PAGES);
+        this.db.run(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ?)`, MERGE_STEP_PAGES);
         // FTS5 documents this test: the command changed two or more rows only when it merged something.
         return this.totalChanges() - before >= 2;
       });
       if (!worked) return;
       await yieldToEventLoop();
     }
-  }
-
-  private pendingNow(): number {
-    const row = this.db.get<{ newest: number | null; through: number }>(
-      `SELECT (SELECT max(message_id) FROM messages) AS newest,
-              (SELECT through FROM search_index_state WHERE name = 'messages_fts') AS through`,
-    )!;
-    return Math.max(0, (row.newest ?? 0) - row.through);
-  }
-
-  /** The indexed messages the term dictionary covers: message_id in (floor, top]. */
-  private dictionaryRange(): { floor: number; top: number } {
-    return this.db.get<{ floor: number; top: number }>(
-      `SELECT (SELECT through FROM search_index_state WHERE name = 'term_dictionary') AS floor,
-              (SELECT through FROM search_index_state WHERE name = 'term_dictionary_top') AS top`,
-    )!;
-  }
-
-  private through(): number {
-    return this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")!.through;
   }
 
   private totalChanges(): number {

@@ -26,13 +26,17 @@ export class SqliteStatusStore implements StatusStore {
   }
 
   async databaseTotals(): Promise<DatabaseTotals> {
-    const row = this.db.get<{ conversations: number; messages: number; tokens: number }>(
-      "SELECT count(*) AS conversations, total(message_count) AS messages, total(message_tokens) AS tokens FROM conversations",
+    const row = this.db.get<{ conversations: number; messages: number; tokens: number; archived: number; ended: number }>(
+      `SELECT count(*) AS conversations, total(message_count) AS messages, total(message_tokens) AS tokens,
+              total(archived_at IS NOT NULL) AS archived, total(ended_at IS NOT NULL AND archived_at IS NULL) AS ended
+         FROM conversations`,
     );
     return {
       conversations: row?.conversations ?? 0,
       messages: row?.messages ?? 0,
       messageTokens: row?.tokens ?? 0,
+      archivedConversations: row?.archived ?? 0,
+      endedConversations: row?.ended ?? 0,
       awaitingIndex: await this.index.pendingMessages(),
       awaitingTermDictionary: this.index.uncoveredNow(),
     };

@@ -54,7 +54,7 @@ export class SqliteStore implements LcmStore {
     return this.db.write(() => {
       this.db.run(
         `INSERT INTO conversations (agent_id, session_id, session_key, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) DO NOTHING`,
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_id) WHERE archived_at IS NULL DO NOTHING`,
         key.agentId, key.sessionId, key.sessionKey ?? null, now, now,
       );
       return this.conversationOf(key)!;
@@ -116,7 +116,7 @@ export class SqliteStore implements LcmStore {
 
   private conversationOf(key: Pick<ConversationKey, "agentId" | "sessionId">): ConversationRecord | null {
     const row = this.db.get<ConversationRow>(
-      "SELECT * FROM conversations WHERE agent_id = ? AND session_id = ?", key.agentId, key.sessionId,
+      "SELECT * FROM conversations WHERE agent_id = ? AND session_id = ? AND archived_at IS NULL", key.agentId, key.sessionId,
     );
     return row ? toConversation(row) : null;
   }
@@ -277,7 +277,7 @@ export class SqliteStore implements LcmStore {
         `UPDATE conversations SET next_seq = ?, next_ordinal = ?, message_count = message_count + ?,
            message_tokens = message_tokens + ?, context_tokens = context_tokens + ?,
            context_raw_tokens = context_raw_tokens + ?, context_items = context_items + ?,
-           last_ingest_at = ?, updated_at = ?
+           last_ingest_at = ?, updated_at = ?, ended_at = NULL, end_reason = NULL
          WHERE conversation_id = ?`,
         nextSeq, nextOrdinal, inserted, messageTokens, contextTokens, contextTokens, contextItems, now, now, conversationId,
       );

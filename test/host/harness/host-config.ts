@@ -28,6 +28,10 @@ export interface HostConfigOptions {
   pluginConfig: Record<string, unknown>;
   /** Host tools offered beside the plugin's (tools.alsoAllow). */
   extraTools?: string[];
+  /** Replaces the trimmed tool policy (minimal profile plus the plugin's tools) with this `tools` block. */
+  tools?: Record<string, unknown>;
+  /** agents.entries: per-agent overrides (each agent's own tool profile, for instance). */
+  agentEntries?: Record<string, Record<string, unknown>>;
 }
 
 /** The tools the plugin declares (manifest contracts.tools): the minimal profile admits only these. */
@@ -55,6 +59,7 @@ export function hostConfig(options: HostConfigOptions): Record<string, unknown> 
         heartbeat: { every: "0m" },
         compaction: { memoryFlush: { enabled: false } },
       },
+      ...(options.agentEntries ? { entries: options.agentEntries } : {}),
     },
     models: {
       mode: "merge",
@@ -75,7 +80,7 @@ export function hostConfig(options: HostConfigOptions): Record<string, unknown> 
         },
       },
     },
-    tools: { profile: "minimal", alsoAllow: [...declaredPluginTools(), ...(options.extraTools ?? [])], toolSearch: false },
+    tools: options.tools ?? { profile: "minimal", alsoAllow: [...declaredPluginTools(), ...(options.extraTools ?? [])], toolSearch: false },
     skills: { allowBundled: [] },
     plugins: {
       // Only this plugin: the bundled ones (browser, canvas, providers…) double the gateway's start time.

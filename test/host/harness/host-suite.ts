@@ -4,7 +4,7 @@
  * the CLI and one gateway on a free loopback port. `dispose()` stops what was started; the folder stays for
  * reading after the run (the next run's global setup clears it).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { FakeModelServer } from "../fake-model-server.js";
@@ -31,6 +31,10 @@ export interface HostSuiteOptions {
   extraTools?: string[];
   /** The fake model refuses requests that do not fit its window, as providers do. */
   enforceWindow?: boolean;
+  /** Replaces the trimmed tool policy (see host-config.ts). */
+  tools?: Record<string, unknown>;
+  /** agents.entries of openclaw.json. */
+  agentEntries?: Record<string, Record<string, unknown>>;
 }
 
 /** One message of the host's own transcript view (`chat.history`). */
@@ -71,6 +75,8 @@ export class HostSuite {
       contextEngine: options.contextEngine ?? "lcm",
       pluginConfig: isDefaults ? {} : { ...pluginConfig, databasePath },
       extraTools: options.extraTools ?? [],
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.agentEntries ? { agentEntries: options.agentEntries } : {}),
     };
     mkdirSync(this.config.workspaceDir, { recursive: true });
     writeHostConfig(this.home, hostConfig(this.config));
@@ -95,6 +101,16 @@ export class HostSuite {
       pluginConfig: { ...(changes.pluginConfig ?? this.config.pluginConfig), databasePath: this.database.path },
     };
     writeHostConfig(this.home, hostConfig(this.config));
+  }
+
+  /** openclaw.json as it is on disk now (OpenClaw and `openclaw config set` may have rewritten it). */
+  readConfigFile(): Record<string, unknown> {
+    return JSON.parse(readFileSync(join(this.home, ".openclaw", "openclaw.json"), "utf8")) as Record<string, unknown>;
+  }
+
+  /** Writes openclaw.json as given (for example with a value OpenClaw's validation refuses). */
+  writeConfigFile(config: Record<string, unknown>): void {
+    writeHostConfig(this.home, config);
   }
 
   /**

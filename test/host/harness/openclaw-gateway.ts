@@ -53,6 +53,33 @@ export class OpenClawGateway {
     return { durationMs: Date.now() - started };
   }
 
+  /**
+   * Starts a gateway that is expected to refuse to start (an invalid configuration): resolves with its exit code and
+   * output once it exits, or throws when it became ready instead.
+   */
+  async startExpectingExit(timeoutMs = START_TIMEOUT_MS): Promise<{ code: number | null; output: string }> {
+    if (this.process && !this.process.hasExited()) throw new Error("The gateway is already running.");
+    const output = join(this.options.workDir, `gateway-${++this.starts}.out`);
+    const tracked = spawnTracked("openclaw gateway", process.execPath,
+      [OPENCLAW_ENTRY, "gateway", "run", "--port", String(this.options.port), "--bind", "loopback"], {
+        env: this.options.cli.env, cwd: this.options.workDir, stdoutFile: output, stderrFile: output,
+      });
+    const deadline = Date.now() + timeoutMs;
+    while (!tracked.hasExited()) {
+      if (READY_LINE.test(readOutput(output))) {
+        await stopTracked(tracked, 20_000);
+        throw new Error(`The gateway started although it was expected to refuse.\nOutput (tail):\n${readTail(output)}`);
+      }
+      if (Date.now() > deadline) {
+        await stopTracked(tracked, 20_000);
+        throw new Error(`The gateway neither exited nor became ready within ${timeoutMs} ms.`);
+      }
+      await sleep(250);
+    }
+    const { code } = await tracked.exited;
+    return { code, output: readOutput(output) };
+  }
+
   async stop(): Promise<void> {
     if (!this.process) return;
     await stopTracked(this.process, 20_000);

@@ -16,9 +16,11 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
  * Everything the suite writes lives outside the checkout. `openclaw plugins install -l <checkout>` refuses a
  * directory that contains other plugins ("package owner has conflicting child rows"): OpenClaw's own bundled
  * plugins, if OpenClaw were installed inside it, or a copy of this one in a test HOME. One folder per
- * checkout, so two checkouts on one machine do not share it.
+ * checkout, so two checkouts on one machine do not share it. `LCM_E2E_WORK_DIR` chooses another folder, so two runs
+ * from one checkout do not clear each other's artifacts (link its `openclaw/` to an existing install to skip installing).
  */
-export const WORK_DIR = join(tmpdir(), `openclaw-lcm-e2e-${createHash("sha256").update(REPO_ROOT).digest("hex").slice(0, 8)}`);
+export const WORK_DIR = process.env.LCM_E2E_WORK_DIR?.trim() ||
+  join(tmpdir(), `openclaw-lcm-e2e-${createHash("sha256").update(REPO_ROOT).digest("hex").slice(0, 8)}`);
 /** The npm project holding the pinned OpenClaw (installed on demand, kept between runs). */
 export const HOST_DIR = join(WORK_DIR, "openclaw");
 export const OPENCLAW_PACKAGE_DIR = join(HOST_DIR, "node_modules", "openclaw");

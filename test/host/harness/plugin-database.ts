@@ -62,6 +62,14 @@ export class PluginDatabase {
     }));
   }
 
+  /** The conversation of a session marked ended (its host session deleted or gone), if any. */
+  endedConversation(sessionKey: string): { conversationId: number; endReason: string } | null {
+    const [row] = this.query(
+      "SELECT conversation_id, end_reason FROM conversations WHERE session_key = ? AND ended_at IS NOT NULL", sessionKey,
+    );
+    return row ? { conversationId: Number(row.conversation_id), endReason: String(row.end_reason) } : null;
+  }
+
   messages(sessionKey: string): StoredMessage[] {
     return this.query(
       `SELECT m.conversation_id, m.seq, m.role, m.content, m.identity_key

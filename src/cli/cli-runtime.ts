@@ -1,0 +1,149 @@
+/**
+ * What every `lcm` command runs inside: its settings resolved (cli-config.ts), the database opened as the command
+ * needs it and closed afterwards, stores built on that connection, output written (human text, or one JSON document
+ * with --json), errors turned into a message on stderr and an exit code (exit-codes.ts), and a progress bar for the
+ * long ones. Commands themselves only call services and say what to print.
+ */
+import { access } from "node:fs/promises";
+import type { Clock, CompletionModel, TokenEstimator } from "../contracts.js";
+import { systemClock } from "../contracts.js";
+import type { Database } from "../db/database.js";
+import { describeError } from "../errors.js";
+import { IntegrityChecker } from "../integrity/integrity-checker.js";
+import { processMetrics } from "../metrics/lcm-metrics.js";
+import { countIntegrityFindings } from "../services/integrity-service.js";
+import { SqliteCompactionStore } from "../store/sqlite/sqlite-compaction-store.js";
+import { SqliteGrantStore } from "../store/sqlite/sqlite-grant-store.js";
+import { SqliteIntegrityStore } from "../store/sqlite/sqlite-integrity-store.js";
+import { SqliteOperatorStore } from "../store/sqlite/sqlite-operator-store.js";
+import { SqliteRetrievalStore } from "../store/sqlite/sqlite-retrieval-store.js";
+import { SqliteStatusStore } from "../store/sqlite/sqlite-status-store.js";
+import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
+import { type CliConfig, resolveCliConfig } from "./cli-config.js";
+import { type AccessMode, openCliDatabase } from "./cli-database.js";
+import { CliError, EXIT, type ExitCode, exitCodeOf } from "./exit-codes.js";
+import { type Progress, progressBar } from "./progress.js";
+
+/** Where the CLI runs: the standalone bin or `openclaw lcm`. */
+export interface CliEnvironment {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+  /** The OpenClaw config the host loaded (`openclaw lcm`); the standalone bin reads openclaw.json itself. */
+  hostConfig?: unknown;
+  /** A model for `compact` and `expand --prompt` (the host's plugin model under `openclaw lcm`). */
+  model?: CompletionModel | undefined;
+  clock?: Clock;
+  setExitCode(code: number): void;
+}
+
+/** The options every command takes. */
+export interface CommonOptions {
+  db?: string;
+  config?: string;
+  json?: boolean;
+}
+
+export interface CommandOutput<T> {
+  /** What --json prints (validated against the command's schema in the tests). */
+  data: T;
+  /** What a person sees. */
+  text: string;
+  exitCode?: ExitCode;
+}
+
+/** The stores of one command, all on its one connection. */
+export interface CliStores {
+  database: Database;
+  readOnly: boolean;
+  store: SqliteStore;
+  compactionStore: SqliteCompactionStore;
+  retrievalStore: SqliteRetrievalStore;
+  grantStore: SqliteGrantStore;
+  statusStore: SqliteStatusStore;
+  integrityStore: SqliteIntegrityStore;
+  operator: SqliteOperatorStore;
+  integrity: IntegrityChecker;
+}
+
+export class CliRuntime {
+  readonly tokens: TokenEstimator = new DefaultTokenEstimator();
+  readonly clock: Clock;
+  private opened: CliStores | null = null;
+  private cliConfig: CliConfig | null = null;
+
+  constructor(readonly environment: CliEnvironment, readonly options: CommonOptions) {
+    this.clock = environment.clock ?? systemClock;
+  }
+
+  get settings(): CliConfig {
+    this.cliConfig ??= resolveCliConfig({ db: this.options.db, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig });
+    return this.cliConfig;
+  }
+
+  /** Opens the database (once per command) the way the command needs it. */
+  open(mode: AccessMode): CliStores {
+    if (this.opened) return this.opened;
+    const { config, databasePathSource } = this.settings;
+    const { database, readOnly, notice } = openCliDatabase(config.databasePath, mode, databasePathSource);
+    if (notice) this.note(notice);
+    this.opened = {
+      database, readOnly,
+      store: new SqliteStore(database),
+      compactionStore: new SqliteCompactionStore(database),
+      retrievalStore: new SqliteRetrievalStore(database),
+      grantStore: new SqliteGrantStore(database),
+      statusStore: new SqliteStatusStore(database),
+      integrityStore: new SqliteIntegrityStore(database),
+      operator: new SqliteOperatorStore(database),
+      integrity: new IntegrityChecker({
+        store: new SqliteIntegrityStore(database), clock: this.clock, fileExists: (path) => access(path).then(() => true, () => false),
+        onReport: countIntegrityFindings(processMetrics()),
+      }),
+    };
+    return this.opened;
+  }
+
+  progress(title: string): Progress {
+    return progressBar(title, { json: this.options.json === true, stream: this.environment.stderr, env: this.environment.env });
+  }
+
+  /** A line for the person at the terminal (stderr: never mixed into the output). */
+  note(text: string): void {
+    this.environment.stderr.write(`lcm: ${text}\n`);
+  }
+
+  close(): void {
+    this.opened?.database.close();
+    this.opened = null;
+  }
+}
+
+/** Runs one command: prints its output or its error, sets the exit code, closes the database. Never throws. */
+export async function runCommand<T>(
+  environment: CliEnvironment, name: string, options: CommonOptions, body: (runtime: CliRuntime) => Promise<CommandOutput<T>>,
+): Promise<void> {
+  const runtime = new CliRuntime(environment, options);
+  try {
+    const output = await body(runtime);
+    write(environment.stdout, options.json ? JSON.stringify(output.data, null, 2) : output.text);
+    environment.setExitCode(output.exitCode ?? EXIT.ok);
+  } catch (error) {
+    const { exitCode, code } = exitCodeOf(error);
+    const message = error instanceof CliError || exitCode !== EXIT.internal ? messageOf(error) : `failed unexpectedly: ${describeError(error)}`;
+    environment.stderr.write(`lcm ${name}: ${message}\n`);
+    if (options.json) write(environment.stdout, JSON.stringify({ error: { code, exitCode, message } }, null, 2));
+    environment.setExitCode(exitCode);
+  } finally {
+    runtime.close();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : describeError(error);
+}
+
+function write(stream: NodeJS.WriteStream, text: string): void {
+  stream.write(text.endsWith("\n") ? text : `${text}\n`);
+}

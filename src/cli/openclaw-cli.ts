@@ -1,0 +1,38 @@
+/**
+ * `openclaw lcm …`: the plugin's CLI registration. The registrar runs when OpenClaw needs the command (its
+ * descriptor keeps it lazy) and imports the command tree only then, so loading the plugin for a turn never loads
+ * the CLI. Commands run in the CLI process against the database file, gateway running or not; the OpenClaw config
+ * the host loaded names the database, and the host's model (api.runtime.llm) summarizes for `compact`.
+ */
+import type { CompletionModel } from "../contracts.js";
+import type { CliCommandDescriptor, CliRegistrar } from "../host/openclaw-types.js";
+import { CLI_COMMANDS } from "../manifest.js";
+import { EXIT } from "./exit-codes.js";
+
+/** The root commands with their machine-output rule: with --json, stdout holds only the JSON document. */
+export const CLI_DESCRIPTORS: CliCommandDescriptor[] = CLI_COMMANDS.map((command) => ({
+  ...command,
+  machineOutput: ({ argv }) => argv.includes("--json"),
+}));
+
+export function lcmCliRegistrar(model: () => CompletionModel | undefined): CliRegistrar {
+  return async ({ program, config }) => {
+    const { defineLcmCommands } = await import("./lcm-program.js");
+    const root = program as import("commander").Command;
+    const lcm = root.command("lcm");
+    // Commander's own exits (help, a usage error) with the CLI's codes; subcommands made below inherit this.
+    lcm.exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage));
+    defineLcmCommands(lcm, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+      hostConfig: config ?? {},
+      get model() {
+        return model();
+      },
+      setExitCode: (code) => {
+        process.exitCode = code;
+      },
+    });
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The JSON each `lcm <command> --json` prints, as TypeBox schemas: the contract scripts rely on. The tests validate
+ * real output against them (test/cli); a change to a command's data that breaks a schema breaks a test first.
+ * Objects allow more properties than listed (new fields may be added); listed ones keep their types.
+ */
+import { type TSchema, Type } from "@sinclair/typebox";
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Count = Type.Integer({ minimum: 0 });
+const Iso = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}T" });
+
+export const ErrorOutputSchema = Type.Object({
+  error: Type.Object({ code: Type.String(), exitCode: Type.Integer({ minimum: 1 }), message: Type.String({ minLength: 1 }) }),
+});
+
+const CompactionOutcomeSchema = Type.Object({
+  at: Type.Number(), trigger: Type.String(), compacted: Type.Boolean(), tokensBefore: Count, tokensAfter: Count, passes: Count,
+  reason: Type.Optional(Type.String()), spendGuardDiverted: Type.Optional(Count),
+});
+
+const SpendUsageSchema = Type.Object({
+  calls: Count, maxCalls: Count, windowMs: Count, capped: Type.Boolean(), freesAt: Nullable(Type.Number()), diverted: Count,
+});
+
+export const StatusOutputSchema = Type.Object({
+  databasePath: Type.String(),
+  databasePathSource: Type.Union([Type.Literal("--db"), Type.Literal("LCM_DATABASE_PATH"), Type.Literal("openclaw-config"), Type.Literal("default")]),
+  file: Type.Object({
+    schemaVersion: Count, applicationId: Type.Integer(), pageSize: Count, pageCount: Count, freePages: Count, journalMode: Type.String(),
+    sizeBytes: Count, walBytes: Count,
+  }),
+  status: Type.Object({
+    now: Type.Number(),
+    databasePath: Type.String(),
+    readOnlyNotice: Nullable(Type.String()),
+    conversation: Nullable(Type.Object({
+      conversationId: Count, agentId: Type.String(), sessionId: Type.String(), sessionKey: Nullable(Type.String()),
+      messages: Count, messageTokens: Count, contextItems: Count, contextTokens: Count, contextRawTokens: Count,
+      budgetTokens: Count, budgetIsDefault: Type.Boolean(), budgetPercent: Count, overBudget: Type.Boolean(),
+      summaries: Type.Array(Type.Object({ depth: Count, count: Count, tokens: Count, fallbackCount: Count })),
+      fallbackSummaries: Count,
+      lastCompaction: Nullable(CompactionOutcomeSchema),
+      lastIngestAt: Nullable(Type.Number()),
+      spendGuard: SpendUsageSchema,
+    })),
+    totals: Type.Object({ conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count }),
+    summarizers: Type.Array(Type.Object({ key: Type.String(), state: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("half-open")]) })),
+    spendGuard: Type.Object({ maxCallsPerWindow: Count, windowMinutes: Count, conversations: Count, capped: Count, maxCallsInWindow: Count }),
+  }),
+});
+
+export const ConversationsOutputSchema = Type.Object({
+  databasePath: Type.String(),
+  count: Count,
+  limit: Count,
+  conversations: Type.Array(Type.Object({
+    conversationId: Count, agentId: Type.String(), sessionId: Type.String(), sessionKey: Nullable(Type.String()),
+    messages: Count, messageTokens: Count, contextItems: Count, contextTokens: Count, budgetTokens: Count,
+    summaries: Count, fallbackSummaries: Count, maxDepth: Nullable(Count),
+    lastActivityAt: Iso, lastMessageAt: Nullable(Iso),
+    lastCompaction: Nullable(Type.Object({ at: Iso, trigger: Type.String(), compacted: Type.Boolean() })),
+    flags: Type.Array(Type.String()),
+  })),
+});
+
+export const ContextOutputSchema = Type.Object({
+  conversationId: Count,
+  budgetTokens: Count,
+  budgetSource: Type.Union([Type.Literal("recorded"), Type.Literal("default")]),
+  systemPromptAddition: Type.Object({ included: Type.Boolean(), tokens: Count, text: Type.String() }),
+  messages: Type.Array(Type.Object({
+    index: Type.Integer({ minimum: 1 }), role: Type.String(), kind: Type.Union([Type.Literal("summary"), Type.Literal("message")]), tokens: Count, text: Type.String(),
+  })),
+  totals: Type.Object({
+    estimatedTokens: Count, summaryTokens: Count, rawTokens: Count, summaryCount: Count, rawMessageCount: Count,
+    evictedOlderItems: Type.Boolean(), boundedNewest: Type.Boolean(),
+  }),
+});
+
+const DagNodeSchema = Type.Recursive((Self) => Type.Object({
+  summaryId: Type.String({ pattern: "^sum_[0-9a-f]{16}$" }),
+  kind: Type.Union([Type.Literal("leaf"), Type.Literal("condensed")]),
+  depth: Count, level: Type.String(), tokenCount: Count, sourceTokenCount: Count, sourceMessageCount: Count, descendantCount: Count,
+  seqStart: Count, seqEnd: Count, earliestAt: Iso, latestAt: Iso, createdAt: Iso,
+  parentSummaryIds: Type.Array(Type.String()), inContext: Type.Boolean(), preview: Type.String(),
+  children: Type.Array(Self),
+}));
+
+export const DagOutputSchema = Type.Object({ conversationId: Count, summaries: Count, rawContextTokens: Count, roots: Type.Array(DagNodeSchema) });
+
+export const GrepOutputSchema = Type.Object({
+  pattern: Type.String(),
+  mode: Type.Union([Type.Literal("regex"), Type.Literal("full_text")]),
+  scope: Type.String(),
+  sort: Type.String(),
+  searchedConversations: Count,
+  matchCount: Count,
+  limitReached: Type.Boolean(),
+  truncated: Type.Boolean(),
+  note: Nullable(Type.String()),
+  matches: Type.Array(Type.Object({
+    type: Type.Union([Type.Literal("message"), Type.Literal("summary"), Type.Literal("file")]),
+    conversationId: Count,
+    snippet: Type.String(),
+  })),
+});
+
+export const DescribeOutputSchema = Type.Object({
+  type: Type.Union([Type.Literal("summary"), Type.Literal("file")]),
+  conversationId: Count,
+});
+
+export const ExpandOutputSchema = Type.Union([
+  Type.Object({
+    kind: Type.Literal("walk"), summaryId: Type.String(), conversationId: Count, estimatedTokens: Count, truncated: Type.Boolean(),
+    unexpandedSummaryIds: Type.Array(Type.String()),
+    items: Type.Array(Type.Object({ type: Type.Union([Type.Literal("summary"), Type.Literal("message")]), content: Type.String() })),
+  }),
+  Type.Object({
+    kind: Type.Literal("query"), answer: Type.String(), citedIds: Type.Array(Type.String()), mode: Type.String(), truncated: Type.Boolean(),
+  }),
+]);
+
+const FindingSchema = Type.Object({ kind: Type.String(), conversationId: Nullable(Count), subject: Type.String(), detail: Type.String() });
+
+export const DoctorOutputSchema = Type.Object({
+  databasePath: Type.String(),
+  indexesChecked: Type.Boolean(),
+  conversationsChecked: Count,
+  checksRun: Count,
+  durationMs: Count,
+  complete: Type.Boolean(),
+  findings: Type.Array(FindingSchema),
+  repairsAvailable: Type.Array(Type.Object({ kind: Type.String() })),
+  needsOperator: Type.Array(Type.Object({ kind: Type.String(), subject: Type.String(), advice: Type.String() })),
+  applied: Type.Array(Type.Object({ kind: Type.String() })),
+  remaining: Nullable(Type.Array(FindingSchema)),
+  healthy: Type.Boolean(),
+});
+
+export const CompactOutputSchema = Type.Object({
+  conversationId: Count,
+  ok: Type.Boolean(),
+  compacted: Type.Boolean(),
+  reason: Type.String(),
+  tokensBefore: Type.Optional(Count),
+  tokensAfter: Type.Optional(Count),
+  compactionId: Type.Optional(Type.String({ pattern: "^cmp_[0-9a-f]{12}$" })),
+  details: Type.Optional(Type.Object({ passes: Count, summarizer: Type.String(), divertedBySpendGuard: Count, targetTokens: Count, budgetTokens: Count })),
+});
+
+export const BackupOutputSchema = Type.Object({
+  path: Type.String(), source: Type.String(), bytes: Count, pages: Count,
+  method: Type.Union([Type.Literal("backup-api"), Type.Literal("vacuum-into")]), durationMs: Count, check: Type.Literal("ok"),
+  filesDirectory: Nullable(Type.String()),
+});
+
+/** The schema of each command's --json output. */
+export const OUTPUT_SCHEMAS = {
+  status: StatusOutputSchema,
+  conversations: ConversationsOutputSchema,
+  context: ContextOutputSchema,
+  dag: DagOutputSchema,
+  grep: GrepOutputSchema,
+  describe: DescribeOutputSchema,
+  expand: ExpandOutputSchema,
+  doctor: DoctorOutputSchema,
+  compact: CompactOutputSchema,
+  backup: BackupOutputSchema,
+} as const;

@@ -1,0 +1,357 @@
+/**
+ * Compaction runs, host-free: the hooks (engine/compaction-hooks.ts), `/compact` and the `lcm compact` command all
+ * call this with plain parameters. `maintain` (after every committed turn) runs the incremental pass, or a sweep
+ * when the context passes contextThreshold x budget and keeps going into the fresh tail if it still does not fit;
+ * `compact` honours force, a window stated now, a live token count, a threshold or budget target, instructions and
+ * an abort signal, and answers truthfully (spec 011). Every run gets a compaction id; every run and every failure
+ * is logged with the spec's fields and counted in the metrics; the outcome is recorded on the conversation.
+ */
+import { sharedCircuitBreaker } from "../compaction/circuit-breaker.js";
+import { type CompactionRun, CompactionEngine } from "../compaction/compaction-engine.js";
+import { budgetTarget, type ResolvedBudget, resolveBudget, scaledSettings, thresholdTarget } from "../compaction/compaction-targets.js";
+import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
+import type { LcmConfig } from "../config.js";
+import { describeError } from "../errors.js";
+import { type LcmMetrics, processMetrics } from "../metrics/lcm-metrics.js";
+import type { CompactionOutcome, ConversationKey, ConversationRecord } from "../records.js";
+import type { CompactionStore } from "../store/compaction-store.js";
+import type { LcmStore } from "../store/store.js";
+import { ExtractiveSummarizer } from "../summarize/extractive-summarizer.js";
+import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
+import { type CompactionLogFields, newCompactionId, withLogFields } from "./log-fields.js";
+import { type SpendGuard, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
+import { type RunSummarizer, SummarizationService } from "./summarization-service.js";
+import { describeRun } from "./run-description.js";
+import { abortedText, compactedText, nothingHelpsText, PROMPT_TOO_LARGE_TEXT, underTargetText } from "./compaction-words.js";
+
+export { describeRun } from "./run-description.js";
+
+/** Our own bound on compact, inside the host's 180 s safety timeout so a truthful result gets back in time. */
+export const COMPACT_DEADLINE_MS = 150_000;
+/** Bound on the work after one turn. */
+export const MAINTAIN_DEADLINE_MS = 120_000;
+
+export interface CompactionServiceDeps {
+  config: LcmConfig;
+  store: LcmStore;
+  compactionStore: CompactionStore;
+  summarizers: SummarizerSelector;
+  tokens: TokenEstimator;
+  clock: Clock;
+  logger: Logger;
+  /** Default: the process's instruments. */
+  metrics?: LcmMetrics;
+  /** Default: the process's guard. */
+  spendGuard?: SpendGuard;
+}
+
+/** Which conversation: the host's (agent, session) key, or a conversation id (the CLI). */
+export type CompactionTarget = { key: Pick<ConversationKey, "agentId" | "sessionId"> } | { conversationId: number };
+
+export interface MaintainRequest {
+  target: CompactionTarget;
+  /** The model window the host states now, if any. */
+  windowTokens?: unknown;
+  /** The session's model, when the caller has one. */
+  model?: CompletionModel | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface MaintainOutcome {
+  changed: boolean;
+  reason: string;
+}
+
+export interface CompactRequest {
+  target: CompactionTarget;
+  /** Compact even below the target (/compact, `lcm compact`). */
+  force: boolean;
+  /** "threshold": down to contextThreshold x budget; "budget": whatever it takes to fit the budget. */
+  targetKind: "threshold" | "budget";
+  /** The host's preflight (it measured its last request): aim at the threshold like maintain. */
+  preflight?: boolean;
+  /** The model window stated now. */
+  windowTokens?: unknown;
+  /** A live token count of the caller's context (a provider's overflow error states it). */
+  currentTokenCount?: unknown;
+  /** The host's measure of the current turn's prompt, when an assemble of this turn saw it. */
+  promptTokens?: number | undefined;
+  customInstructions?: string | undefined;
+  model?: CompletionModel | undefined;
+  signal?: AbortSignal | undefined;
+  /** Names the trigger in the log, the metrics and the recorded outcome; default `compact:<target>`. */
+  trigger?: string;
+  /** Called after each summary is written (the CLI's progress bar). */
+  onSummary?: () => void;
+}
+
+export interface CompactOutcome {
+  /** False only when the run was aborted. */
+  ok: boolean;
+  compacted: boolean;
+  reason: string;
+  /** Absent when nothing was stored for the conversation. */
+  tokensBefore?: number;
+  tokensAfter?: number;
+  compactionId?: string;
+  details?: {
+    passes: number; rounds: number; stopReason: string; targetTokens: number; budgetTokens: number; freshTailTokens: number;
+    reachedIntoTail: boolean; levels: Partial<Record<string, number>>; summarizer: string; divertedBySpendGuard: number;
+  };
+}
+
+/** The budget compaction works toward for a conversation, given the window the host states now (if any). */
+export function compactionBudget(conversation: ConversationRecord, hostWindowTokens: unknown, config: LcmConfig): ResolvedBudget {
+  return resolveBudget({
+    recorded: { tokenBudget: conversation.lastTokenBudget, windowTokens: conversation.lastWindowTokens, reserveTokens: conversation.lastReserveTokens },
+    hostWindowTokens: positive(hostWindowTokens),
+    defaultTokenBudget: config.defaultTokenBudget,
+  });
+}
+
+export class CompactionService {
+  private readonly metrics: LcmMetrics;
+  private readonly summarization: SummarizationService;
+
+  constructor(private readonly deps: CompactionServiceDeps) {
+    this.metrics = deps.metrics ?? processMetrics();
+    this.summarization = new SummarizationService({
+      select: deps.summarizers,
+      deterministic: new ExtractiveSummarizer({ tokens: deps.tokens }),
+      guard: deps.spendGuard ?? sharedSpendGuard(),
+      limits: spendLimitsOf(deps.config),
+      metrics: this.metrics,
+      clock: deps.clock,
+      logger: deps.logger,
+    });
+  }
+
+  async maintain(request: MaintainRequest): Promise<MaintainOutcome> {
+    const conversation = await this.find(request.target);
+    if (!conversation) return { changed: false, reason: "no stored conversation for this session" };
+    const { config } = this.deps;
+    if (config.autocompactDisabled) return { changed: false, reason: "automatic compaction is disabled (autocompactDisabled)" };
+    const budget = compactionBudget(conversation, request.windowTokens, config);
+    const sizes = scaledSettings(budget.tokens, config);
+    const threshold = thresholdTarget(budget, config.contextThreshold);
+    const isOverThreshold = conversation.contextTokens > threshold;
+    // Cheap exit on most turns: the raw backlog outside the fresh tail is at most all raw context tokens.
+    if (!isOverThreshold && conversation.contextRawTokens <= sizes.leafChunkTokens) return { changed: false, reason: "below thresholds" };
+
+    const trigger = isOverThreshold ? "maintain:threshold" : "maintain:incremental";
+    return this.run(conversation, trigger, request.model, undefined, async (engine, logger) => {
+      const options = {
+        deadlineMs: MAINTAIN_DEADLINE_MS,
+        sizes,
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...customInstructionsOf(config.customInstructions),
+      };
+      if (!isOverThreshold) return engine.runIncremental(conversation.conversationId, options);
+      // A full sweep batches the work (fewer, larger summaries keep the prompt cache warm longer); only if the
+      // context still passes the threshold does compaction reach into the fresh tail.
+      const swept = await engine.sweep(conversation.conversationId, { ...options, hard: false });
+      if (swept.tokensAfter <= threshold || !isContinuable(swept)) return swept;
+      logger.debug("compaction: still over the threshold after a sweep; reaching into the fresh tail");
+      const more = await engine.compactUntilUnder(conversation.conversationId, threshold, { ...options, hard: true, fullFirstRound: false });
+      return combineRuns(swept, more);
+    }).then(({ run, reason }) => ({ changed: run.passes.length > 0, reason }));
+  }
+
+  async compact(request: CompactRequest): Promise<CompactOutcome> {
+    const conversation = await this.find(request.target);
+    if (!conversation) return { ok: true, compacted: false, reason: "nothing to compact: no stored conversation for this session" };
+    const { config } = this.deps;
+    if (!request.force && config.autocompactDisabled) {
+      return { ok: true, compacted: false, reason: "automatic compaction is disabled (autocompactDisabled); use /compact" };
+    }
+    const hostWindow = positive(request.windowTokens);
+    const budget = compactionBudget(conversation, hostWindow, config);
+    // Later budgets are measured against the window stated now (a window first learned here belongs to this turn).
+    if (hostWindow !== undefined && conversation.lastWindowTokens === null) {
+      await this.deps.store.recordBudget(conversation.conversationId, { windowTokens: hostWindow });
+    }
+    const sizes = scaledSettings(budget.tokens, config);
+    // The host's preflight measures its last request (system prompt, tools, tool loop) plus the next prompt; every
+    // assemble fits the budget whatever that measure says, so preflight aims at the threshold like maintain. Only a
+    // provider's refusal (overflow) says the plugin's own estimate was short: then the excess is shed.
+    const isPreflight = request.preflight === true;
+    const { targetTokens, excessTokens, isPromptTooLarge } = request.targetKind === "threshold" || isPreflight
+      ? { targetTokens: thresholdTarget(budget, config.contextThreshold), excessTokens: 0, isPromptTooLarge: false }
+      : budgetTarget({
+        budget, contextTokens: conversation.contextTokens, currentTokenCount: positive(request.currentTokenCount),
+        windowTokens: hostWindow, promptTokens: request.promptTokens,
+      });
+    const trigger = request.trigger ?? `compact:${isPreflight ? "preflight" : request.targetKind}`;
+    if ((!request.force || isPreflight) && excessTokens === 0 && conversation.contextTokens <= targetTokens) {
+      return {
+        ok: true, compacted: false,
+        reason: underTargetText(conversation.contextTokens, budget.tokens, thresholdTarget(budget, config.contextThreshold)),
+        tokensBefore: conversation.contextTokens, tokensAfter: conversation.contextTokens,
+      };
+    }
+    const { run, compactionId, summarizer, diverted } = await this.run(conversation, trigger, request.model, request.onSummary, (engine) =>
+      engine.compactUntilUnder(conversation.conversationId, targetTokens, {
+        hard: request.force || request.targetKind === "budget",
+        fullFirstRound: request.force && request.targetKind === "threshold",
+        deadlineMs: COMPACT_DEADLINE_MS,
+        sizes,
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...customInstructionsOf(config.customInstructions, request.customInstructions),
+      }), `target ${targetTokens} tokens`);
+    return {
+      ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold), isPromptTooLarge,
+        diverted > 0 ? spendGuardNote(diverted, config) : undefined),
+      tokensBefore: run.tokensBefore,
+      tokensAfter: run.tokensAfter,
+      compactionId,
+      details: {
+        passes: run.passes.length, rounds: run.rounds, stopReason: run.stopReason, targetTokens, budgetTokens: budget.tokens,
+        freshTailTokens: run.freshTailTokens, reachedIntoTail: run.reachedIntoTail, levels: countLevels(run), summarizer,
+        divertedBySpendGuard: diverted,
+      },
+    };
+  }
+
+  /**
+   * One run: its id and log fields, the summarizer for it, the engine, the outcome recorded and logged, the metrics
+   * counted. A failure is logged with the fields and counted, then rethrown for the caller's guard.
+   */
+  private async run(
+    conversation: ConversationRecord,
+    trigger: string,
+    model: CompletionModel | undefined,
+    onSummary: (() => void) | undefined,
+    body: (engine: CompactionEngine, logger: Logger) => Promise<CompactionRun>,
+    targetText?: string,
+  ): Promise<{ run: CompactionRun; reason: string; compactionId: string; summarizer: string; diverted: number }> {
+    const fields: CompactionLogFields = {
+      conversation_id: conversation.conversationId,
+      session_id: conversation.sessionId,
+      compaction_id: newCompactionId(),
+      trigger_reason: trigger,
+    };
+    const logger = withLogFields(this.deps.logger, fields);
+    const summarizer = this.summarization.forRun({
+      spendKey: spendKey(this.deps.config.databasePath, conversation.conversationId),
+      sessionModel: model,
+      ...(onSummary ? { onSummary } : {}),
+    });
+    let run: CompactionRun;
+    try {
+      run = await body(this.engineFor(summarizer, logger), logger);
+    } catch (error) {
+      this.metrics.compactionRuns.inc({ trigger, outcome: "failed" });
+      logger.error(`compaction (${trigger}) failed: ${describeError(error)}`, { token_before: conversation.contextTokens, error: describeError(error) });
+      throw error;
+    }
+    const diverted = summarizer.divertedCalls();
+    const reason = [describeRun(run), targetText, diverted > 0 ? spendGuardNote(diverted, this.deps.config) : undefined]
+      .filter(Boolean).join("; ");
+    await this.record(conversation, trigger, run, reason, diverted);
+    const compacted = run.tokensAfter < run.tokensBefore;
+    this.metrics.compactionRuns.inc({ trigger, outcome: compacted ? "compacted" : "unchanged" });
+    for (const pass of run.passes) this.metrics.summariesCreated.inc({ kind: pass.kind, level: pass.level });
+    // A run after a turn that found nothing to do is routine: logged at debug level only.
+    const level = run.passes.length > 0 || !trigger.startsWith("maintain:") ? "info" : "debug";
+    logger[level](`compaction (${trigger}): ${reason}`, {
+      summary_id: run.passes.at(-1)?.summaryId ?? null,
+      token_before: run.tokensBefore,
+      token_after: run.tokensAfter,
+      passes: run.passes.length,
+      stop_reason: run.stopReason,
+      summarizer: summarizer.key,
+      ...(diverted > 0 ? { spend_guard_diverted: diverted } : {}),
+    });
+    return { run, reason, compactionId: fields.compaction_id, summarizer: summarizer.key, diverted };
+  }
+
+  private engineFor(summarizer: RunSummarizer, logger: Logger): CompactionEngine {
+    return new CompactionEngine({
+      store: this.deps.store,
+      compactionStore: this.deps.compactionStore,
+      summarizer: summarizer.summarizer,
+      breaker: sharedCircuitBreaker(summarizer.key),
+      tokens: this.deps.tokens,
+      clock: this.deps.clock,
+      config: this.deps.config,
+      logger,
+    });
+  }
+
+  private async record(conversation: ConversationRecord, trigger: string, run: CompactionRun, reason: string, diverted: number): Promise<void> {
+    // Runs that changed nothing after a turn are not recorded (they would hide the last real compaction).
+    if (trigger.startsWith("maintain:") && run.passes.length === 0) return;
+    const outcome: CompactionOutcome = {
+      at: this.deps.clock.now(),
+      trigger,
+      compacted: run.tokensAfter < run.tokensBefore,
+      tokensBefore: run.tokensBefore,
+      tokensAfter: run.tokensAfter,
+      passes: run.passes.length,
+      reason,
+      ...(diverted > 0 ? { spendGuardDiverted: diverted } : {}),
+    };
+    await this.deps.store.setLastCompaction(conversation.conversationId, outcome);
+  }
+
+  private async find(target: CompactionTarget): Promise<ConversationRecord | null> {
+    return "key" in target ? this.deps.store.findConversation(target.key) : this.deps.store.getConversation(target.conversationId);
+  }
+}
+
+/**
+ * What compact answers (spec 011). `compacted` is true only when the context got smaller. `ok` is false only when
+ * the run was aborted: every other outcome leaves a context that assembly fits within the budget (older items it
+ * cannot fit are left out of the model's view, never sent over it), so the host must not fail the turn for it.
+ * Outcomes that made no change say "already under target" or "nothing to compact", the wording OpenClaw treats as a
+ * benign skip, and say why.
+ */
+function answer(
+  run: CompactionRun, targetTokens: number, budget: ResolvedBudget, thresholdTokens: number, isPromptTooLarge: boolean,
+  spendGuard?: string,
+): { ok: boolean; compacted: boolean; reason: string } {
+  const compacted = run.tokensAfter < run.tokensBefore;
+  // Short and plain, with /lcm status's numbers (compaction-words.ts); the run's mechanics are in the log and details.
+  const figures = {
+    tokensBefore: run.tokensBefore, tokensAfter: run.tokensAfter, budgetTokens: budget.tokens, thresholdTokens,
+    summariesWritten: run.passes.length,
+  };
+  const withPrompt = (text: string) => [text, isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined, spendGuard].filter(Boolean).join("; ");
+  if (run.stopReason === "aborted") return { ok: false, compacted, reason: withPrompt(abortedText(figures)) };
+  if (compacted) return { ok: true, compacted, reason: withPrompt(compactedText(figures)) };
+  if (run.tokensAfter <= targetTokens) {
+    return { ok: true, compacted, reason: withPrompt(underTargetText(run.tokensAfter, budget.tokens, thresholdTokens)) };
+  }
+  return { ok: true, compacted, reason: withPrompt(nothingHelpsText(figures)) };
+}
+
+function spendGuardNote(diverted: number, config: Pick<LcmConfig, "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes">): string {
+  return `spend guard: ${diverted} summar${diverted === 1 ? "y" : "ies"} written without a model (the conversation reached ` +
+    `${config.maxSummaryCallsPerWindow} model calls in ${config.summaryCallWindowMinutes} min, maxSummaryCallsPerWindow)`;
+}
+
+/** Whether a run ended for a reason that lets more compaction follow at once (not aborted, late or unavailable). */
+function isContinuable(run: CompactionRun): boolean {
+  return run.stopReason === "done" || run.stopReason === "nothing-to-do" || run.stopReason === "under-target";
+}
+
+/** Two runs one after the other, as one: the first one's start, the second one's end. */
+function combineRuns(first: CompactionRun, second: CompactionRun): CompactionRun {
+  return { ...second, tokensBefore: first.tokensBefore, passes: [...first.passes, ...second.passes], rounds: first.rounds + second.rounds, freshTailTokens: first.freshTailTokens };
+}
+
+/** Configured instructions first, then the ones typed after /compact. */
+function customInstructionsOf(...sources: (string | undefined)[]): { customInstructions?: string } {
+  const text = sources.map((source) => source?.trim()).filter(Boolean).join("\n");
+  return text ? { customInstructions: text } : {};
+}
+
+function countLevels(run: CompactionRun): Partial<Record<string, number>> {
+  const levels: Partial<Record<string, number>> = {};
+  for (const pass of run.passes) levels[pass.level] = (levels[pass.level] ?? 0) + 1;
+  return levels;
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}

@@ -1,0 +1,66 @@
+/**
+ * What a user reads about a compaction (specs/016-session-lifecycle.md, "Words"): compact's answer, which OpenClaw
+ * shows after /compact, and `/lcm compact`. Short and plain, with the same numbers `/lcm status` shows: the context
+ * the model sees, the budget the conversation may use (the budget compaction works toward), and where automatic
+ * compaction starts. The run's mechanics (passes, levels, rounds) go to the log and to the result's details.
+ *
+ * The first words of a no-change answer are the ones OpenClaw recognises as a benign skip ("already under target",
+ * "nothing to compact"); it shows its own sentence for those, so they stay.
+ */
+
+export interface CompactionFigures {
+  tokensBefore: number;
+  tokensAfter: number;
+  /** The budget the conversation's context may use (what compaction works toward; /lcm status shows it). */
+  budgetTokens: number;
+  /** Where automatic compaction starts: contextThreshold x budget. */
+  thresholdTokens: number;
+  summariesWritten: number;
+}
+
+export function count(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
+}
+
+/** "6,020 of 12,163 tokens": the context against its budget, as /lcm status says it. */
+export function contextAgainstBudget(contextTokens: number, budgetTokens: number): string {
+  return `the context uses ${count(contextTokens)} of ${count(budgetTokens)} tokens`;
+}
+
+export function compactedText(figures: CompactionFigures): string {
+  const summaries = figures.summariesWritten === 1 ? "1 summary" : `${count(figures.summariesWritten)} summaries`;
+  return `${summaries} written; ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}`;
+}
+
+export function underTargetText(contextTokens: number, budgetTokens: number, thresholdTokens: number): string {
+  return `already under target: ${contextAgainstBudget(contextTokens, budgetTokens)}; LCM compacts above ${count(thresholdTokens)}`;
+}
+
+/** Over the target and nothing left to summarize: what remains is the newest messages, kept as they are. */
+export function nothingHelpsText(figures: CompactionFigures): string {
+  return `nothing to compact that would help: ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}, all of it ` +
+    "recent messages kept as they are; each turn still gets the newest that fit, and everything stays searchable with lcm_grep";
+}
+
+export function abortedText(figures: CompactionFigures): string {
+  const done = figures.summariesWritten > 0 ? ` after ${count(figures.summariesWritten)} of its summaries` : "";
+  return `compaction aborted by OpenClaw${done}; ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}`;
+}
+
+export const PROMPT_TOO_LARGE_TEXT =
+  "the current message alone is larger than the model's window allows; LCM stores it and shows later turns a shortened form";
+
+/** `/lcm compact`'s reply, from what the host's compaction answered. */
+export function compactCommandReply(result: {
+  compacted: boolean; reason?: string | undefined; tokensBefore?: number | undefined; tokensAfter?: number | undefined;
+}): string {
+  const reason = result.reason?.trim();
+  const tokens = result.tokensBefore !== undefined && result.tokensAfter !== undefined
+    ? `${count(result.tokensBefore)} → ${count(result.tokensAfter)} tokens`
+    : undefined;
+  if (result.compacted) return `Compacted${reason ? `: ${reason}` : tokens ? `: ${tokens}` : ""}.`;
+  if (!reason) return "Nothing compacted.";
+  const benign = /^(already under target|nothing to compact(?: that would help)?):\s*/i.exec(reason);
+  if (benign) return `Nothing compacted: ${reason.slice(benign[0].length)}.`;
+  return `Not compacted: ${reason}.`;
+}

@@ -1,0 +1,102 @@
+/**
+ * What the model would see next for a conversation, exactly: the Assembler run at the conversation's recorded
+ * budget (the last turn's first assemble budget, or defaultTokenBudget when no turn was assembled), less the system
+ * prompt addition when the engine would send it, as the assemble hook does. Each message comes with its stored
+ * token count and kind, so `lcm context` can show where the budget goes.
+ */
+import { Assembler } from "../assembly/assembler.js";
+import type { TokenEstimator } from "../contracts.js";
+import type { AgentMessage } from "../host/openclaw-types.js";
+import type { ConversationRecord } from "../records.js";
+import type { ContextStore, MessageStore, SummaryReadStore } from "../store/store.js";
+
+export interface ContextPreviewDeps {
+  store: ContextStore & MessageStore & SummaryReadStore;
+  tokens: TokenEstimator;
+  /** The engine's system prompt addition and its cost (engine/lcm-context-engine.ts). */
+  systemPromptAddition: { text: string; tokens: number };
+  defaultTokenBudget: number;
+}
+
+export interface PreviewMessage {
+  role: string;
+  kind: "summary" | "message";
+  tokens: number;
+  /** The message as the model reads it, in plain text (tool calls as name and JSON arguments). */
+  text: string;
+  message: AgentMessage;
+}
+
+export interface ContextPreview {
+  conversationId: number;
+  budgetTokens: number;
+  budgetSource: "recorded" | "default";
+  systemPromptAddition: { included: boolean; tokens: number; text: string };
+  messages: PreviewMessage[];
+  totals: {
+    estimatedTokens: number;
+    summaryTokens: number;
+    rawTokens: number;
+    summaryCount: number;
+    rawMessageCount: number;
+    /** Older context items left out because they did not fit the budget. */
+    evictedOlderItems: boolean;
+    boundedNewest: boolean;
+  };
+}
+
+export async function previewContext(conversation: ConversationRecord, deps: ContextPreviewDeps): Promise<ContextPreview> {
+  const budgetTokens = conversation.lastTokenBudget ?? deps.defaultTokenBudget;
+  // As the assemble hook: a budget too small to hold the addition and some context goes to the context alone.
+  const withAddition = budgetTokens >= 2 * deps.systemPromptAddition.tokens;
+  const additionTokens = withAddition ? deps.systemPromptAddition.tokens : 0;
+  const assembled = await new Assembler({ store: deps.store, tokens: deps.tokens }).assemble({
+    conversationId: conversation.conversationId,
+    tokenBudget: budgetTokens - additionTokens,
+  });
+  const messages = assembled.messages.map((message, index): PreviewMessage => {
+    const item = assembled.items[index] ?? { tokens: 0, isSummary: false };
+    return { role: message.role, kind: item.isSummary ? "summary" : "message", tokens: item.tokens, text: messageText(message), message };
+  });
+  const summaryTokens = messages.filter((message) => message.kind === "summary").reduce((total, message) => total + message.tokens, 0);
+  return {
+    conversationId: conversation.conversationId,
+    budgetTokens,
+    budgetSource: conversation.lastTokenBudget === null ? "default" : "recorded",
+    systemPromptAddition: { included: withAddition, tokens: additionTokens, text: withAddition ? deps.systemPromptAddition.text : "" },
+    messages,
+    totals: {
+      estimatedTokens: assembled.estimatedTokens + additionTokens,
+      summaryTokens,
+      rawTokens: assembled.estimatedTokens - summaryTokens,
+      summaryCount: assembled.summaryCount,
+      rawMessageCount: assembled.rawMessageCount,
+      evictedOlderItems: assembled.evictedOlderItems,
+      boundedNewest: assembled.boundedNewest,
+    },
+  };
+}
+
+/** A message's content as plain text: text and thinking blocks, tool calls as `name(arguments)`, images as a marker. */
+export function messageText(message: AgentMessage): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) {
+    const fields = ["summary", "command", "output"].flatMap((field) => (typeof message[field] === "string" ? [String(message[field])] : []));
+    return fields.join("\n");
+  }
+  return content.map((block: Record<string, unknown>) => {
+    switch (block.type) {
+      case "text":
+        return String(block.text ?? "");
+      case "thinking":
+        return `[thinking] ${String(block.thinking ?? "")}`;
+      case "toolCall":
+        return `[tool call ${String(block.name)}] ${JSON.stringify(block.arguments ?? {})}`;
+      case "image":
+        return `[image ${String(block.mimeType ?? "")}]`;
+      default:
+        return `[${String(block.type)}]`;
+    }
+  }).join("\n");
+}

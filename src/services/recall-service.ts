@@ -1,0 +1,216 @@
+/**
+ * Recall, host-free: grep, describe, expand and expand-query with their orchestration (who may read which
+ * conversations, locating and authorizing an id, choosing the summaries to expand, charging a helper's grant),
+ * shared by the agent's tools (src/tools/*, which only parse parameters and format results) and the `lcm` CLI.
+ * Two kinds of reader: an agent in a session (RecallAccess decides: its own conversation, its agent's, a grant)
+ * and the operator at the CLI, who owns the database and may read any conversation. Searches and expansions are
+ * timed into the metrics.
+ */
+import type { Clock } from "../contracts.js";
+import { LcmError } from "../errors.js";
+import { type LcmMetrics, processMetrics } from "../metrics/lcm-metrics.js";
+import type { ConversationId, SummaryRecord } from "../records.js";
+import type { ExpandQueryResult, ExpansionHint } from "../retrieval/delegated-expansion.js";
+import type { Description } from "../retrieval/describe.js";
+import { findCandidates } from "../retrieval/expansion-candidates.js";
+import type { GrepRequest, GrepResult } from "../retrieval/grep.js";
+import { notFound, type RecallCaller, type RecallScope } from "../retrieval/recall-access.js";
+import type { RecallServices } from "../retrieval/recall-services.js";
+import type { FilePageOptions, Located } from "../retrieval/retrieval-engine.js";
+import type { ExpandResult } from "../retrieval/summary-expansion.js";
+import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { ConversationStore } from "../store/store.js";
+
+/** Who reads: an agent's tool call in a session, or the operator at the CLI (any conversation, or one agent's). */
+export type RecallReader = { kind: "agent"; caller: RecallCaller } | { kind: "operator"; agentId?: string };
+
+/** Which conversations: the current one (agents), one named, or all readable ones. */
+export interface ScopeRequest {
+  conversationId?: number;
+  allConversations?: boolean;
+}
+
+export interface RecallServiceDeps {
+  recall: Pick<RecallServices, "retrieval" | "access" | "expansion" | "grants">;
+  /** For the operator's scopes (every conversation, or one agent's); agents' scopes come from RecallAccess. */
+  conversations?: Pick<RetrievalStore, "listRecallConversationIds"> & Pick<ConversationStore, "getConversation">;
+  clock: Clock;
+  /** Default: the process's instruments. */
+  metrics?: LcmMetrics;
+}
+
+export type GrepQuery = Omit<GrepRequest, "conversationIds"> & ScopeRequest;
+
+export interface GrepOutcome {
+  result: GrepResult;
+  searchedConversations: number;
+  /** The result's note, or why nothing could be searched. */
+  note: string | null;
+}
+
+export interface ExpandQueryInput extends ScopeRequest {
+  prompt: string;
+  /** Words that find the summaries to expand, when no ids are given. */
+  query: string | null;
+  summaryIds?: string[] | undefined;
+  maxTokens: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface WalkInput {
+  summaryId: string;
+  depth: number;
+  includeMessages: boolean;
+  /** Most tokens returned; for a helper, at most what its grant has left. */
+  tokenCap?: number | undefined;
+}
+
+export class RecallService {
+  private readonly metrics: LcmMetrics;
+
+  constructor(private readonly deps: RecallServiceDeps) {
+    this.metrics = deps.metrics ?? processMetrics();
+  }
+
+  async grep(reader: RecallReader, query: GrepQuery): Promise<GrepOutcome> {
+    const { conversationId, allConversations, ...request } = query;
+    const scope = await this.scope(reader, { conversationId, allConversations });
+    const started = performance.now();
+    try {
+      const result = await this.deps.recall.retrieval.grep({ ...request, conversationIds: scope.conversationIds });
+      const note = scope.conversationIds.length === 0 ? "No history is stored for this conversation yet." : result.note;
+      return { result, searchedConversations: scope.conversationIds.length, note };
+    } finally {
+      this.metrics.searchLatency.observe({ mode: request.mode }, performance.now() - started);
+    }
+  }
+
+  async describe(reader: RecallReader, id: string, scopeRequest: ScopeRequest, page: FilePageOptions = {}): Promise<Description> {
+    const scope = await this.scope(reader, scopeRequest);
+    const located = await this.deps.recall.retrieval.locate(id, "id");
+    if (!located) throw notFound(id, "id");
+    await this.authorize(reader, scope, located, id, "id");
+    return this.deps.recall.retrieval.describe(located, page);
+  }
+
+  /** lcm_expand_query and `lcm expand --prompt`: the summaries to start from, then a bounded expansion answers. */
+  async expandQuery(reader: RecallReader, input: ExpandQueryInput): Promise<ExpandQueryResult> {
+    if (!input.summaryIds && input.query === null) {
+      throw new LcmError("invalid_input", 'Give either "query" (words that find the summaries) or "summaryIds" (ids to expand).', { parameter: "query" });
+    }
+    const scope = await this.scope(reader, input);
+    const candidates: SummaryRecord[] = [];
+    let hints: ExpansionHint[] = [];
+    if (input.summaryIds) {
+      for (const [index, id] of input.summaryIds.entries()) {
+        const parameter = `summaryIds[${index}]`;
+        const located = await this.deps.recall.retrieval.locate(id, parameter);
+        if (!located) throw notFound(id.trim(), parameter);
+        if (located.kind === "file") {
+          throw new LcmError("invalid_input", `Parameter "${parameter}": ${id} is a file; read it with lcm_describe.`, { parameter });
+        }
+        await this.authorize(reader, scope, located, id.trim(), parameter);
+        if (!candidates.some((known) => known.summaryId === located.summary.summaryId)) candidates.push(located.summary);
+      }
+    } else {
+      const start = await findCandidates(this.deps.recall.retrieval, scope.conversationIds, input.query!, input.prompt);
+      candidates.push(...start.candidates);
+      hints = start.hints;
+    }
+    if (candidates.length === 0) {
+      return {
+        answer: `No compacted history matches ${JSON.stringify(input.query)}. What matches may still be in your context as raw messages; try lcm_grep with other words.`,
+        citedIds: [], expandedSummaryCount: 0, totalSourceTokens: 0, truncated: false, mode: "none", candidateSummaryIds: [], note: null,
+      };
+    }
+    // The operator expands as the agent that owns the history (a delegated helper would run as that agent).
+    const caller: RecallCaller = reader.kind === "agent"
+      ? reader.caller
+      : { agentId: reader.agentId ?? (await this.deps.conversations?.getConversation(candidates[0]!.conversationId))?.agentId ?? "main" };
+    return this.timed("query", () => this.deps.recall.expansion.expandQuery({
+      caller, prompt: input.prompt, candidates, query: input.query, hints, maxTokens: input.maxTokens, ...(input.signal ? { signal: input.signal } : {}),
+    }));
+  }
+
+  /** `lcm expand`: the operator walks down the DAG from a summary. */
+  async walk(reader: RecallReader & { kind: "operator" }, input: WalkInput): Promise<ExpandResult> {
+    const located = await this.locateSummary(input.summaryId);
+    const scope = await this.scope(reader, {});
+    await this.authorize(reader, scope, located, input.summaryId, "summaryId");
+    return this.timed("walk", () => this.deps.recall.retrieval.expand(located.summary, {
+      depth: input.depth, includeMessages: input.includeMessages, tokenCap: input.tokenCap ?? Number.MAX_SAFE_INTEGER,
+    }));
+  }
+
+  /**
+   * lcm_expand: a delegated expansion's helper walks down the DAG within its grant (active, same agent, the summary
+   * inside the granted conversations, tokens left); what it reads is charged to the grant.
+   */
+  async walkWithGrant(caller: RecallCaller, input: WalkInput): Promise<{ result: ExpandResult; remainingTokens: number }> {
+    const { access, grants, retrieval } = this.deps.recall;
+    const grant = await access.activeGrant(caller);
+    const located = await retrieval.locate(input.summaryId, "summaryId");
+    if (located?.kind === "file") {
+      throw new LcmError("invalid_input", `Parameter "summaryId": ${input.summaryId} is a file; read it with lcm_describe.`, { parameter: "summaryId" });
+    }
+    if (!located || !grant.conversationIds.includes(located.conversationId)) throw notFound(input.summaryId, "summaryId");
+    const left = grant.tokenCap - grant.tokensUsed;
+    if (left <= 0) {
+      throw new LcmError("forbidden", `This expansion's budget of ${grant.tokenCap} tokens is used up; answer with what you have read.`);
+    }
+    const tokenCap = Math.min(input.tokenCap ?? left, left);
+    const result = await this.timed("walk", () => retrieval.expand(located.summary, { depth: input.depth, includeMessages: input.includeMessages, tokenCap }));
+    // A call cut by its cap used its whole allowance (the last item was cut to fit), so it is charged the cap.
+    const cost = result.truncated ? tokenCap : result.estimatedTokens;
+    const charged = await grants.chargeGrant(grant.grantId, cost, this.deps.clock.now());
+    if (!charged) {
+      throw new LcmError("forbidden", "The expansion grant of this session ended while reading; answer with what you have already read.");
+    }
+    return { result, remainingTokens: charged.tokenCap - charged.tokensUsed };
+  }
+
+  private async locateSummary(id: string): Promise<Located & { kind: "summary" }> {
+    const located = await this.deps.recall.retrieval.locate(id, "summaryId");
+    if (located?.kind === "file") {
+      throw new LcmError("invalid_input", `Parameter "summaryId": ${id} is a file; read it with describe.`, { parameter: "summaryId" });
+    }
+    if (!located) throw notFound(id.trim(), "summaryId");
+    return located;
+  }
+
+  private async scope(reader: RecallReader, request: ScopeRequest): Promise<RecallScope> {
+    if (reader.kind === "agent") {
+      return this.deps.recall.access.resolve(reader.caller, {
+        ...(request.conversationId !== undefined ? { conversationId: request.conversationId } : {}),
+        allConversations: request.allConversations ?? false,
+      });
+    }
+    const conversations = this.deps.conversations;
+    if (!conversations) throw new Error("RecallService: the operator's scope needs the `conversations` store.");
+    if (request.conversationId !== undefined) {
+      const conversation = await conversations.getConversation(request.conversationId);
+      if (!conversation || (reader.agentId !== undefined && conversation.agentId !== reader.agentId)) {
+        throw new LcmError("not_found", `No conversation ${request.conversationId} is stored${reader.agentId ? ` for agent ${reader.agentId}` : ""}; list them with \`lcm conversations\`.`, { parameter: "conversationId" });
+      }
+      return { conversationIds: [conversation.conversationId], kind: "conversation", currentConversationId: null, grant: null };
+    }
+    const conversationIds = await conversations.listRecallConversationIds(reader.agentId ?? null);
+    return { conversationIds, kind: "all", currentConversationId: null, grant: null };
+  }
+
+  private async authorize(reader: RecallReader, scope: RecallScope, located: Located, id: string, parameter: string): Promise<void> {
+    if (reader.kind === "agent") return this.deps.recall.access.authorize(reader.caller, scope, located.conversationId, id, parameter);
+    if (!scope.conversationIds.includes(located.conversationId as ConversationId)) {
+      throw new LcmError("not_found", `${id} belongs to conversation ${located.conversationId}, outside the conversations asked for.`, { parameter });
+    }
+  }
+
+  private async timed<T>(kind: "walk" | "query", body: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await body();
+    } finally {
+      this.metrics.expandLatency.observe({ kind }, performance.now() - started);
+    }
+  }
+}

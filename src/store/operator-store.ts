@@ -1,0 +1,54 @@
+/**
+ * The operator store contract: the reads behind the `lcm` CLI's listings that no hook needs. Each is bounded by the
+ * number of conversations or by one conversation's summaries, never by the number of stored messages.
+ */
+import type { ConversationId, ConversationRecord, SummaryKind, SummaryLevel } from "../records.js";
+
+export interface ConversationListing {
+  conversation: ConversationRecord;
+  summaries: number;
+  fallbackSummaries: number;
+  /** Deepest summary (null when none). */
+  maxDepth: number | null;
+}
+
+/** A summary as the DAG view shows it: its metadata and the first characters of its text. */
+export interface SummaryNode {
+  summaryId: string;
+  kind: SummaryKind;
+  depth: number;
+  level: SummaryLevel;
+  tokenCount: number;
+  sourceTokenCount: number;
+  sourceMessageCount: number;
+  descendantCount: number;
+  seqStart: number;
+  seqEnd: number;
+  earliestAt: number;
+  latestAt: number;
+  createdAt: number;
+  /** The summaries it condensed, in order (condensed summaries only). */
+  parentSummaryIds: string[];
+  /** Whether a context item points at it (it is what the model sees, not condensed into another). */
+  inContext: boolean;
+  preview: string;
+}
+
+export interface DatabaseFileInfo {
+  schemaVersion: number;
+  applicationId: number;
+  pageSize: number;
+  pageCount: number;
+  freePages: number;
+  journalMode: string;
+}
+
+export interface OperatorStore {
+  /** Conversations, newest activity first, with their summary counts; `agentId` filters to one agent. */
+  listConversations(filter: { agentId?: string; limit: number }): Promise<ConversationListing[]>;
+  /** Every summary of a conversation, oldest first by source range. */
+  summaryNodes(conversationId: ConversationId, previewChars: number): Promise<SummaryNode[]>;
+  /** Context tokens of every conversation, summed (what all models would see before budgets). */
+  contextTokensTotal(): Promise<number>;
+  fileInfo(): Promise<DatabaseFileInfo>;
+}

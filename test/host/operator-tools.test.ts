@@ -1,0 +1,107 @@
+/**
+ * The operators' tools in the real host (issue 17): `openclaw lcm status` and `conversations` against the running
+ * gateway's database (named by OpenClaw's own config), the `lcm.status` gateway RPC, and the Prometheus metrics
+ * route (metricsEnabled), whose compaction counters move after a /compact.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConversationsOutputSchema, StatusOutputSchema } from "../../src/cli/output-schemas.js";
+import type { ConversationsOutput } from "../../src/cli/commands/conversations-command.js";
+import type { StatusOutput } from "../../src/cli/commands/status-command.js";
+import type { StatusSnapshot } from "../../src/services/status-service.js";
+import { fillerText, HostConversation } from "./harness/host-conversation.js";
+import { HostSuite } from "./harness/host-suite.js";
+import { parseJsonOutput } from "./harness/openclaw-cli.js";
+
+const PLUGIN_CONFIG = {
+  freshTailCount: 4,
+  leafChunkTokens: 256,
+  leafMinFanout: 2,
+  leafTargetTokens: 64,
+  condensedTargetTokens: 96,
+  metricsEnabled: true,
+};
+
+/** The sum of a metric's samples whose line matches `filter` (all samples when none is given). */
+function metricSum(text: string, name: string, filter: RegExp = /./): number {
+  return text.split("\n")
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .filter((line) => filter.test(line))
+    .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
+
+describe("operators' tools in a running gateway", () => {
+  let suite: HostSuite;
+  let session: HostConversation;
+  let gateway: { port: number; token: string };
+
+  const metrics = async (token: string | null = gateway.token) => {
+    const response = await fetch(`http://127.0.0.1:${gateway.port}/lcm/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+    return { status: response.status, text: await response.text() };
+  };
+
+  beforeAll(async () => {
+    suite = await HostSuite.create({ name: "operator-tools", pluginConfig: PLUGIN_CONFIG });
+    const config = JSON.parse(readFileSync(join(suite.home, ".openclaw", "openclaw.json"), "utf8")) as { gateway: { port: number; auth: { token: string } } };
+    gateway = { port: config.gateway.port, token: config.gateway.auth.token };
+    session = new HostConversation(suite, "agent:main:operator");
+    await suite.gateway.start();
+    await session.say(`operator turn 1: ${fillerText(300, "operator-1")}`);
+    await session.say(`operator turn 2: ${fillerText(300, "operator-2")}`);
+  });
+
+  afterAll(async () => {
+    await suite?.dispose();
+  });
+
+  it("answers `openclaw lcm status` and `conversations` on the gateway's database while it runs", async () => {
+    const status = await suite.cli.json<StatusOutput>(["lcm", "status", "--json"]);
+    expect([...Value.Errors(StatusOutputSchema, status)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
+    expect(status).toMatchObject({ databasePath: suite.database.path, databasePathSource: "openclaw-config" });
+    const stored = suite.database.messages(session.sessionKey).length;
+    expect(status.status.totals.messages).toBeGreaterThanOrEqual(stored);
+
+    const listed = await suite.cli.json<ConversationsOutput>(["lcm", "conversations", "--json"]);
+    expect([...Value.Errors(ConversationsOutputSchema, listed)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
+    const row = listed.conversations.find((conversation) => conversation.sessionKey === session.sessionKey);
+    expect(row).toMatchObject({ agentId: "main", messages: stored });
+
+    const text = await suite.cli.runOk(["lcm", "status", String(row!.conversationId)]);
+    expect(text.stdout).toMatch(new RegExp(`LCM status · conversation ${row!.conversationId} \\(agent main\\)`));
+    const missing = await suite.cli.run(["lcm", "status", "99999", "--json"]);
+    expect(missing.code).toBe(3);
+    expect(parseJsonOutput<{ error: { code: string } }>(missing)).toMatchObject({ error: { code: "notFound" } });
+    expect((await suite.cli.run(["lcm", "frobnicate"])).code).toBe(2);
+  });
+
+  it("answers the lcm.status RPC with what /lcm status shows, as data", async () => {
+    const snapshot = await suite.cli.gatewayCall<StatusSnapshot>("lcm.status", { sessionKey: session.sessionKey });
+    expect(Value.Check(StatusOutputSchema.properties.status, snapshot)).toBe(true);
+    expect(snapshot.conversation).toMatchObject({ agentId: "main", sessionKey: session.sessionKey, messages: suite.database.messages(session.sessionKey).length });
+    expect(snapshot.databasePath).toBe(suite.database.path);
+  });
+
+  it("serves Prometheus metrics behind the gateway's auth, and they move after a compaction", async () => {
+    expect((await metrics(null)).status).toBe(401);
+    const before = await metrics();
+    expect(before.status).toBe(200);
+    for (const name of ["lcm_context_tokens_total", "lcm_compaction_runs_total", "lcm_summaries_created_total", "lcm_hook_event_loop_block_max_ms", "lcm_database_size_bytes"]) {
+      expect(before.text).toContain(`# TYPE ${name} `);
+    }
+    expect(metricSum(before.text, "lcm_hook_duration_ms_count", /hook="commitTurn"/)).toBeGreaterThan(0);
+    const runsBefore = metricSum(before.text, "lcm_compaction_runs_total", /trigger="compact:threshold"/);
+    const summariesBefore = metricSum(before.text, "lcm_summaries_created_total");
+
+    await session.say(`operator turn 3: ${fillerText(300, "operator-3")}`);
+    await session.sendChat("/compact keep the operator turns");
+    expect(suite.database.conversations(session.sessionKey)[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold" });
+
+    const after = await metrics();
+    expect(metricSum(after.text, "lcm_compaction_runs_total", /trigger="compact:threshold"/)).toBe(runsBefore + 1);
+    expect(metricSum(after.text, "lcm_summaries_created_total")).toBeGreaterThan(summariesBefore);
+    expect(metricSum(after.text, "lcm_summarizer_calls_total")).toBeGreaterThan(0);
+    expect(suite.healthProblems()).toEqual([]);
+  });
+});
