@@ -46,4 +46,14 @@ describe("ExtractiveSummarizer", () => {
     const request = { sourceText: SOURCE, depth: 1, mode: "normal" as const, targetTokens: 200 };
     expect(await summarizer.summarize(request)).toBe(await summarizer.summarize(request));
   });
+
+  it("keeps the error sentence of a long line without periods, and reads such a line in one pass", async () => {
+    // 400 KB of JSON on one line, no period before the error: a pattern that backtracks per start position would
+    // take minutes here (and blocked 0.5 s per summary on shorter lines).
+    const record = JSON.stringify(Array.from({ length: 8_000 }, (_, row) => ({ row, state: "ok", note: "steady as before" })));
+    const line = `${record.slice(0, -1)}, "last": "migration 0042 failed: lock wait timeout exceeded"]`;
+    const source = renderMessageSources([message(1, "toolResult", line), message(2, "assistant", "Looked at it. Retrying now.")]);
+    const summary = await summarizer.summarize({ sourceText: source, depth: 0, mode: "normal", targetTokens: 4_000 });
+    expect(summary).toContain("migration 0042 failed: lock wait timeout exceeded");
+  });
 });
