@@ -18,7 +18,7 @@ import { type ConversationRole, GENERATOR_VERSION, RARE_TERM, createGenerators }
 import { BenchHost } from "./host.js";
 import { round } from "./measure.js";
 import { DATA_DIR, ROOT } from "./paths.js";
-import { WalSampler } from "./wal-sampler.js";
+import { WalSampler, megabytes } from "./wal-sampler.js";
 
 const BATCH_SIZE = 1_000;
 /** Bound on compact calls when sweeping the compacted conversation (each call makes at most a few hundred passes). */
@@ -51,6 +51,8 @@ export interface DatasetManifest {
     /** Largest write-ahead log, and largest database + log, seen while the dataset was built (ingest to sweep). */
     maxWalBytes: number;
     maxFileBytes: number;
+    /** The same, per step of the build (ingest, index, merge, compaction, index-summaries), in MB. */
+    bySteps?: Record<string, { maxWalMb: number; maxFileMb: number }>;
   };
   compaction:
     | { status: "compacted"; seconds: number; summaries: number; contextItems: number; reason?: string }
@@ -123,6 +125,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
   let ingestMillis = 0;
   let longestBatch = 0;
   const files = new WalSampler(partial).start();
+  files.mark("ingest");
 
   const flush = async (sessionId: string, sessionKey: string) => {
     const batch = buffers.get(sessionId) ?? [];
@@ -174,17 +177,25 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
   // The full-text index is written in batches after the messages (maintain does it between turns): bring it up
   // to date as a gateway's maintenance would have, and time it on its own.
   const index = new SqliteSearchIndex(openSharedDatabase(partial));
+  files.mark("index");
   const indexStarted = performance.now();
   await index.indexPending();
   const indexMillis = performance.now() - indexStarted;
+  files.mark("merge");
   await mergeIndexFully(openSharedDatabase(partial));
   // Since schema 8 the term dictionary is written with the index, in the same pass.
   const termsMillis = indexMillis;
 
   const compacted = [...infos.values()].find((info) => info.role === "compacted")!;
+  files.mark("compaction");
   const compaction = await compactOnce(host, compacted);
+  files.mark("index-summaries");
   await index.indexPending(); // the summaries compaction wrote, as maintain indexes them
   const sizes = files.stop();
+  const bySteps = Object.fromEntries(
+    Object.entries(files.bySteps).map(([step, stepSizes]) => [step, { maxWalMb: megabytes(stepSizes.maxWalBytes), maxFileMb: megabytes(stepSizes.maxFileBytes) }]),
+  );
+  log(`  largest log and database + log per build step: ${JSON.stringify(bySteps)}`);
   closeSharedDatabase(partial);
 
   const incidents = generators.flatMap((generator) => generator.needleMessages.filter((needle) => needle.kind === "pattern").map((needle) => needle.text));
@@ -211,6 +222,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
       termsMessagesPerSecond: Math.round(messages / (termsMillis / 1000)),
       maxWalBytes: sizes.maxWalBytes,
       maxFileBytes: sizes.maxFileBytes,
+      bySteps,
     },
     compaction,
   };
@@ -305,7 +317,8 @@ export function foldLog(path: string): void {
 export function workingCopy(seed: number, size: number): string {
   const source = datasetPaths(seed, size).database;
   if (existsSync(`${source}-wal`) && statSync(`${source}-wal`).size > 0) foldLog(source);
-  const target = join(DATA_DIR, `work-n${size}.db`);
+  // One copy per process: two benchmark runs at the same size (two engineers, two terminals) never share a file.
+  const target = join(DATA_DIR, `work-n${size}-${process.pid}.db`);
   removeDatabase(target);
   copyFileSync(source, target, constants.COPYFILE_FICLONE);
   return target;

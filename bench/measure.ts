@@ -118,3 +118,46 @@ export class Phase {
 export function pending(name: string, reason: string): PhaseResult {
   return { name, status: "pending", reason };
 }
+
+/**
+ * The longest gap between two ticks of a 1 ms timer, with the main thread's CPU time inside it: a block whose CPU
+ * time is near its length is work on the event loop; one with little CPU is the thread waiting (a synchronous
+ * sync or sleep) or, on a busy machine, the thread not scheduled at all. For attributing blocks, not for the bar.
+ */
+export class BlockMeter {
+  private timer: NodeJS.Timeout | null = null;
+  private lastWall = 0;
+  private lastCpu = 0;
+  longest = { wallMs: 0, cpuMs: 0 };
+
+  start(): this {
+    this.reset();
+    this.timer = setInterval(() => this.tick(), 1);
+    return this;
+  }
+
+  reset(): void {
+    this.lastWall = performance.now();
+    this.lastCpu = threadCpuMs();
+    this.longest = { wallMs: 0, cpuMs: 0 };
+  }
+
+  /** Counts the stretch up to now (call at the end of an operation, so a block at its very end is included). */
+  tick(): void {
+    const wall = performance.now();
+    const cpu = threadCpuMs();
+    if (wall - this.lastWall > this.longest.wallMs) this.longest = { wallMs: wall - this.lastWall, cpuMs: cpu - this.lastCpu };
+    this.lastWall = wall;
+    this.lastCpu = cpu;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+function threadCpuMs(): number {
+  const usage = (process as unknown as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.() ?? process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}

@@ -95,7 +95,11 @@ function describePhase(phase: PhaseResult): string {
   if (phase.latency) parts.push(`p50 ${phase.latency.p50} / p95 ${phase.latency.p95} / max ${phase.latency.max} ms`);
   if (phase.rate) parts.push(`${phase.rate.value.toLocaleString("en")} ${phase.rate.unit}`);
   if (phase.eventLoopMaxMs !== undefined) parts.push(`loop max ${phase.eventLoopMaxMs} ms`);
-  const keys = ["bytesPerTextByte", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes", "maxWalMb", "buildMaxWalMb"];
+  const keys = ["bytesPerTextByte", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes", "maxWalMb", "buildMaxWalMb", "longestGcPauseMs"];
   for (const key of keys) if (phase.values?.[key] !== undefined) parts.push(`${key} ${phase.values[key]}`);
+  // Per-hook longest blocks (turn.hooks), so the hook that blocks is named in the log.
+  const blocks = Object.entries(phase.values ?? {}).filter(([key]) => key.endsWith(".eventLoopMaxMs"));
+  const cpuOf = (key: string) => phase.values?.[key.replace(/Ms$/, "CpuMs")];
+  if (blocks.length > 0) parts.push(`longest block per hook (its CPU): ${blocks.map(([key, value]) => `${key.replace(/\.eventLoopMaxMs$/, "")} ${value} (${cpuOf(key)})`).join(", ")} ms`);
   return parts.join(" · ");
 }

@@ -17,6 +17,9 @@ export interface FileSizes {
 export class WalSampler {
   private readonly sizes: FileSizes = { maxWalBytes: 0, maxFileBytes: 0, samples: 0 };
   private timer: NodeJS.Timeout | null = null;
+  /** The step `mark` named last, and the largest sizes of each step marked so far. */
+  private step: { name: string; sizes: FileSizes } | null = null;
+  private readonly steps: Record<string, FileSizes> = {};
 
   constructor(private readonly databasePath: string) {}
 
@@ -29,10 +32,25 @@ export class WalSampler {
 
   sample(): void {
     const wal = fileSize(`${this.databasePath}-wal`);
-    this.sizes.samples++;
-    if (wal > this.sizes.maxWalBytes) this.sizes.maxWalBytes = wal;
     const file = wal + fileSize(this.databasePath);
-    if (file > this.sizes.maxFileBytes) this.sizes.maxFileBytes = file;
+    for (const sizes of this.step ? [this.sizes, this.step.sizes] : [this.sizes]) {
+      sizes.samples++;
+      if (wal > sizes.maxWalBytes) sizes.maxWalBytes = wal;
+      if (file > sizes.maxFileBytes) sizes.maxFileBytes = file;
+    }
+  }
+
+  /** Starts a named step of the workload: `bySteps` then reports the largest sizes of each step apart. */
+  mark(name: string): void {
+    this.sample();
+    this.step = { name, sizes: { maxWalBytes: 0, maxFileBytes: 0, samples: 0 } };
+    this.steps[name] = this.step.sizes;
+    this.sample();
+  }
+
+  /** The largest sizes seen during each step `mark` started (a step ends where the next starts, or at `stop`). */
+  get bySteps(): Record<string, FileSizes> {
+    return Object.fromEntries(Object.entries(this.steps).map(([name, sizes]) => [name, { ...sizes }]));
   }
 
   stop(): FileSizes {

@@ -78,6 +78,9 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
   )!;
   const summaries = () => db.get<{ n: number }>("SELECT count(*) AS n FROM summaries")!.n;
   const before = counters();
+  // Counted before the phase starts: compaction never deletes messages, and a count over 1M rows (15-135 ms)
+  // would be charged to the sweep's longest event-loop block.
+  const messages = Number(db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n);
   const llm = host.llm;
   const llmBefore = llm.millis;
   const files = new WalSampler(databasePath).start();
@@ -99,7 +102,7 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
   const engineMs = wallMs - (llm.millis - llmBefore);
   const result = phase.finish({
     values: {
-      messages: Number(db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n),
+      messages,
       backlogTokens: before.raw,
       contextItemsBefore: before.items,
       contextItemsAfter: after.items,

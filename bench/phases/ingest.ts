@@ -4,11 +4,11 @@
  * write-ahead log sampled throughout, and a whole host turn (bootstrap, assemble twice, commitTurn, maintain)
  * whose longest event-loop block is the "during a turn's hooks" figure.
  */
-import { performance } from "node:perf_hooks";
+import { PerformanceObserver, performance } from "node:perf_hooks";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
 import { type BenchContext, conversationOf, databaseOf, freshTurns } from "../context.js";
-import { Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
+import { BlockMeter, Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
 import { WalSampler, megabytes } from "../wal-sampler.js";
 
 const BATCH_SIZE = 1_000;
@@ -142,14 +142,31 @@ async function hostTurns(context: BenchContext): Promise<PhaseResult> {
   const llm = context.host.llm;
   const llmBefore = llm.millis;
   const callsBefore = llm.calls;
+  const blocks: Record<string, { wallMs: number; cpuMs: number }> = {};
   const phase = new Phase("turn.hooks");
   const session = { sessionId: main.sessionId, sessionKey: main.sessionKey };
+  // Each hook's longest block, with the CPU time inside it (work on the thread, or waiting / not scheduled); what
+  // blocks between hooks (engine construction, dispose, timers) is counted apart.
+  const meter = new BlockMeter().start();
+  let longestGcMs = 0;
+  const gcPauses = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) longestGcMs = Math.max(longestGcMs, entry.duration);
+  });
+  gcPauses.observe({ entryTypes: ["gc"] });
+  const keep = (name: string) => {
+    if (meter.longest.wallMs > (blocks[name]?.wallMs ?? 0)) blocks[name] = meter.longest;
+    meter.reset();
+  };
   // The host awaits I/O between hooks (the model call, the transcript), so each hook starts on a fresh macrotask.
   const timed = async <T>(hook: string, call: () => Promise<T>): Promise<T> => {
     await yieldToEventLoop();
+    meter.tick();
+    keep("betweenHooks");
     const started = performance.now();
     const result = await call();
     hooks[hook]!.push(performance.now() - started);
+    meter.tick();
+    keep(hook);
     return result;
   };
   let history: AgentMessage[] = [];
@@ -169,14 +186,23 @@ async function hostTurns(context: BenchContext): Promise<PhaseResult> {
     });
     history = [...history, ...turn].slice(-40);
   }
+  meter.stop();
+  gcPauses.disconnect();
   const perHook = Object.fromEntries(
     Object.entries(hooks).flatMap(([hook, samples]) => {
       if (samples.length === 0) return [];
       const stats = latencyOf(samples);
-      return [[`${hook}.p95`, stats.p95], [`${hook}.max`, stats.max]];
+      return [
+        [`${hook}.p95`, stats.p95], [`${hook}.max`, stats.max],
+        [`${hook}.eventLoopMaxMs`, round(blocks[hook]?.wallMs ?? 0, 1)], [`${hook}.eventLoopMaxCpuMs`, round(blocks[hook]?.cpuMs ?? 0, 1)],
+      ];
     }),
   );
   return phase.finish({
-    values: { turns: turns.length, summarizerMs: round(llm.millis - llmBefore, 1), summarizerCalls: llm.calls - callsBefore, ...perHook },
+    values: {
+      turns: turns.length, summarizerMs: round(llm.millis - llmBefore, 1), summarizerCalls: llm.calls - callsBefore, ...perHook,
+      "betweenHooks.eventLoopMaxMs": round(blocks.betweenHooks?.wallMs ?? 0, 1), "betweenHooks.eventLoopMaxCpuMs": round(blocks.betweenHooks?.cpuMs ?? 0, 1),
+      longestGcPauseMs: round(longestGcMs, 1),
+    },
   });
 }

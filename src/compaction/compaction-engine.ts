@@ -8,7 +8,9 @@
  * Planning is linear: a phase finds the fresh tail once (walking back from the newest item), plans each pass from
  * where the last one ended, and rebuilds the item list once, so a sweep over n items costs O(n) planning, not O(n)
  * per pass. Nothing in it walks the whole list in one synchronous stretch but one native copy and one sum that
- * allocates nothing (a few ms each at a million items), so a huge backlog never holds the event loop.
+ * allocates nothing (a few ms each at a million items), so a huge backlog never holds the event loop. Between
+ * passes the run takes a turn of the event loop whenever 10 ms have passed without one (event-loop-pacer.ts): a
+ * summarizer that answers without I/O (the deterministic summary) would otherwise make the whole run one block.
  * Results are measured from the store before and after, so they are the truth whatever happened in between.
  */
 import type { Clock, Logger, Summarizer, TokenEstimator } from "../contracts.js";
@@ -21,6 +23,7 @@ import { type PassOutcome, type PassReadStore, executePass, summaryWrapperTokens
 import type { ScaledSettings } from "./compaction-targets.js";
 import { type CondensedPlan, planCondensedPasses, summaryDepths } from "./condensed-planner.js";
 import { type TailPolicy, findFreshTail, rawTokensOutsideTail } from "./context-units.js";
+import { EventLoopPacer } from "./event-loop-pacer.js";
 import { type LeafPlan, planLeafPass } from "./leaf-planner.js";
 
 /** Sweeps one budget-targeted run may make, over all levels of the tail ladder. */
@@ -250,8 +253,9 @@ export class CompactionEngine {
     return run.staleCount > MAX_STALE_RETRIES ? "done" : again();
   }
 
-  /** Runs one pass if the bounds allow it and folds the outcome into the run. */
+  /** Runs one pass if the bounds allow it (after a turn of the event loop, when one is due) and folds the outcome in. */
   private async step(run: RunState, plan: LeafPlan | CondensedPlan): Promise<Step> {
+    await run.pacer.yieldIfDue();
     if (run.signal?.aborted) return { kind: "stop", reason: "aborted" };
     const remaining = run.deadline - this.monotonicNow();
     if (remaining <= 0) return { kind: "stop", reason: "deadline" };
@@ -316,6 +320,7 @@ export class CompactionEngine {
       reachedIntoTail: false,
       maxPasses: BASE_PASSES_PER_RUN + 2 * items.length,
       deadline: this.monotonicNow() + options.deadlineMs,
+      pacer: new EventLoopPacer(this.monotonicNow),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.customInstructions ? { customInstructions: options.customInstructions } : {}),
     };
@@ -382,6 +387,7 @@ interface RunState {
   reachedIntoTail: boolean;
   maxPasses: number;
   deadline: number;
+  pacer: EventLoopPacer;
   signal?: AbortSignal;
   customInstructions?: string;
 }

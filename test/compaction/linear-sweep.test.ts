@@ -88,4 +88,59 @@ describe("a sweep over a long raw backlog", () => {
     expect(sourcesPerPass.reduce((sum, count) => sum + count, 0)).toBeLessThanOrEqual(harness.items);
     expect(checkInvariants(harness.db, harness.conversationId)).toEqual([]);
   }, 60_000);
+
+  it("reads the context once per phase, not once per pass", async () => {
+    // 300 turns = 1,200 items, ~40 leaf passes; the item list is read at the start and never again (no stale pass).
+    const harness = await backlogSession(300);
+    let lists = 0;
+    const compactionStore: CompactionStore = {
+      listCompactionItems: (id) => {
+        lists++;
+        return harness.compactionStore.listCompactionItems(id);
+      },
+      applyLeafSummary: (range, draft, contextTokens) => harness.compactionStore.applyLeafSummary(range, draft, contextTokens),
+      applyCondensedSummary: (range, draft, contextTokens) => harness.compactionStore.applyCondensedSummary(range, draft, contextTokens),
+      getSummarySources: (id) => harness.compactionStore.getSummarySources(id),
+    };
+    const engine = new CompactionEngine({
+      store: harness.store, compactionStore, summarizer: new FakeSummarizer(() => "short"), breaker: new CircuitBreaker(), tokens,
+      clock: harness.clock, config: harness.config, logger: silentLogger,
+    });
+
+    const run = await engine.sweep(harness.conversationId, { deadlineMs: 120_000, hard: false, sizes: configuredSizes(harness.config) });
+
+    expect(run.passes.length).toBeGreaterThan(30);
+    expect(lists).toBe(1);
+  });
+
+  it("lets the event loop turn between passes when the summarizer answers at once", async () => {
+    // A summarizer without I/O (the deterministic summary) resolves as microtasks: without a turn of the event loop
+    // between passes, the whole sweep would be one synchronous block. Each summary here "takes" 20 ms of the
+    // engine's clock, more than the 10 ms after which the engine takes a turn, so every pass after the first
+    // follows one.
+    const harness = await backlogSession(300);
+    let now = 0;
+    const engine = new CompactionEngine({
+      store: harness.store, compactionStore: harness.compactionStore,
+      summarizer: new FakeSummarizer(() => {
+        now += 20;
+        return "short";
+      }),
+      breaker: new CircuitBreaker(), tokens, clock: harness.clock, config: harness.config, logger: silentLogger,
+      monotonicNow: () => now,
+    });
+    let turns = 0;
+    let isSweeping = true;
+    const countTurns = () => {
+      turns++;
+      if (isSweeping) setImmediate(countTurns);
+    };
+    setImmediate(countTurns);
+
+    const run = await engine.sweep(harness.conversationId, { deadlineMs: 120_000, hard: false, sizes: configuredSizes(harness.config) });
+    isSweeping = false;
+
+    expect(run.passes.length).toBeGreaterThan(30);
+    expect(turns).toBeGreaterThanOrEqual(run.passes.length - 1);
+  });
 });

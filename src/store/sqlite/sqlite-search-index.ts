@@ -15,20 +15,25 @@
  *
  * FTS5's automatic merging is off; after indexing, message segments are merged by FTS5 'merge' commands on the
  * connection's background worker (wal-checkpointer.ts), or here in bounded steps where no worker runs. Summary
- * segments are few (one summary per dozens of messages) and merged here.
+ * segments are few (one summary per dozens of messages) and merged here. While a backlog is indexed, the indexer
+ * keeps every level of the index under FTS5's crisis-merge size (each chunk adds a segment to level 0): FTS5 would
+ * otherwise merge level 0 inside the chunk that left 16 segments on it, and every full level above with it, in one
+ * transaction (CRISIS_MERGE_SEGMENTS, fts5-structure.ts).
  */
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { setTimeout as sleep, setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
 import { reverseText } from "../../db/database.js";
 import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
 import { analyzeDocument, stemOf } from "../../search/text-analysis.js";
 import type { IndexProgress, SearchIndex } from "../search-index.js";
+import { segmentsPerLevel } from "./fts5-structure.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
 
 /**
  * Rows per indexing transaction, which blocks the event loop while it runs: the analysis, the FTS5 insert and the
  * chunk's new dictionary words cost about 100-180 µs of CPU per message at a million messages (more for long tool
- * output), so a chunk takes 10-20 ms; CHUNK_TIME_MS cuts one short that runs longer.
+ * output), so a chunk takes 10-20 ms; CHUNK_TIME_MS cuts one short that runs longer, counting the words still to be
+ * listed at their measured cost (a chunk of new vocabulary spent 20 ms listing 786 words and 16 ms committing them).
  */
 export const INDEX_CHUNK_ROWS = 100;
 /** A chunk stops taking rows once it has run this long (the dictionary and the commit follow: a few ms more). */
@@ -41,12 +46,40 @@ const MERGE_STEPS_PER_CHUNK = 4;
  * connection that has not started its worker yet merges on its own thread.
  */
 export const WORKER_MERGE_AFTER_MESSAGES = 100_000;
+/**
+ * FTS5 merges a level of the index at once (`crisismerge`, 16 segments) inside the write that flushes level 0's
+ * 16th segment, and then every level above that the merge fills to 16 in turn, all in one transaction. Each
+ * indexing chunk adds one segment to level 0, so a backlog indexed with nothing merged in between made every 16th
+ * chunk merge level 0 (1,600 rows: 25 ms more in that chunk's commit at 100k messages), the 256th level 1 too
+ * (25,600 rows), the 4,096th level 2 as well (409,600 rows: 130 MB of write-ahead log at a million messages, past the
+ * bound of spec 012, and seconds on the event loop). The indexer asks the background worker to merge once a level is
+ * half full, and waits for it before a chunk whose flush would merge anything (the worker's merges go in bounded
+ * steps, the log checked after each).
+ */
+export const CRISIS_MERGE_SEGMENTS = 16;
+/** Share of `crisismerge` on a level at which the indexer asks the worker to merge, before a chunk has to wait. */
+const MERGE_REQUEST_SHARE = 0.5;
+/** How often a waiting indexer looks at the levels again, and how long it waits at most before it goes on regardless. */
+const LEVEL_POLL_MS = 10;
+export const MAX_LEVEL_WAIT_MS = 5_000;
+/** The structure record of an FTS5 index: the row of its `_data` table with this id (FTS5_STRUCTURE_ROWID). */
+const STRUCTURE_ROW_ID = 10;
 /** A dictionary word has something other than digits (numbers are most of a history's distinct words). */
 const HAS_LETTER = /[^0-9]/;
 /** Words the memo of listed dictionary terms keeps per connection (two generations of this many). */
 const KNOWN_TERMS = 100_000;
 
 export type IndexTable = "messages_fts" | "summaries_fts";
+
+/**
+ * How many levels FTS5 would merge if one more segment were flushed onto level 0 of an index with these levels:
+ * level 0 if it would reach CRISIS_MERGE_SEGMENTS, then each level above while the merge below fills it too.
+ */
+export function crisisMergeDepth(levels: readonly number[], crisisSegments = CRISIS_MERGE_SEGMENTS): number {
+  let depth = 0;
+  while ((levels[depth] ?? 0) + 1 >= crisisSegments) depth++;
+  return depth;
+}
 
 /** Where each index reads its rows: the table, its row id, the newest id, the searchable text of a row. */
 const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; text: string; spans: string }> = {
@@ -57,9 +90,43 @@ const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; t
 };
 
 /** The dictionary words this process knows are listed, per connection (cleared when an index starts over). */
-const knownTerms = new WeakMap<Database, { young: Set<string>; old: Set<string>; through: number }>();
+const knownTerms = new WeakMap<Database, KnownTerms>();
+
+/**
+ * The memo: words known to be listed (two generations), the index's watermark it was built at, and what listing a
+ * word the memo does not know has cost lately (a lookup, an insert when new), for the chunk's time budget.
+ */
+interface KnownTerms {
+  young: Set<string>;
+  old: Set<string>;
+  through: number;
+  msPerUnknownWord: number;
+}
+/**
+ * Cost of a word the memo does not know, listing and commit included, until chunks have measured it: ~45 µs for a
+ * new word at 100k messages (a lookup, an insert into three B-trees, their pages in the commit); a few µs for a
+ * word already listed.
+ */
+const INITIAL_MS_PER_UNKNOWN_WORD = 0.04;
+
+/** A chunk's distinct words, counting those the memo does not know as they come (they are looked up, or listed). */
+class ChunkWords extends Set<string> {
+  unknown = 0;
+  constructor(private readonly isKnown: (word: string) => boolean) {
+    super();
+  }
+
+  override add(word: string): this {
+    if (this.has(word)) return this;
+    if (!this.isKnown(word)) this.unknown++;
+    return super.add(word);
+  }
+}
 
 export class SqliteSearchIndex implements SearchIndex {
+  /** When the last chunk began, how long its rows took, and how many of its words the memo did not know. */
+  private lastChunk: { started: number; loopMs: number; unknownWords: number } | null = null;
+
   constructor(private readonly db: Database) {}
 
   async pendingMessages(): Promise<number> {
@@ -164,10 +231,15 @@ export class SqliteSearchIndex implements SearchIndex {
   private async indexTable(table: IndexTable, maxRows: number): Promise<number> {
     let indexed = 0;
     let chunks = 0;
+    let isPacing = true;
     while (indexed < maxRows) {
+      // A wait that ran out (nothing merged the levels) is not repeated for every chunk of the run.
+      if (isPacing) isPacing = await this.keepCrisisMergesSmall(table);
       const limit = Math.min(INDEX_CHUNK_ROWS, maxRows - indexed);
       const added: string[] = [];
+      this.lastChunk = null;
       const count = await this.db.write(() => this.indexChunk(limit, table, added));
+      this.learnListingCost();
       this.remember(added);
       if (count === 0) break;
       indexed += count;
@@ -192,7 +264,8 @@ export class SqliteSearchIndex implements SearchIndex {
       through, limit,
     );
     if (rows.length === 0) return 0;
-    const chunkWords = new Set<string>();
+    const known = this.known();
+    const chunkWords = new ChunkWords((word) => known.young.has(word) || known.old.has(word) || !HAS_LETTER.test(word));
     const started = performance.now();
     let last = through;
     let indexed = 0;
@@ -201,9 +274,12 @@ export class SqliteSearchIndex implements SearchIndex {
       this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, id, document.words, document.derived);
       last = id;
       indexed++;
-      // Long tool outputs cost more than the rest: the chunk ends early rather than block the event loop.
-      if (performance.now() - started > CHUNK_TIME_MS) break;
+      // Long tool outputs, and words new to the dictionary (listed below, in this transaction), cost more than the
+      // rest: the chunk ends early rather than block the event loop.
+      const dictionaryMs = chunkWords.unknown * known.msPerUnknownWord;
+      if (performance.now() - started + dictionaryMs > CHUNK_TIME_MS) break;
     }
+    this.lastChunk = { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown };
     this.listTerms(chunkWords, added);
     this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", last, table);
     return indexed;
@@ -231,6 +307,18 @@ export class SqliteSearchIndex implements SearchIndex {
     }
   }
 
+  /**
+   * After a chunk committed (write resolves right after COMMIT, in a microtask): what the chunk cost beyond its rows
+   * (listing its words, and the commit, whose pages are mostly the dictionary's) per word the memo did not know.
+   */
+  private learnListingCost(): void {
+    const chunk = this.lastChunk;
+    if (!chunk || chunk.unknownWords === 0) return;
+    const known = this.known();
+    const measured = Math.max(0, performance.now() - chunk.started - chunk.loopMs) / chunk.unknownWords;
+    known.msPerUnknownWord += (measured - known.msPerUnknownWord) / 2;
+  }
+
   /** Records words as listed once their transaction committed (a rolled-back one listed nothing). */
   private remember(words: readonly string[]): void {
     const known = this.known();
@@ -243,9 +331,9 @@ export class SqliteSearchIndex implements SearchIndex {
     }
   }
 
-  private known(): { young: Set<string>; old: Set<string>; through: number } {
+  private known(): KnownTerms {
     let known = knownTerms.get(this.db);
-    if (!known) knownTerms.set(this.db, (known = { young: new Set(), old: new Set(), through: 0 }));
+    if (!known) knownTerms.set(this.db, (known = { young: new Set(), old: new Set(), through: 0, msPerUnknownWord: INITIAL_MS_PER_UNKNOWN_WORD }));
     return known;
   }
 
@@ -259,10 +347,55 @@ export class SqliteSearchIndex implements SearchIndex {
     known.through = through;
   }
 
+  /** Segments on each level of `table`'s index, level 0 first (empty when FTS5's record is not one this code reads). */
+  segmentsPerLevel(table: IndexTable): number[] {
+    const row = this.db.get<{ block: Uint8Array }>(`SELECT block FROM ${table}_data WHERE id = ?`, STRUCTURE_ROW_ID);
+    return segmentsPerLevel(row?.block) ?? [];
+  }
+
+  /** FTS5's `crisismerge` setting of `table` (16 unless set). */
+  private crisisMergeSegments(table: IndexTable): number {
+    const value = Number(this.db.get<{ v: unknown }>(`SELECT v FROM ${table}_config WHERE k = 'crisismerge'`)?.v);
+    return Number.isInteger(value) && value > 1 ? value : CRISIS_MERGE_SEGMENTS;
+  }
+
+  /**
+   * Before a chunk: asks the worker to merge once a level fills up halfway, and waits (the event loop runs) while the
+   * chunk's flush would make FTS5 merge in the chunk's own transaction, at most MAX_LEVEL_WAIT_MS.
+   * Where no worker merges (small or in-memory databases, a failed worker), merges here in bounded steps instead.
+   * False when the wait ran out.
+   */
+  private async keepCrisisMergesSmall(table: IndexTable): Promise<boolean> {
+    let levels = this.segmentsPerLevel(table);
+    const crisisSegments = this.crisisMergeSegments(table);
+    if (!levels.some((segments) => segments >= crisisSegments * MERGE_REQUEST_SHARE)) return true;
+    const started = Date.now();
+    for (;;) {
+      if (!this.mergeOnWorker(table)) {
+        if (crisisMergeDepth(levels, crisisSegments) > 0) await this.mergeHere(table, MERGE_STEPS_PER_CHUNK);
+        return true;
+      }
+      // Asked again on every look: a merge run the worker ended early (busy) starts over; a running one ignores it.
+      if (crisisMergeDepth(levels, crisisSegments) === 0) return true;
+      if (Date.now() - started >= MAX_LEVEL_WAIT_MS) return false;
+      await sleep(LEVEL_POLL_MS);
+      levels = this.segmentsPerLevel(table);
+    }
+  }
+
   /** Merges on the background worker, or here in bounded steps; stops early once FTS5 finds nothing to merge. */
   private async merge(table: IndexTable, maxSteps: number): Promise<void> {
     if (maxSteps === 0) return;
-    if (table === "messages_fts" && this.db.checkpointer?.requestIndexMerge(this.through(table) > WORKER_MERGE_AFTER_MESSAGES)) return;
+    if (this.mergeOnWorker(table)) return;
+    await this.mergeHere(table, maxSteps);
+  }
+
+  /** Asks the connection's worker to merge `table` (message index only); false when the caller must merge. */
+  private mergeOnWorker(table: IndexTable): boolean {
+    return table === "messages_fts" && (this.db.checkpointer?.requestIndexMerge(this.through(table) > WORKER_MERGE_AFTER_MESSAGES) ?? false);
+  }
+
+  private async mergeHere(table: IndexTable, maxSteps: number): Promise<void> {
     for (let step = 0; step < maxSteps; step++) {
       const worked = await this.db.write(() => {
         const before = this.totalChanges();
