@@ -38,6 +38,10 @@ export interface LcmConfig {
   ignoreSessionPatterns: readonly string[];
   statelessSessionPatterns: readonly string[];
   newSessionCarryOverTokens: number;
+  retentionMaxDatabaseMb: number;
+  retentionMaxAgeDays: number;
+  retentionPruneEndedSessions: boolean;
+  retentionArchiveDirectory: string;
 }
 
 type SettingType = "boolean" | "integer" | "number" | "string" | "string-list";
@@ -136,6 +140,17 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "newSessionCarryOverTokens", env: "LCM_NEW_SESSION_CARRY_OVER_TOKENS", type: "integer", defaultValue: 2_000, min: 0,
     max: 100_000, label: "Carried into a new session",
     help: "After /new (or an idle or daily reset), the newest top-level summaries of the earlier session the model still sees, in tokens (at most a quarter of the budget); 0 starts empty. /reset carries nothing. Earlier messages stay searchable." },
+  { key: "retentionMaxDatabaseMb", env: "LCM_RETENTION_MAX_DATABASE_MB", type: "integer", defaultValue: 0, min: 0,
+    max: 10_000_000, label: "Retention: database size cap (MB)",
+    help: "Retention (off at 0): above this size, the oldest raw messages that summaries already cover (and, with retentionPruneEndedSessions, conversations whose session is gone) are written to a gzip archive, then removed from the database. Summaries stay." },
+  { key: "retentionMaxAgeDays", env: "LCM_RETENTION_MAX_AGE_DAYS", type: "integer", defaultValue: 0, min: 0,
+    max: 36_500, label: "Retention: message age cap (days)",
+    help: "Retention (off at 0): raw messages older than this that summaries already cover are written to a gzip archive, then removed from the database (never the context's raw messages). Summaries stay." },
+  { key: "retentionPruneEndedSessions", env: "LCM_RETENTION_PRUNE_ENDED_SESSIONS", type: "boolean", defaultValue: false,
+    label: "Retention: archive ended sessions",
+    help: "When true, conversations whose host session was deleted are archived whole and removed: after retentionMaxAgeDays of inactivity (at once when no age cap is set), and first under the size cap." },
+  { key: "retentionArchiveDirectory", env: "LCM_RETENTION_ARCHIVE_DIRECTORY", type: "string", label: "Retention archive directory",
+    help: "Where retention writes its gzip JSONL archives. Default: <database name>-archive/ beside the database." },
 ];
 
 /**
@@ -166,6 +181,11 @@ function stateDirectory(env: NodeJS.ProcessEnv): string {
 /** `<name>-files` beside the database file: `lcm-context-files/` for `lcm-context.db`. One directory per database. */
 export function defaultFilesDirectory(databasePath: string): string {
   return join(dirname(databasePath), `${basename(databasePath).replace(/\.(db|sqlite3?)$/i, "")}-files`);
+}
+
+/** `<name>-archive` beside the database file: where retention writes what it removes (lcm-context-archive/). */
+export function defaultArchiveDirectory(databasePath: string): string {
+  return join(dirname(databasePath), `${basename(databasePath).replace(/\.(db|sqlite3?)$/i, "")}-archive`);
 }
 
 function expandHome(path: string): string {
@@ -220,6 +240,7 @@ export function resolveConfig(
   const databasePath = expandHome((values.databasePath as string | undefined) ?? (options.defaultDatabasePath ?? defaultDatabasePath)(env));
   values.databasePath = databasePath;
   values.filesDirectory = expandHome((values.filesDirectory as string | undefined) ?? defaultFilesDirectory(databasePath));
+  values.retentionArchiveDirectory = expandHome((values.retentionArchiveDirectory as string | undefined) ?? defaultArchiveDirectory(databasePath));
   const config = values as unknown as LcmConfig;
   if (config.condensedMinFanoutHard > config.condensedMinFanout) {
     const problem =

@@ -56,6 +56,10 @@ import { countIntegrityFindings } from "./services/integrity-service.js";
 import { MetricsService } from "./services/metrics-service.js";
 import { sharedSpendGuard } from "./services/spend-guard.js";
 import { StatusService } from "./services/status-service.js";
+import { RetentionService } from "./services/retention-service.js";
+import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
+import { SqliteRetentionStore } from "./store/sqlite/sqlite-retention-store.js";
+import { exportConversationRecords } from "./transfer/jsonl-export.js";
 import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 
@@ -108,6 +112,16 @@ export function integrityCheckerFor(services: PluginServices): IntegrityChecker 
     clock: systemClock,
     fileExists: (path) => access(path).then(() => true, () => false),
     onReport: countIntegrityFindings(processMetrics()),
+  });
+}
+
+/** Retention on the services' connection (services/retention-service.ts); does nothing unless the settings turn it on. */
+export function retentionServiceFor(services: PluginServices, logger: Logger): RetentionService {
+  const database = services.store.db;
+  return new RetentionService({
+    store: new SqliteRetentionStore(database), conversations: services.store,
+    exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
+    archives: new GzipJsonlArchiveWriter(services.config.retentionArchiveDirectory), config: services.config, clock: systemClock, logger,
   });
 }
 
@@ -180,6 +194,7 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
       config, store: services.store, compactionStore: services.compactionStore, summarizers: wiring.summarizers, tokens,
       clock: systemClock, logger, transcriptSource, textCompletion: wiring.textCompletion, grants: services.grantStore,
       integrity: integrityCheckerFor(services), searchIndex: services.searchIndex, commands: services.sessionStore,
+      retention: retentionServiceFor(services, logger),
     });
     return new SessionRoutingEngine(engine, {
       filter: wiring.filter,

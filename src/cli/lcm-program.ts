@@ -11,7 +11,13 @@ import { contextCommand } from "./commands/context-command.js";
 import { conversationsCommand } from "./commands/conversations-command.js";
 import { dagCommand } from "./commands/dag-command.js";
 import { doctorCommand } from "./commands/doctor-command.js";
+import { importCommandGroup } from "./commands/import-command.js";
+import { defineImportLosslessClawCommand } from "./commands/import-lossless-claw-command.js";
+import { exportCommand } from "./commands/export-command.js";
+import { defineImportJsonlCommand } from "./commands/import-jsonl-command.js";
+import { defineImportOpenClawCommand } from "./commands/import-openclaw-command.js";
 import { describeCommand, expandCommand, grepCommand } from "./commands/recall-commands.js";
+import { retentionCommand } from "./commands/retention-command.js";
 import { statusCommand } from "./commands/status-command.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
 import { CliError, EXIT } from "./exit-codes.js";
@@ -25,12 +31,15 @@ Exit codes:
   3  not found                     7  doctor: problems remain
                                    8  invalid configuration
 
+lcm export writes a file; lcm import <source> is a dry run unless --apply (import openclaw exits 1 when a session
+failed: run it again to retry it, what was stored stays).
+
 The database: --db, else LCM_DATABASE_PATH, else plugins.entries.lcm.config.databasePath in openclaw.json,
 else the plugin's default (~/.openclaw/lcm-context.db).`;
 
 /** Adds the `lcm` subcommands to `lcm` (a Command named lcm: the bin's program, or the one made under openclaw). */
 export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Command {
-  lcm.description("Inspect and maintain the LCM (lossless context) database, with or without a gateway running.")
+  lcm.description("Inspect, maintain, export and import the LCM (lossless context) database, with or without a gateway running.")
     .addHelpText("after", EXIT_CODES_HELP);
   lcm.showHelpAfterError("(lcm --help lists the commands; lcm <command> --help explains one)");
   const run = <T>(name: string, options: CommonOptions, body: Parameters<typeof runCommand<T>>[3]) => runCommand(environment, name, options, body);
@@ -139,6 +148,29 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--force", "replace the file if it exists")
     .action((path: string, options: CommonOptions & { force?: boolean }) =>
       run("backup", options, (runtime) => backupCommand(runtime, path, { force: options.force === true })));
+
+  command("export", "Write conversations to a file: lossless JSONL (lcm import jsonl restores it) or Markdown to read")
+    .argument("[conversation]", "a conversation id (or --agent for all of an agent's)")
+    .option("--agent <id>", "every conversation of this agent, archived ones included")
+    .requiredOption("--format <format>", "jsonl or markdown")
+    .requiredOption("--out <path>", "the file to write")
+    .option("--force", "replace the file if it exists")
+    .action((conversation: string | undefined, options: CommonOptions & { agent?: string; format: string; out: string; force?: boolean }) =>
+      run("export", options, (runtime) => exportCommand(runtime, {
+        ...(conversation !== undefined ? { conversation: positiveInteger(conversation, "conversation") } : {}),
+        ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      }, { format: choice(options.format, ["jsonl", "markdown"], "--format"), out: options.out, force: options.force === true })));
+
+  command("retention", "What the retention settings would archive and remove (dry run); --apply does it")
+    .option("--apply", "archive (gzip JSONL) and remove what the policy selects, then give the space back")
+    .option("--vacuum", "once, for a file created before incremental vacuum: rewrite it (VACUUM) so freed space can be given back")
+    .action((options: CommonOptions & { apply?: boolean; vacuum?: boolean }) =>
+      run("retention", options, (runtime) => retentionCommand(runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
+
+  const importGroup = importCommandGroup(lcm);
+  defineImportJsonlCommand(importGroup, environment);
+  defineImportOpenClawCommand(importGroup, environment);
+  defineImportLosslessClawCommand(importGroup, environment);
 
   return lcm;
 }

@@ -155,6 +155,74 @@ export const BackupOutputSchema = Type.Object({
   filesDirectory: Nullable(Type.String()),
 });
 
+const ExportedConversationSchema = Type.Object({
+  conversationId: Count, agentId: Type.String(), sessionId: Type.String(), messages: Count, summaries: Count, contextItems: Count,
+  largeFiles: Count, missingFiles: Count,
+});
+
+export const ExportOutputSchema = Type.Object({
+  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]), path: Type.String(), databasePath: Type.String(),
+  bytes: Count, durationMs: Count, conversations: Type.Array(ExportedConversationSchema),
+});
+
+export const ImportJsonlOutputSchema = Type.Object({
+  dryRun: Type.Boolean(), path: Type.String(), databasePath: Type.String(), databaseCreated: Type.Boolean(), records: Count,
+  imported: Count, resumed: Count, skipped: Count, indexed: Count, durationMs: Count,
+  conversations: Type.Array(Type.Object({
+    agentId: Type.String(), sessionId: Type.String(), sessionKey: Nullable(Type.String()), createdAt: Type.Number(),
+    outcome: Type.Union([Type.Literal("imported"), Type.Literal("resumed"), Type.Literal("skipped")]), conversationId: Nullable(Count),
+    messages: Count, summaries: Count, contextItems: Count, largeFiles: Count, reason: Nullable(Type.String()),
+  })),
+});
+
+const BackfillStatusSchema = Type.Union(["imported", "up-to-date", "ignored", "empty", "unavailable", "failed"].map((status) => Type.Literal(status)));
+
+export const ImportOpenClawOutputSchema = Type.Object({
+  dryRun: Type.Boolean(), stateDir: Type.String(), databasePath: Type.String(), databaseCreated: Type.Boolean(), sessions: Count, importedMessages: Count,
+  byStatus: Type.Object({ imported: Count, "up-to-date": Count, ignored: Count, empty: Count, unavailable: Count, failed: Count }),
+  indexed: Count, durationMs: Count,
+  results: Type.Array(Type.Object({
+    agentId: Type.String(), sessionId: Type.String(), sessionKey: Nullable(Type.String()),
+    source: Nullable(Type.Union([Type.Literal("file"), Type.Literal("host")])), conversationId: Nullable(Count),
+    status: BackfillStatusSchema, imported: Count, note: Nullable(Type.String()),
+  })),
+});
+
+const PeerCountsSchema = Type.Object({
+  conversations: Count, messages: Count, messageParts: Count, summaries: Count, summaryMessages: Count, summaryParents: Count,
+  contextItems: Count, largeFiles: Count,
+});
+
+export const ImportLosslessClawOutputSchema = Type.Object({
+  source: Type.Object({
+    path: Type.String(), schemaLine: Type.Union([Type.Literal("0.x"), Type.Literal("1.x")]), versionRange: Type.String(), fingerprint: Type.String(),
+  }),
+  target: Type.String(),
+  applied: Type.Boolean(),
+  sourceCounts: PeerCountsSchema,
+  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count }),
+  written: Type.Object({
+    conversations: Count, messages: Count, messageParts: Count, summaries: Count, summaryMessages: Count, summaryParents: Count,
+    contextItems: Count, largeFiles: Count,
+  }),
+  unmapped: Type.Array(Type.Object({ kind: Type.String(), count: Count, examples: Type.Array(Type.String()) })),
+  notImportedTables: Type.Record(Type.String(), Count),
+  durationMs: Count,
+  messagesPerSecond: Count,
+  indexed: Nullable(Type.Object({ messages: Count, pending: Count })),
+});
+
+export const RetentionOutputSchema = Type.Object({
+  enabled: Type.Boolean(), applied: Type.Boolean(),
+  policy: Nullable(Type.Object({ maxDatabaseBytes: Nullable(Count), maxAgeMs: Nullable(Count), pruneEndedSessions: Type.Boolean() })),
+  usedBytesBefore: Count, usedBytesAfter: Count, overCapBytes: Count,
+  autoVacuum: Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]),
+  conversations: Type.Array(Type.Object({ conversationId: Count, agentId: Type.String(), sessionId: Type.String(), messages: Count, archivePath: Nullable(Type.String()) })),
+  messages: Type.Object({ count: Count, bytes: Count, archivePaths: Type.Array(Type.String()) }),
+  vacuumedBytes: Count, removedFiles: Count, stoppedEarly: Type.Boolean(), durationMs: Count,
+  databasePath: Type.String(), archiveDirectory: Type.String(), fullVacuum: Type.Boolean(),
+});
+
 /** The schema of each command's --json output. */
 export const OUTPUT_SCHEMAS = {
   status: StatusOutputSchema,
@@ -167,4 +235,9 @@ export const OUTPUT_SCHEMAS = {
   doctor: DoctorOutputSchema,
   compact: CompactOutputSchema,
   backup: BackupOutputSchema,
+  export: ExportOutputSchema,
+  retention: RetentionOutputSchema,
+  "import jsonl": ImportJsonlOutputSchema,
+  "import openclaw": ImportOpenClawOutputSchema,
+  "import lossless-claw": ImportLosslessClawOutputSchema,
 } as const;

@@ -153,6 +153,9 @@ function openOnce(path: string): Database {
     // 8 KiB pages for new files (a no-op on existing ones): rows of a few hundred bytes to a few KiB waste less
     // of each page than with 4 KiB, about 3% of the file (docs/benchmarks.md). Must precede the first write.
     database.raw.exec("PRAGMA page_size = 8192");
+    // New files give freed pages back in steps (retention's PRAGMA incremental_vacuum); a no-op on existing files,
+    // which need one VACUUM for it (`lcm retention --apply --vacuum`, docs/operations.md#retention).
+    database.raw.exec("PRAGMA auto_vacuum = INCREMENTAL");
     database.raw.exec("PRAGMA journal_mode = WAL");
     database.raw.exec("PRAGMA synchronous = NORMAL");
     database.raw.exec("PRAGMA temp_store = MEMORY");

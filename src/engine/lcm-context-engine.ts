@@ -6,6 +6,7 @@
  * one session run in order through the shared per-session queue.
  */
 import { Assembler } from "../assembly/assembler.js";
+import type { RetentionService } from "../services/retention-service.js";
 import { TurnBudgets } from "../assembly/turn-budget.js";
 import { scaledSettings } from "../compaction/compaction-targets.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
@@ -90,6 +91,8 @@ export interface EngineDeps {
   searchIndex?: SearchIndex;
   /** Takes a host command out of the context when the gateway's answer to it is imported later (absent: kept). */
   commands?: Pick<SessionLifecycleStore, "excludeHostCommand">;
+  /** Retention, started by maintain at a bounded rate in the background (absent or off: nothing is removed). */
+  retention?: Pick<RetentionService, "runInBackground">;
 }
 
 /**
@@ -265,6 +268,8 @@ export class LcmContextEngine implements ContextEngine {
           const { indexed } = await index.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
           if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.maintainTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
         }
+        // Not awaited: a bounded run (at most once per 10 minutes per database) that never holds the turn.
+        void this.deps.retention?.runInBackground();
         return result;
       })),
     );

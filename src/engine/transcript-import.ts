@@ -6,6 +6,11 @@
  * - a JSONL transcript file (older hosts), resuming from a persisted byte offset.
  * The host calls bootstrap on every turn, so each call reads only what was appended since the last one, and at
  * most a bounded amount (the rest follows on later turns). Identity keys make every re-read idempotent.
+ *
+ * A conversation imported from another store (`lcm import lossless-claw`) holds the transcript's messages already,
+ * under identities the transcript cannot reproduce (that store kept no idempotency keys, and timestamps only to the
+ * second). Until its transcript has been read to the end once, each batch is first matched against the imported
+ * messages (src/import/transcript-match.ts) and only what matches none of them is stored.
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -13,7 +18,9 @@ import { createInterface } from "node:readline";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
-import type { ConversationRecord } from "../records.js";
+import { type ImportedHistoryStore, ImportedHistoryMatcher } from "../import/transcript-match.js";
+import { identityKeyOf, legacyIdentityKeyOf } from "../messages/message-codec.js";
+import type { BootstrapState, ConversationRecord } from "../records.js";
 import type { SessionLifecycleStore } from "../store/session-store.js";
 import type { ConversationStore, MessageStore } from "../store/store.js";
 import { encodeAll, storeEncoded } from "./history-import.js";
@@ -34,7 +41,8 @@ const MAX_PAGE_BYTES = 64 * 1024 * 1024;
 const BATCH_SIZE = 500;
 
 export interface TranscriptImportDeps {
-  store: ConversationStore & MessageStore;
+  /** With ImportedHistoryStore when the backend holds imports (its transcript is then reconciled once). */
+  store: ConversationStore & MessageStore & Partial<ImportedHistoryStore>;
   tokens: TokenEstimator;
   clock: Clock;
   logger: Logger;
@@ -71,7 +79,10 @@ async function sizeOf(path: string): Promise<number | null> {
   }
 }
 
-async function appendBatch(conversation: ConversationRecord, messages: AgentMessage[], deps: TranscriptImportDeps): Promise<number> {
+async function appendBatch(
+  conversation: ConversationRecord, batch: AgentMessage[], reconciliation: ImportReconciliation, deps: TranscriptImportDeps,
+): Promise<number> {
+  const messages = await reconciliation.withoutImported(batch);
   if (messages.length === 0) return 0;
   const { encoded, unpairedCommandKeys } = await encodeAll(messages, deps);
   const inserted = (await storeEncoded(conversation, encoded, deps)).inserted;
@@ -96,7 +107,9 @@ async function importFromHost(
   let read = 0;
   let resets = 0;
   let note: string | undefined;
+  let reachedEnd = false;
   const startCursor = cursor;
+  const reconciliation = new ImportReconciliation(conversation, deps, cursor === undefined);
   while (read < MAX_IMPORT_MESSAGES) {
     let page = await source.readPage(scope, cursor, PAGE_MESSAGES, PAGE_BYTES);
     if (page.kind === "page" && page.messages.length === 0 && page.requiredBytes !== undefined && page.requiredBytes <= MAX_PAGE_BYTES) {
@@ -108,6 +121,7 @@ async function importFromHost(
         break;
       }
       cursor = page.cursor;
+      reconciliation.restart();
       continue;
     }
     if (page.kind !== "page") {
@@ -120,13 +134,16 @@ async function importFromHost(
       break;
     }
     read += page.messages.length;
-    imported += await appendBatch(conversation, page.messages, deps);
+    imported += await appendBatch(conversation, page.messages, reconciliation, deps);
     cursor = page.cursor;
-    if (!page.hasMore) break;
+    if (!page.hasMore) {
+      reachedEnd = true;
+      break;
+    }
     if (read >= MAX_IMPORT_MESSAGES) note = `read ${read} messages; the rest follows on later turns`;
   }
-  if (cursor !== undefined && cursor !== startCursor) {
-    await deps.store.setBootstrapState(conversation.conversationId, { source: "host", cursor, importedAt: deps.clock.now() });
+  if (cursor !== undefined && (cursor !== startCursor || reconciliation.hasMatches)) {
+    await reconciliation.save({ source: "host", cursor, importedAt: deps.clock.now() }, reachedEnd);
   }
   return note ? { imported, note } : { imported };
 }
@@ -159,6 +176,7 @@ async function importFile(
   let imported = 0;
   let consumed = start;
   let batch: AgentMessage[] = [];
+  const reconciliation = new ImportReconciliation(conversation, deps, start === 0);
   const stream = createReadStream(file, { start, end: size - 1, encoding: "utf8" });
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   try {
@@ -169,19 +187,17 @@ async function importFile(
       const message = parseLine(line, deps.logger);
       if (message) batch.push(message);
       if (batch.length >= BATCH_SIZE) {
-        imported += await appendBatch(conversation, batch, deps);
+        imported += await appendBatch(conversation, batch, reconciliation, deps);
         batch = [];
       }
       if (consumed >= end) break;
     }
-    imported += await appendBatch(conversation, batch, deps);
+    imported += await appendBatch(conversation, batch, reconciliation, deps);
   } finally {
     lines.close();
     stream.destroy();
   }
-  await deps.store.setBootstrapState(conversation.conversationId, {
-    source: "file", file, offset: consumed, size, importedAt: deps.clock.now(),
-  });
+  await reconciliation.save({ source: "file", file, offset: consumed, size, importedAt: deps.clock.now() }, consumed === size);
   return consumed < size ? { imported, note: `read ${consumed} of ${size} bytes; the rest follows on later turns` } : { imported };
 }
 
@@ -193,4 +209,81 @@ function parseLine(line: string, logger: Logger): AgentMessage | null {
     logger.warn("Skipped a transcript line that is not valid JSON.");
     return null;
   }
+}
+
+/**
+ * One bootstrap reading's matching of the transcript against an imported conversation's messages. The imported
+ * messages still unmatched are loaded on the first batch that has messages (a conversation from no import costs one
+ * short read then, and nothing when the transcript has nothing new); when the reading starts at the transcript's
+ * start, earlier matches are dropped and made again, so a transcript read twice never loses a message.
+ */
+class ImportReconciliation {
+  private matcher: ImportedHistoryMatcher | null | undefined;
+  private includeMatched: boolean;
+  private restarted: boolean;
+
+  constructor(private readonly conversation: ConversationRecord, private readonly deps: TranscriptImportDeps, fromStart: boolean) {
+    this.includeMatched = fromStart;
+    this.restarted = fromStart;
+  }
+
+  /** Whether this reading matched imported messages (their state must be saved even if the cursor did not move). */
+  get hasMatches(): boolean {
+    return (this.matcher?.matched.length ?? 0) > 0;
+  }
+
+  /** The host read again from a new cursor: matches are made again from there. */
+  restart(): void {
+    if (this.matcher === null) return;
+    this.matcher = undefined;
+    this.includeMatched = true;
+    this.restarted = true;
+  }
+
+  /** The batch without the messages that are imported ones; messages stored with this identity are left to the store. */
+  async withoutImported(batch: AgentMessage[]): Promise<AgentMessage[]> {
+    const matcher = await this.load(batch.length > 0);
+    if (!matcher) return batch;
+    const identities = batch.map(identityKeysOfMessage);
+    const stored = await this.deps.store.findExistingIdentities(this.conversation.conversationId, identities.flat());
+    return batch.filter((message, index) => {
+      const keys = identities[index]!;
+      if (keys.some((key) => stored.has(key))) {
+        matcher.takeIdentity(keys); // the very row (or one stored since): the store skips it, the import row is done
+        return true;
+      }
+      return keys.length === 0 || matcher.take(message) === null;
+    });
+  }
+
+  /** Saves the cursor, and with it what this reading matched and whether the transcript was read to its end. */
+  async save(state: BootstrapState, reachedEnd: boolean): Promise<void> {
+    const { store } = this.deps;
+    if (this.matcher && store.saveTranscriptMatches) {
+      await store.saveTranscriptMatches(this.conversation.conversationId, {
+        refs: this.matcher.matched, restart: this.restarted, finished: reachedEnd, bootstrapState: state,
+      });
+      return;
+    }
+    await store.setBootstrapState(this.conversation.conversationId, state);
+  }
+
+  private async load(needed: boolean): Promise<ImportedHistoryMatcher | null> {
+    if (this.matcher !== undefined || !needed) return this.matcher ?? null;
+    const candidates = await this.deps.store.importedMessagesToMatch?.(this.conversation.conversationId, { includeMatched: this.includeMatched });
+    if (!candidates) {
+      this.matcher = null;
+      return null;
+    }
+    this.matcher = new ImportedHistoryMatcher();
+    this.matcher.add(candidates);
+    return this.matcher;
+  }
+}
+
+/** The identities a transcript message would be stored under; none for what cannot be stored (encodeAll says why). */
+function identityKeysOfMessage(message: AgentMessage): string[] {
+  if (message === null || typeof message !== "object" || typeof message.role !== "string") return [];
+  const legacy = legacyIdentityKeyOf(message);
+  return legacy === undefined ? [identityKeyOf(message)] : [identityKeyOf(message), legacy];
 }

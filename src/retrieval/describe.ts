@@ -38,6 +38,11 @@ export interface SummaryDescription {
   fileIds: FileId[];
   /** Whether the model currently sees this summary in its context. */
   inContext: boolean;
+  /**
+   * Source messages retention moved out of the database (only this summary's text remains here): each archive's
+   * path (gzip JSONL) with the conversation and message ids to look for in it. Absent when none were archived.
+   */
+  archivedSources?: { archivePath: string; archivedAt: string; conversationId: number; messageIds: MessageId[] }[];
   content: string;
 }
 
@@ -93,6 +98,13 @@ export async function describeSummary(store: RetrievalStore, summary: SummaryRec
     sourceMessageIds: lineage.sourceMessageIds,
     fileIds: summary.fileIds,
     inContext: lineage.inContext,
+    ...(lineage.archivedSources?.length
+      ? {
+          archivedSources: lineage.archivedSources.map((source) => ({
+            archivePath: source.archivePath, archivedAt: isoTime(source.archivedAt), conversationId: source.conversationId, messageIds: source.messageIds,
+          })),
+        }
+      : {}),
     content: summary.content,
   };
 }

@@ -13,8 +13,11 @@ import { describeFile, describeSummary, type Description } from "./describe.js";
 import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, type FileContentReader } from "./file-content.js";
 import type { FileSearchSource } from "./file-search.js";
 import { grep, type GrepRequest, type GrepResult } from "./grep.js";
+import { isoTime } from "./iso-time.js";
 import { expandSummary, type ExpandRequest, type ExpandResult } from "./summary-expansion.js";
 
+/** Retention archives a grep result names at most. */
+const ARCHIVES_NAMED = 5;
 /** How long one regex search may run before it stops and reports how far it got. */
 export const DEFAULT_REGEX_BUDGET_MS = 3_000;
 
@@ -54,16 +57,33 @@ export class RetrievalEngine {
     const trimmed = id.trim();
     if (SUMMARY_ID_PATTERN.test(trimmed)) {
       const summary = await this.deps.records.getSummary(trimmed);
-      return summary ? { kind: "summary", conversationId: summary.conversationId, summary } : null;
+      return summary ? { kind: "summary", conversationId: summary.conversationId, summary } : this.archived(trimmed, parameter);
     }
     if (FILE_ID_PATTERN.test(trimmed)) {
       const file = await this.deps.records.getLargeFile(trimmed);
-      return file ? { kind: "file", conversationId: file.conversationId, file } : null;
+      return file ? { kind: "file", conversationId: file.conversationId, file } : this.archived(trimmed, parameter);
     }
     throw new LcmError(
       "invalid_input",
       `Parameter "${parameter}" must be a summary id (sum_ followed by 16 hex digits) or a file id (file_ followed by 16 hex digits), got ${JSON.stringify(id.slice(0, 80))}.`,
       { parameter },
+    );
+  }
+
+  /**
+   * An id retention archived with its whole conversation: throws LcmError("not_found") saying where it is (the
+   * archive path, conversation and session), so a caller learns where to look instead of a bare "not found". Null
+   * (not found) for an id never stored here.
+   */
+  private async archived(id: string, parameter: string): Promise<null> {
+    const location = await this.deps.store.archivedIdLocation?.(id);
+    if (!location) return null;
+    throw new LcmError(
+      "not_found",
+      `${id} is no longer in the database: retention archived conversation ${location.conversationId} (agent ${location.agentId}, ` +
+        `session ${location.sessionId}) on ${isoTime(location.archivedAt)} to ${location.archivePath} (gzip JSONL; ` +
+        `\`lcm import jsonl\` restores it, after removing its first line). Answer from the summaries still in context.`,
+      { parameter, archivePath: location.archivePath, conversationId: location.conversationId },
     );
   }
 
@@ -79,12 +99,20 @@ export class RetrievalEngine {
       : { unit: "bytes", offset: page.offset ?? 0, maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES });
   }
 
-  grep(request: GrepRequest): Promise<GrepResult> {
-    return grep(this.deps.store, request, {
+  async grep(request: GrepRequest): Promise<GrepResult> {
+    const result = await grep(this.deps.store, request, {
       now: this.deps.clock.now(),
       regexBudgetMs: this.deps.regexBudgetMs ?? DEFAULT_REGEX_BUDGET_MS,
       files: this.deps.fileSearch,
     });
+    const archives = request.conversationIds.length > 0 ? (await this.deps.store.archivesOf?.(request.conversationIds, ARCHIVES_NAMED)) ?? [] : [];
+    if (archives.length === 0) return result;
+    // Archived text is not searched: say where it is, so "no match" is never taken for "never said".
+    const named = archives.map((archive) => archive.kind === "messages"
+      ? `${archive.archivePath} (messages seq ${archive.seqStart}-${archive.seqEnd} of conversation ${archive.conversationId})`
+      : `${archive.archivePath} (conversation ${archive.conversationId}, session ${archive.sessionId})`);
+    const note = `Retention archived older history out of the database; it is not searched here: ${named.join("; ")}${archives.length === ARCHIVES_NAMED ? "; and more (lcm retention lists them)" : ""}. Search an archive with zgrep.`;
+    return { ...result, note: result.note ? `${result.note} ${note}` : note };
   }
 
   expand(summary: SummaryRecord, request: ExpandRequest): Promise<ExpandResult> {

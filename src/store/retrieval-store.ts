@@ -6,6 +6,7 @@
  */
 import type { ConversationId, ConversationRecord, MessageId, SummaryId, SummaryKind } from "../records.js";
 import type { QueryTerm } from "../search/text-query.js";
+import type { ArchivedLocation } from "./retention-store.js";
 
 /**
  * What the index must list for a regex: per alternative, words every match holds (`exact`: as a whole word,
@@ -134,6 +135,8 @@ export interface SummaryLineage {
   /** Condensed summaries: the internal row ids of the summaries it condensed, in order. */
   parentRowIds: number[];
   inContext: boolean;
+  /** Leaf summaries: source messages retention archived (their rows are stubs), by archive (schema 10). */
+  archivedSources?: (ArchivedLocation & { messageIds: MessageId[] })[];
 }
 
 export interface MessageText {
@@ -208,4 +211,8 @@ export interface RetrievalStore {
    * skipped when another writer holds the lock.
    */
   refreshStatistics(now: number, maxAgeMs: number): Promise<void>;
+  /** Where retention archived a summary or file id whose conversation it removed; null if it never did. */
+  archivedIdLocation?(id: string): Promise<ArchivedLocation | null>;
+  /** Retention archives of these conversations' messages, and of their agents' conversations archived whole. */
+  archivesOf?(conversationIds: ConversationId[], limit: number): Promise<ArchivedLocation[]>;
 }

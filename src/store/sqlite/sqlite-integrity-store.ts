@@ -26,7 +26,11 @@ export class SqliteIntegrityStore implements IntegrityStore {
 
   async conversationIds(afterId: number, limit: number): Promise<ConversationId[]> {
     return this.db
-      .all<{ id: number }>("SELECT conversation_id AS id FROM conversations WHERE conversation_id > ? ORDER BY conversation_id LIMIT ?", afterId, limit)
+      // A conversation retention is deleting (archive written, rows going newest first) is no longer history to check.
+      .all<{ id: number }>(
+        `SELECT conversation_id AS id FROM conversations WHERE conversation_id > ? AND coalesce(archive_reason, '') <> 'lcm-retention:deleting'
+         ORDER BY conversation_id LIMIT ?`, afterId, limit,
+      )
       .map((row) => row.id);
   }
 

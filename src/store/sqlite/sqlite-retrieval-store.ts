@@ -13,6 +13,8 @@ import { isBusyError, reverseText, type Database } from "../../db/database.js";
 import type { ConversationId, ConversationRecord, MessageId, SummaryId } from "../../records.js";
 import type { QueryTerm } from "../../search/text-query.js";
 import { EXPANSION_SESSION_PREFIX } from "../grant-store.js";
+import type { ArchivedLocation } from "../retention-store.js";
+import { archivedIdLocation, archivedSourcesOf, archivesOf } from "./sqlite-retention-store.js";
 import type {
   CandidatePage,
   ContainsFilter,
@@ -266,13 +268,23 @@ export class SqliteRetrievalStore implements RetrievalStore {
       sourceMessageIds: messages.map((row) => row.message_id),
       parentRowIds: parents.map((row) => row.parent_summary_id),
       inContext: inContext !== undefined,
+      archivedSources: archivedSourcesOf(this.db, summaryRowId),
     };
+  }
+
+  async archivedIdLocation(id: string): Promise<ArchivedLocation | null> {
+    return archivedIdLocation(this.db, id);
+  }
+
+  async archivesOf(conversationIds: ConversationId[], limit: number): Promise<ArchivedLocation[]> {
+    return archivesOf(this.db, conversationIds, limit);
   }
 
   async getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]> {
     if (messageIds.length === 0) return [];
-    const rows = this.db.all<MessageHitSql & { content: string; token_count: number }>(
-      `SELECT ${MESSAGE_HIT}, m.content, m.token_count FROM messages m
+    const rows = this.db.all<MessageHitSql & { content: string; token_count: number; archive_path: string | null }>(
+      `SELECT ${MESSAGE_HIT}, m.content, m.token_count, a.path AS archive_path FROM messages m
+       LEFT JOIN retention_archives a ON a.archive_id = m.archive_id
        WHERE m.message_id IN (SELECT value FROM json_each(?))`,
       JSON.stringify(messageIds),
     );
@@ -281,13 +293,14 @@ export class SqliteRetrievalStore implements RetrievalStore {
       const row = byId.get(id);
       return row
         ? [{ messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: row.role,
-            createdAt: row.created_at, content: row.content, tokenCount: row.token_count }]
+            createdAt: row.created_at, ...textOf(row) }]
         : [];
     });
   }
 
   async listRecallConversationIds(agentId: string | null): Promise<ConversationId[]> {
-    const notExpansion = "(session_key IS NULL OR instr(session_key, ?) = 0)";
+    // Neither expansion helpers' sessions nor conversations retention is deleting (their archive says where they went).
+    const notExpansion = "(session_key IS NULL OR instr(session_key, ?) = 0) AND coalesce(archive_reason, '') <> 'lcm-retention:deleting'";
     const rows = agentId === null
       ? this.db.all<{ conversation_id: number }>(
           `SELECT conversation_id FROM conversations WHERE ${notExpansion} ORDER BY conversation_id`, EXPANSION_SESSION_PREFIX,
@@ -322,4 +335,12 @@ export class SqliteRetrievalStore implements RetrievalStore {
       statisticsRefreshedAt.delete(this.db);
     }
   }
+}
+
+/** A message's text, or for one retention archived (a stub since schema 10) where its text is. */
+function textOf(row: { message_id: number; conversation_id: number; seq: number; content: string; token_count: number; archive_path: string | null }): { content: string; tokenCount: number } {
+  if (row.archive_path === null) return { content: row.content, tokenCount: row.token_count };
+  const content = `[archived by retention: message ${row.message_id} (seq ${row.seq}) of conversation ${row.conversation_id} is in ` +
+    `${row.archive_path} (gzip JSONL, the line with "messageId":${row.message_id}); only the summaries above it remain here]`;
+  return { content, tokenCount: Math.ceil(content.length / 4) };
 }

@@ -21,7 +21,9 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../../records.js";
+import type { ImportedHistoryStore, ImportedMessageToMatch } from "../../import/transcript-match.js";
 import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store.js";
+import { SqliteImportedHistoryStore } from "./sqlite-imported-history-store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
 import {
   CONTEXT_ITEM_COLUMNS,
@@ -43,8 +45,12 @@ const SUMMARY_COLUMNS =
   "id, summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at, " +
   "descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at";
 
-export class SqliteStore implements LcmStore {
-  constructor(readonly db: Database) {}
+export class SqliteStore implements LcmStore, ImportedHistoryStore {
+  private readonly importedHistory: SqliteImportedHistoryStore;
+
+  constructor(readonly db: Database) {
+    this.importedHistory = new SqliteImportedHistoryStore(db);
+  }
 
   // ── conversations ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -84,6 +90,18 @@ export class SqliteStore implements LcmStore {
     await this.db.write(() =>
       this.db.run("UPDATE conversations SET bootstrap_state = ? WHERE conversation_id = ?", JSON.stringify(state), conversationId),
     );
+  }
+
+  // ── imported history (bootstrap reconciles the host transcript with it once) ───────────────────────────
+
+  async importedMessagesToMatch(conversationId: ConversationId, options: { includeMatched: boolean }): Promise<ImportedMessageToMatch[] | null> {
+    return this.importedHistory.importedMessagesToMatch(conversationId, options);
+  }
+
+  async saveTranscriptMatches(
+    conversationId: ConversationId, matches: { refs: readonly string[]; restart: boolean; finished: boolean; bootstrapState: BootstrapState },
+  ): Promise<void> {
+    await this.importedHistory.saveTranscriptMatches(conversationId, matches);
   }
 
   async setLastCompaction(conversationId: ConversationId, outcome: CompactionOutcome): Promise<void> {

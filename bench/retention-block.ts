@@ -1,0 +1,108 @@
+/**
+ * Measures retention on a 100k-message database (not a timed test): the longest event-loop block while an age-cap
+ * run archives and prunes every covered message, and the space it gives back. `npx tsx bench/retention-block.ts`.
+ */
+import { mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { resolveConfig } from "../src/config.js";
+import { openSharedDatabase } from "../src/db/connection-registry.js";
+import { encodeMessage } from "../src/messages/message-codec.js";
+import { GzipJsonlArchiveWriter } from "../src/retention/archive-writer.js";
+import { RetentionService } from "../src/services/retention-service.js";
+import { SqliteRetentionStore } from "../src/store/sqlite/sqlite-retention-store.js";
+import { SqliteSearchIndex } from "../src/store/sqlite/sqlite-search-index.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
+import { exportConversationRecords } from "../src/transfer/jsonl-export.js";
+
+const CONVERSATIONS = 10;
+const PER_CONVERSATION = Number(process.env.MESSAGES ?? 100_000) / CONVERSATIONS;
+const LEAF = 20;
+const directory = mkdtempSync(join(tmpdir(), "lcm-retention-"));
+const config = resolveConfig({ databasePath: join(directory, "lcm.db"), retentionMaxAgeDays: 30, retentionPruneEndedSessions: true }, {});
+const db = openSharedDatabase(config.databasePath);
+const store = new SqliteStore(db);
+const tokens = new DefaultTokenEstimator();
+const old = Date.UTC(2026, 0, 1);
+const words = "deploy service config gateway retention archive message summary token budget".split(" ");
+const text = (seed: number) => Array.from({ length: 60 }, (_, index) => words[(seed * 7 + index * 3) % words.length]).join(" ") + ` id${seed}`;
+
+for (let conversation = 0; conversation < CONVERSATIONS; conversation++) {
+  const record = await store.getOrCreateConversation({ agentId: "main", sessionId: `s${conversation}`, sessionKey: `agent:main:s${conversation}` }, old);
+  const messages = Array.from({ length: PER_CONVERSATION }, (_, index) => encodeMessage(
+    index % 2 === 0 ? { role: "user", content: text(index), timestamp: old + index * 1_000 }
+      : { role: "assistant", content: [{ type: "text", text: text(index) }], timestamp: old + index * 1_000 } as never,
+    tokens, old,
+  ));
+  await store.appendMessages(record.conversationId, messages, old);
+  // Leaf summaries over all but the newest 40 messages, written as compaction leaves them.
+  db.writeNow(() => {
+    const rows = db.all<{ message_id: number; seq: number; token_count: number; created_at: number }>(
+      "SELECT message_id, seq, token_count, created_at FROM messages WHERE conversation_id = ? ORDER BY seq", record.conversationId,
+    );
+    const covered = rows.slice(0, rows.length - 40);
+    for (let start = 0; start < covered.length; start += LEAF) {
+      const chunk = covered.slice(start, start + LEAF);
+      const id = db.run(
+        `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at,
+           descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
+         VALUES (?, ?, 'leaf', 0, ?, 50, ?, ?, ?, 0, ?, ?, ?, '[]', 'normal', ?)`,
+        `sum_${(conversation * 1_000_000 + start).toString(16).padStart(16, "0")}`, record.conversationId, `summary ${start}`,
+        chunk.reduce((sum, row) => sum + row.token_count, 0), chunk[0]!.created_at, chunk.at(-1)!.created_at, chunk.length,
+        chunk[0]!.seq, chunk.at(-1)!.seq, chunk.at(-1)!.created_at,
+      ).lastInsertRowid;
+      chunk.forEach((row, ordinal) => db.run("INSERT INTO summary_messages (summary_id, message_id, ordinal) VALUES (?, ?, ?)", id, row.message_id, ordinal));
+      const first = db.get<{ ordinal: number }>("SELECT ordinal FROM context_items WHERE message_id = ? AND conversation_id = ?", chunk[0]!.message_id, record.conversationId)!.ordinal;
+      db.run("DELETE FROM context_items WHERE conversation_id = ? AND message_id IN (SELECT value FROM json_each(?))", record.conversationId, JSON.stringify(chunk.map((row) => row.message_id)));
+      db.run("INSERT INTO context_items (conversation_id, ordinal, summary_id, token_count) VALUES (?, ?, ?, 50)", record.conversationId, first, id);
+    }
+    db.run(`UPDATE conversations SET context_tokens = (SELECT sum(token_count) FROM context_items WHERE conversation_id = ?1),
+      context_raw_tokens = (SELECT coalesce(sum(token_count), 0) FROM context_items WHERE conversation_id = ?1 AND message_id IS NOT NULL),
+      context_items = (SELECT count(*) FROM context_items WHERE conversation_id = ?1) WHERE conversation_id = ?1`, record.conversationId);
+  });
+}
+// One conversation's session is gone: archived whole.
+db.run("UPDATE conversations SET ended_at = ? WHERE session_id = 's0'", old);
+await new SqliteSearchIndex(db).indexPending();
+db.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+const before = statSync(config.databasePath).size;
+
+const retentionStore = new SqliteRetentionStore(db);
+const slowest: Record<string, number> = {};
+for (const name of Object.getOwnPropertyNames(SqliteRetentionStore.prototype)) {
+  const method = (retentionStore as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!;
+  if (name === "constructor" || typeof method !== "function") continue;
+  (retentionStore as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+    const started = performance.now();
+    const result = method.apply(retentionStore, args);
+    slowest[name] = Math.max(slowest[name] ?? 0, Math.round((performance.now() - started) * 10) / 10);
+    return result;
+  };
+}
+const service = new RetentionService({
+  store: retentionStore, conversations: store, exportConversation: (id) => exportConversationRecords(db, id),
+  archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => Date.UTC(2026, 6, 1) },
+  logger: console,
+});
+const histogram = monitorEventLoopDelay({ resolution: 1 });
+let longest = 0;
+let last = performance.now();
+const timer = setInterval(() => {
+  const now = performance.now();
+  longest = Math.max(longest, now - last);
+  last = now;
+}, 1);
+histogram.enable();
+const report = await service.run({ apply: true });
+histogram.disable();
+clearInterval(timer);
+db.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+const after = statSync(config.databasePath).size;
+console.log(JSON.stringify({
+  messages: CONVERSATIONS * PER_CONVERSATION, conversationsArchived: report.conversations.length, messagesPruned: report.messages.count,
+  archives: report.messages.archivePaths.length, durationMs: report.durationMs, longestBlockMs: Math.round(longest * 10) / 10,
+  loopDelayMaxMs: Math.round(histogram.max / 1e5) / 10, loopDelayP99Ms: Math.round(histogram.percentile(99) / 1e5) / 10,
+  slowestStoreCallMs: slowest, fileBytesBefore: before, fileBytesAfter: after, vacuumedBytes: report.vacuumedBytes,
+}, null, 1));

@@ -1,0 +1,147 @@
+/**
+ * `lcm import lossless-claw <path> [--apply]`: brings a lossless-claw database (either schema line) into LCM's
+ * (src/import/lossless-claw). Without --apply, a dry run against a throwaway in-memory database reports what would
+ * come over and what cannot be mapped exactly; with it, the rows are written (a missing LCM database is created) and
+ * the imported messages and summaries are indexed for search. The source is only ever read.
+ * Exits 3 when the source is missing, 5 when it is not lossless-claw's (or the target is not LCM's), 6 when either
+ * cannot be opened.
+ */
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import type { Database } from "../../db/database.js";
+import { inspectDatabaseFile } from "../../db/database-file.js";
+import { openDatabase } from "../../db/connection-registry.js";
+import { MIGRATIONS } from "../../db/migrations.js";
+import { SqliteImportStore } from "../../import/lossless-claw/import-store.js";
+import type { ImportReport } from "../../import/lossless-claw/import-report.js";
+import { importLosslessClaw } from "../../import/lossless-claw/lossless-claw-import.js";
+import { PeerImportError } from "../../import/lossless-claw/peer-import-error.js";
+import { LargeFileStorage } from "../../large-files/large-file-storage.js";
+import { SqliteSearchIndex } from "../../store/sqlite/sqlite-search-index.js";
+import { type CliEnvironment, type CliRuntime, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { count } from "../format.js";
+import { withCommonOptions } from "./import-command.js";
+
+export type ImportLosslessClawOutput = ImportReport & { target: string; indexed: { messages: number; pending: number } | null };
+
+interface Options {
+  apply: boolean;
+  agent: string;
+  index: boolean;
+}
+
+/** Adds `lossless-claw` to the `lcm import` group. */
+export function defineImportLosslessClawCommand(group: Command, environment: CliEnvironment): void {
+  withCommonOptions(group.command("lossless-claw")
+    .description("Import a lossless-claw database: conversations, messages, the summary DAG, context, stored files")
+    .argument("<path>", "lossless-claw's database file (its default: ~/.openclaw/lcm.db)")
+    .option("--apply", "write (default: a dry run that reports what would come over)")
+    .option("--agent <id>", "agent of conversations whose session key names none (lossless-claw 0.1 kept no session key)", "main")
+    .option("--no-index", "leave the imported rows for maintenance to index (default: index them for search now)"))
+    .action((path: string, options: CommonOptions & { apply?: boolean; agent: string; index: boolean }) =>
+      runCommand(environment, "import lossless-claw", options, (runtime) =>
+        importLosslessClawCommand(runtime, path, { apply: options.apply === true, agent: options.agent, index: options.index })));
+}
+
+export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgument: string, options: Options): Promise<CommandOutput<ImportLosslessClawOutput>> {
+  const { config } = runtime.settings;
+  const source = resolve(sourceArgument);
+  const targetPath = resolve(config.databasePath);
+  if (source === targetPath) throw new CliError(EXIT.usage, `The source ${source} is the target database itself; pass lossless-claw's database (e.g. ~/.openclaw/lcm.db).`);
+  const opened: Database[] = [];
+  const progress = runtime.progress(options.apply ? "Importing" : "Reading");
+  try {
+    const target = openTarget(runtime, targetPath, options.apply, opened);
+    const scratch = options.apply ? null : own(openDatabase(":memory:"), opened);
+    const report = await importLosslessClaw({
+      sourcePath: source,
+      store: new SqliteImportStore(scratch ?? target!),
+      target: target ? new SqliteImportStore(target) : null,
+      files: options.apply ? new LargeFileStorage(config.filesDirectory) : null,
+      defaultAgentId: options.agent,
+      tokens: runtime.tokens,
+      clock: runtime.clock,
+      onProgress: (done, total) => progress.update(done, total, "messages"),
+    }).catch((error: unknown) => {
+      throw error instanceof PeerImportError ? new CliError(exitCodeOf(error), error.message, error.reason) : error;
+    });
+    progress.stop();
+    let indexed: ImportLosslessClawOutput["indexed"] = null;
+    if (options.apply && options.index && target) {
+      const indexProgress = runtime.progress("Indexing");
+      const searchIndex = new SqliteSearchIndex(target);
+      const waiting = searchIndex.pending("messages_fts");
+      const result = await searchIndex.indexPending();
+      indexProgress.update(waiting, waiting, "messages");
+      indexProgress.stop();
+      indexed = { messages: result.indexed, pending: result.pending };
+    }
+    const data: ImportLosslessClawOutput = { ...report, target: targetPath, indexed };
+    return { data, text: describe(data) };
+  } finally {
+    progress.stop();
+    for (const database of opened) database.close();
+  }
+}
+
+/** The target: created when --apply finds none; in a dry run only read, and only when it can hold earlier imports. */
+function openTarget(runtime: CliRuntime, path: string, apply: boolean, opened: Database[]): Database | null {
+  const state = inspectDatabaseFile(path);
+  if (state.kind === "missing" || state.kind === "new") return apply ? own(openDatabase(path), opened) : null;
+  if (state.kind === "ours" && !apply && state.schemaVersion < importSchemaVersion()) return null;
+  return runtime.open(apply ? "write" : "read").database;
+}
+
+function importSchemaVersion(): number {
+  return MIGRATIONS.find((migration) => migration.name.startsWith("imports from other stores"))?.version ?? Number.POSITIVE_INFINITY;
+}
+
+function own(database: Database, opened: Database[]): Database {
+  opened.push(database);
+  return database;
+}
+
+function exitCodeOf(error: PeerImportError) {
+  switch (error.reason) {
+    case "source-missing":
+      return EXIT.notFound;
+    case "not-peer":
+      return EXIT.refused;
+    case "source-unreadable":
+      return EXIT.unavailable;
+  }
+}
+
+function describe(data: ImportLosslessClawOutput): string {
+  const { sourceCounts: source, written, conversations } = data;
+  const verb = data.applied ? "Imported" : "Would import";
+  const lines = [
+    `lossless-claw ${data.source.versionRange} database ${data.source.path} (schema line ${data.source.schemaLine}) → ${data.target}`,
+    `${verb} ${count(conversations.imported)} of ${count(conversations.total)} conversations` +
+      (conversations.alreadyImported ? ` (${count(conversations.alreadyImported)} imported before: nothing to do)` : "") +
+      (conversations.resumed ? ` (${count(conversations.resumed)} resumed)` : "") +
+      (conversations.archived ? `, ${count(conversations.archived)} as archived` : "") + ".",
+    "",
+    "table              source   " + (data.applied ? "written" : "would write"),
+    ...([
+      ["messages", source.messages, written.messages], ["message parts", source.messageParts, written.messageParts],
+      ["summaries", source.summaries, written.summaries], ["summary → message", source.summaryMessages, written.summaryMessages],
+      ["summary → summary", source.summaryParents, written.summaryParents], ["context items", source.contextItems, written.contextItems],
+      ["large files", source.largeFiles, written.largeFiles],
+    ] as const).map(([name, from, to]) => `${name.padEnd(17)} ${count(from).padStart(8)}   ${count(to).padStart(8)}`),
+  ];
+  if (data.unmapped.length > 0) {
+    lines.push("", "Not mapped exactly (kept as the peer had it where possible; --json lists examples):");
+    for (const entry of data.unmapped) lines.push(`- ${entry.kind}: ${count(entry.count)}`);
+  }
+  const tables = Object.entries(data.notImportedTables);
+  if (tables.length > 0) lines.push("", `Not imported (lossless-claw's own bookkeeping): ${tables.map(([table, rows]) => `${table} (${count(rows)})`).join(", ")}.`);
+  if (data.applied) {
+    lines.push("", `${count(written.messages)} messages in ${count(data.durationMs)} ms (${count(data.messagesPerSecond)} messages/s).`);
+    if (data.indexed) lines.push(`Indexed ${count(data.indexed.messages)} messages for search${data.indexed.pending ? `; ${count(data.indexed.pending)} left for maintenance` : ""}.`);
+  } else {
+    lines.push("", "Dry run: nothing was written. Run again with --apply to import.");
+  }
+  return lines.join("\n");
+}
