@@ -81,6 +81,6 @@ describe("the write-ahead log while a backlog is indexed", () => {
     expect(indexed).toBe(total);
     expect(crisisMerges).toEqual([]);
     expect(largestWal).toBeLessThanOrEqual(WAL_TRUNCATE_BYTES + LARGEST_TRANSACTION_BYTES);
-    expect(index.verify("messages_fts")).toBeNull();
+    expect(await index.verify("messages_fts")).toBeNull();
   }, 180_000);
 });

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
 import { SqliteIntegrityStore } from "../../src/store/sqlite/sqlite-integrity-store.js";
@@ -50,6 +51,22 @@ describe("IntegrityChecker", () => {
     await checker.applyRepairs(plan);
     const after = await checker.check({ includeIndexes: false });
     expect(after.findings.map((finding) => finding.kind)).toEqual(["message_seq_gap"]); // never "repaired" by deleting
+  });
+
+  it("waits for another writer instead of reporting a locked index as damaged", async () => {
+    const { checker, config } = await seeded();
+    expect((await checker.check()).findings).toEqual([]); // the index is up to date: the next check only reads it
+    const other = new DatabaseSync(config.databasePath);
+    other.exec("BEGIN IMMEDIATE"); // another gateway (or the checkpoint worker) holds the write lock
+    const released = setTimeout(() => other.exec("COMMIT"), 300);
+    try {
+      const report = await checker.check();
+      expect(report.findings).toEqual([]);
+    } finally {
+      clearTimeout(released);
+      if (other.isTransaction) other.exec("COMMIT");
+      other.close();
+    }
   });
 
   it("detects a full-text index out of step with its table and rebuilds it", async () => {

@@ -182,7 +182,7 @@ export class SqliteIntegrityStore implements IntegrityStore {
 
   async ftsIntegrity(table: "messages_fts" | "summaries_fts"): Promise<string | null> {
     await this.index.indexPending();
-    return this.index.verify(table);
+    return await this.index.verify(table);
   }
 
   async rebuildFts(table: "messages_fts" | "summaries_fts"): Promise<void> {

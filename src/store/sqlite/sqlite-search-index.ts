@@ -22,7 +22,7 @@
  */
 import { setTimeout as sleep, setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
-import { reverseText } from "../../db/database.js";
+import { isBusyError, reverseText } from "../../db/database.js";
 import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
 import { analyzeDocument, stemOf } from "../../search/text-analysis.js";
 import type { IndexProgress, SearchIndex } from "../search-index.js";
@@ -209,13 +209,21 @@ export class SqliteSearchIndex implements SearchIndex {
   /**
    * What is wrong with `table`'s index, or null: FTS5's own structure check, then whether it holds exactly the
    * rows it claims (a contentless index cannot compare itself with the rows, so its row count stands in).
+   * FTS5's check is an INSERT, so it takes the write lock like any writer: it waits for the lock (another
+   * connection writing, the checkpoint worker truncating the log) instead of reporting "database is locked" as
+   * a damaged index.
    */
-  verify(table: IndexTable): string | null {
-    try {
-      this.db.raw.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('integrity-check', 0)`).run();
-    } catch (error) {
-      return error instanceof Error ? error.message : String(error);
-    }
+  async verify(table: IndexTable): Promise<string | null> {
+    const problem = await this.db.write(() => {
+      try {
+        this.db.run(`INSERT INTO ${table} (${table}, rank) VALUES ('integrity-check', 0)`);
+        return null;
+      } catch (error) {
+        if (isBusyError(error)) throw error;
+        return error instanceof Error ? error.message : String(error);
+      }
+    });
+    if (problem !== null) return problem;
     const through = this.through(table);
     const source = SOURCES[table];
     const counts = this.db.get<{ indexed: number; rows: number }>(
