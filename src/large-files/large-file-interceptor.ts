@@ -19,7 +19,7 @@ import { contentHashOf, fileIdFor, formatCount, formatFileReference } from "./fi
 import { classifyContent, effectiveMimeType, storedExtension } from "./file-types.js";
 import type { LargeFileStorage } from "./large-file-storage.js";
 import { type LargePiece, planRewrite } from "./message-rewrite.js";
-import type { TextCompletion } from "./text-explorer.js";
+import { type TextCompletion, modelInputCharsFor } from "./text-explorer.js";
 
 /** Roles whose content can hold large files or tool output. */
 const INTERCEPTED_ROLES = new Set(["user", "toolResult", "bashExecution"]);
@@ -64,19 +64,20 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
     const result: EncodedMessage[] = [];
     for (const message of messages) {
       const isNew = candidates.has(message) && !isStoredIn(stored, message);
-      result.push(isNew ? await this.externalizeMessage(conversationId, message, pending, threshold) : message);
+      result.push(isNew ? await this.externalizeMessage(conversation, message, pending, threshold) : message);
     }
     return result;
   }
 
   private async externalizeMessage(
-    conversationId: ConversationId, message: EncodedMessage, pending: PendingFiles, threshold: number,
+    conversation: ConversationRecord, message: EncodedMessage, pending: PendingFiles, threshold: number,
   ): Promise<EncodedMessage> {
+    const conversationId = conversation.conversationId;
     try {
       const plan = planRewrite(decodeMessage(message), (text) => this.deps.tokens.estimate(text) >= threshold);
       if (!plan) return message;
       const files: LargeFileRecord[] = [];
-      for (const piece of plan.pieces) files.push(await this.storeAside(conversationId, piece, pending));
+      for (const piece of plan.pieces) files.push(await this.storeAside(conversation, piece, pending));
       const rewritten = encodeMessage(plan.apply(files.map(formatFileReference)), this.deps.tokens, message.createdAt);
       this.deps.logger.info(
         `Stored ${files.length} large ${files.length === 1 ? "item" : "items"} aside (${files.map((file) => file.fileId).join(", ")}): ` +
@@ -96,7 +97,8 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
   }
 
   /** Writes the content to disk (once per content per conversation) and explores it; the row is written later. */
-  private async storeAside(conversationId: ConversationId, piece: LargePiece, pending: PendingFiles): Promise<LargeFileRecord> {
+  private async storeAside(conversation: ConversationRecord, piece: LargePiece, pending: PendingFiles): Promise<LargeFileRecord> {
+    const conversationId = conversation.conversationId;
     const contentHash = contentHashOf(piece.content);
     const known = pending.get(contentHash) ?? (await this.deps.store.findLargeFileByHash(conversationId, contentHash));
     if (known) {
@@ -112,7 +114,9 @@ export class LargeFileInterceptor implements LargeContentExternalizer {
     // small budget could not hold it (a long message in an 8-32k window) gets the deterministic summary, so a
     // small window never costs a model call per long message.
     const isLargeFile = this.deps.tokens.estimate(piece.content) >= this.deps.config.largeFileTokenThreshold;
-    const exploration = await exploreContent({ content: piece.content, fileName: piece.fileName, mimeType }, kind, {
+    // The model that explores is the session's: its request is sized to the window the host last stated.
+    const modelInputChars = modelInputCharsFor(conversation.lastWindowTokens);
+    const exploration = await exploreContent({ content: piece.content, fileName: piece.fileName, mimeType, modelInputChars }, kind, {
       ...(this.deps.completion && isLargeFile ? { completion: this.deps.completion } : {}),
       timeoutMs: this.deps.config.summaryTimeoutMs,
       onFallback: (reason) => this.deps.logger.warn(`Exploration of ${fileId}: ${reason}.`),

@@ -26,6 +26,25 @@ export interface TextCompletion {
 
 /** The most text sent to the model for one file (about 12k tokens); longer texts are sent as excerpts. */
 export const MAX_MODEL_INPUT_CHARS = 48_000;
+/** The reply asked of the model. */
+const EXPLORATION_REPLY_TOKENS = 700;
+/** The instructions around the document, and slack for a tokenizer that counts more than the host's measure. */
+const EXPLORATION_PROMPT_TOKENS = 600;
+/** Characters per token of the host's pre-send measure (chars / 4 with a 25% safety margin). */
+const HOST_CHARS_PER_TOKEN = 3.2;
+/** A window too small to leave this much text is given this much anyway (a summary needs something to read). */
+const MIN_MODEL_INPUT_CHARS = 2_000;
+
+/**
+ * The most document text one exploration request may carry for a model with `windowTokens` (null: not known,
+ * the fixed MAX_MODEL_INPUT_CHARS): the window less the reply and the instructions, by the host's measure, so a
+ * paste in an 8k-window session is not explored with a 12k-token request the model refuses.
+ */
+export function modelInputCharsFor(windowTokens: number | null): number {
+  if (windowTokens === null || !(windowTokens > 0)) return MAX_MODEL_INPUT_CHARS;
+  const room = Math.floor((windowTokens - EXPLORATION_REPLY_TOKENS - EXPLORATION_PROMPT_TOKENS) * HOST_CHARS_PER_TOKEN);
+  return Math.min(MAX_MODEL_INPUT_CHARS, Math.max(MIN_MODEL_INPUT_CHARS, room));
+}
 const MIN_USEFUL_SUMMARY_CHARS = 40;
 const EXCERPT_CHARS = 400;
 /** Most tokens of each excerpt: 400 characters of English. */
@@ -41,11 +60,13 @@ export interface TextSource {
   content: string;
   fileName: string | null;
   mimeType: string;
+  /** The most document text a model request may carry (modelInputCharsFor); absent: MAX_MODEL_INPUT_CHARS. */
+  modelInputChars?: number;
 }
 
 /** The prompt of the spec, with the document (or excerpts of it) inside <document> tags. */
 export function buildExplorationPrompt(source: TextSource): string {
-  const { text, excerpted } = excerptsOf(source.content, MAX_MODEL_INPUT_CHARS);
+  const { text, excerpted } = excerptsOf(source.content, source.modelInputChars ?? MAX_MODEL_INPUT_CHARS);
   return [
     "Summarize this document in 200-300 words. Include:",
     "- What the document is about",
@@ -82,7 +103,7 @@ export async function exploreTextWithModel(
     }, timeoutMs);
   });
   try {
-    const request = { systemPrompt: EXPLORATION_SYSTEM_PROMPT, prompt: buildExplorationPrompt(source), maxTokens: 700, purpose: "lcm-large-file-exploration" };
+    const request = { systemPrompt: EXPLORATION_SYSTEM_PROMPT, prompt: buildExplorationPrompt(source), maxTokens: EXPLORATION_REPLY_TOKENS, purpose: "lcm-large-file-exploration" };
     const answer = await Promise.race([completion.complete(request, controller.signal), deadline]);
     const text = typeof answer === "string" ? answer.trim() : "";
     if (text.length < MIN_USEFUL_SUMMARY_CHARS) {

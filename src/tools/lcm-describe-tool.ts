@@ -13,24 +13,19 @@ import { formatJson, runTool, textResult } from "./tool-result.js";
 export const LCM_DESCRIBE = "lcm_describe";
 
 const DESCRIPTION = [
-  "Read one summary or stored large file by id. For a summary (sum_…): its full text, kind and depth, time range,",
-  "token counts, the summaries it condensed (parentSummaryIds), the summary that condensed it (childSummaryIds), its",
-  "source message ids and seq range, referenced file ids, and whether it is in your context. For a file (file_…): name,",
-  "type, size, the exploration summary and one page of the stored content: by lines with startLine/maxLines (default",
-  `${DEFAULT_PAGE_LINES} lines; use the lineNumber of an lcm_grep file match), or by bytes with offset/maxBytes (default`,
-  `${DEFAULT_PAGE_BYTES} bytes from offset 0, used when no line parameter is given). The result says where the next page`,
-  "starts (nextStartLine or nextOffset). Fast, no model call. Use it after lcm_grep or on a <summary id=…> from your",
-  "context; when you need the original wording under a summary, use lcm_expand_query. Reads the current conversation",
-  "unless conversationId or allConversations is given.",
+  "Read one summary (sum_…) or stored large file (file_…) by id, exactly, with no model call. A summary: its full",
+  "text, time range, the summaries and message ids under it. A file: its name, size, exploration summary and one",
+  `page of content, by lines (startLine, maxLines; default ${DEFAULT_PAGE_LINES}) or bytes (offset, maxBytes); the result says`,
+  "where the next page starts. For the original wording under a summary use lcm_expand_query.",
 ].join(" ");
 
 const PARAMETERS = Type.Object({
-  id: Type.String({ description: "A summary id (sum_ + 16 hex digits) or a file id (file_ + 16 hex digits)." }),
+  id: Type.String({ description: "sum_… or file_…" }),
   ...SCOPE_PARAMETERS,
-  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Files only: first line of the page, 1-based (the nextStartLine of the previous page, or a little above an lcm_grep file match). Not with offset." })),
-  maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_LINES, description: `Files only: lines per page (1-${MAX_PAGE_LINES}). Default ${DEFAULT_PAGE_LINES}.` })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Files only: byte offset of the content page (the nextOffset of the previous page). Default 0. Not with startLine." })),
-  maxBytes: Type.Optional(Type.Integer({ minimum: 1_000, maximum: MAX_PAGE_BYTES, description: `Files only: page size in bytes (1000-${MAX_PAGE_BYTES}). Default ${DEFAULT_PAGE_BYTES}.` })),
+  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Files: first line, 1-based." })),
+  maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_LINES })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Files: first byte." })),
+  maxBytes: Type.Optional(Type.Integer({ minimum: 1_000, maximum: MAX_PAGE_BYTES })),
 });
 
 const KNOWN = ["id", "conversationId", "allConversations", "startLine", "maxLines", "offset", "maxBytes"] as const;

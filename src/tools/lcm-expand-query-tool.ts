@@ -19,24 +19,18 @@ const MAX_SUMMARY_IDS = 10;
 
 function description(deps: RecallToolDeps): string {
   return [
-    "Answer a focused question from the compacted part of this conversation: a helper reads the original messages",
-    "under the relevant summaries and returns a short answer with the summary ids it used. Use it when a summary",
-    "(or its \"Expand for details about\" line) mentions what you need but not the exact detail: commands, values,",
-    "paths, error text, decisions and their reasons. Give `prompt` (the question) and either `query` (words that find",
-    "the relevant summaries) or `summaryIds` (from <summary id=…> tags or lcm_grep results).",
-    `It takes seconds up to ${Math.round(deps.config.expansionTimeoutMs / 1_000)} s and reads at most`,
-    `${deps.config.maxExpandTokens} tokens of history; the answer is capped at maxTokens (default ${DEFAULT_ANSWER_TOKENS}).`,
-    "Returns answer, citedIds, expandedSummaryCount, totalSourceTokens and truncated. For a quick keyword lookup use",
-    "lcm_grep; to read one summary use lcm_describe. Reads the current conversation unless conversationId or",
-    "allConversations is given.",
+    "Answer one question from the compacted part of this conversation: a helper reads the original messages under",
+    "the relevant summaries and answers with the ids it used. Use it when a summary mentions what you need but not",
+    "the exact detail (commands, values, paths, errors, reasons). Give prompt and either query (words that find the",
+    `summaries) or summaryIds. Takes up to ${Math.round(deps.config.expansionTimeoutMs / 1_000)} s; for a keyword lookup use lcm_grep.`,
   ].join(" ");
 }
 
 const PARAMETERS = Type.Object({
-  prompt: Type.String({ description: "The question to answer, as specific as possible.", minLength: 1 }),
-  query: Type.Optional(Type.String({ description: "Words to find the summaries to expand (when you have no ids)." })),
-  summaryIds: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_SUMMARY_IDS, description: "Summary ids to expand (when you have them)." })),
-  maxTokens: Type.Optional(Type.Integer({ minimum: 100, maximum: MAX_ANSWER_TOKENS, description: `Longest answer, in tokens. Default ${DEFAULT_ANSWER_TOKENS}.` })),
+  prompt: Type.String({ description: "The question.", minLength: 1 }),
+  query: Type.Optional(Type.String()),
+  summaryIds: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_SUMMARY_IDS })),
+  maxTokens: Type.Optional(Type.Integer({ minimum: 100, maximum: MAX_ANSWER_TOKENS, description: `Answer length cap. Default ${DEFAULT_ANSWER_TOKENS}.` })),
   ...SCOPE_PARAMETERS,
 });
 

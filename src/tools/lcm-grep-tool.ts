@@ -21,40 +21,31 @@ const MODES: readonly GrepMode[] = ["regex", "full_text"];
 const SCOPES: readonly GrepScope[] = ["messages", "summaries", "both", "files"];
 const SORTS: readonly SearchSort[] = ["recency", "relevance"];
 
+/**
+ * Every request carries the tool schemas, so they are written short: in an 8k window OpenClaw's own prompt leaves
+ * about 1.5k tokens, and the three recall tools cost 7.6k characters (2.4k tokens by the host's measure) before this
+ * was cut to 3.9k (1.2k).
+ */
 const DESCRIPTION = [
-  "Search this conversation's full stored history — raw messages and the summaries that replaced older turns —",
-  "for words, identifiers, paths, commands, error messages or a pattern. Use it first whenever you need a detail that",
-  "is not in your visible context; it is fast and makes no model call.",
-  'mode "full_text": type words as you remember them, or a question. It finds words whatever their case and accents,',
-  "other forms of a word (deployed finds deploy), parts of identifiers (ContextEngine finds LcmContextEngineFactory,",
-  "user_id finds get_user_id_from_token, a path piece finds the path), the start of a hash or id (4f2a9c1), a number",
-  "with or without a space before its unit (1234 ms / 1234ms), and Chinese, Japanese or Thai text. Best match first",
-  '(default sort "relevance"): messages holding every word, as a phrase and close together, then newer; when no',
-  'message holds every word it returns those holding the most telling ones and says matched: "some words".',
-  '"quoted phrases" must match exactly, prefix* matches word starts, OR gives alternatives; sort "recency" lists',
-  "newest first.",
-  'mode "regex" (default): a case-insensitive JavaScript regular expression over the text as you saw it (tool-call',
-  "arguments as written, not JSON-escaped), ALL history, newest first; use it for exact strings with punctuation",
-  "and for patterns. Escape ( [ . * + ? $ for literal text. A search that runs out of its few-second budget says so (truncated).",
-  "Each match has a snippet with the hit marked «like this», its ids and time. A message match's coveringSummaryId is",
-  "the summary that now stands for it in your context: pass it to lcm_describe or lcm_expand_query for detail.",
-  'scope "both" (default) searches messages and summaries; scope "files" searches instead INSIDE stored large files',
-  "(the [LCM File: file_…] references: attachments and long tool output), line by line, newest file first; full_text",
-  "there matches the words as one literal phrase. A file match gives fileId, lineNumber, column and a hint: call",
-  "lcm_describe(id: fileId, startLine) to read the lines around it. Files that cannot be read are listed in unavailableFiles.",
-  `Returns at most limit matches (default ${DEFAULT_GREP_LIMIT}, max ${MAX_GREP_LIMIT}). Searches the current conversation`,
-  "unless conversationId or allConversations is given.",
+  "Search this conversation's stored history (raw messages and the summaries that replaced older turns) for a detail",
+  "not in your context: words, identifiers, paths, commands, errors. Fast, no model call; use it first.",
+  'mode "regex" (default): case-insensitive JavaScript regex, newest first; escape ( [ . * + ? $ for literal text.',
+  'mode "full_text": words or a question, best match first; finds other word forms, identifier parts, id prefixes;',
+  '"quoted phrase", prefix*, OR.',
+  "A match's coveringSummaryId is the summary now standing for it: pass it to lcm_describe or lcm_expand_query.",
+  'scope "files" searches inside stored large files ([LCM File: file_…]); read around a match with',
+  "lcm_describe(id: fileId, startLine).",
 ].join(" ");
 
 const PARAMETERS = Type.Object({
-  pattern: Type.String({ description: "What to search for: a regex (mode regex) or words, an identifier, a phrase or a question (mode full_text).", minLength: 1 }),
-  mode: Type.Optional(stringEnum(MODES, { description: 'How to match "pattern". Default "regex".', default: "regex" })),
-  scope: Type.Optional(stringEnum(SCOPES, { description: 'Search raw messages, summaries, both (default), or the content of stored large files ("files").', default: "both" })),
+  pattern: Type.String({ description: "A regex, or words (full_text).", minLength: 1 }),
+  mode: Type.Optional(stringEnum(MODES, { description: 'Default "regex".', default: "regex" })),
+  scope: Type.Optional(stringEnum(SCOPES, { description: 'Default "both" (messages and summaries).', default: "both" })),
   ...SCOPE_PARAMETERS,
-  since: Type.Optional(Type.String({ description: 'Only history (or files stored) at or after this ISO 8601 time, e.g. "2026-02-19T00:00:00Z".' })),
-  before: Type.Optional(Type.String({ description: "Only history (or files stored) before this ISO 8601 time." })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_GREP_LIMIT, description: `Most matches to return (1-${MAX_GREP_LIMIT}). Default ${DEFAULT_GREP_LIMIT}.` })),
-  sort: Type.Optional(stringEnum(SORTS, { description: 'Order: "relevance" (best match first; the default for full_text) or "recency" (newest first; always for regex).' })),
+  since: Type.Optional(Type.String({ description: "ISO 8601 time: only history at or after it." })),
+  before: Type.Optional(Type.String({ description: "ISO 8601 time: only history before it." })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_GREP_LIMIT, description: `Default ${DEFAULT_GREP_LIMIT}.` })),
+  sort: Type.Optional(stringEnum(SORTS, { description: "full_text only; regex is always newest first." })),
 });
 
 const KNOWN = ["pattern", "mode", "scope", "conversationId", "allConversations", "since", "before", "limit", "sort"] as const;

@@ -43,9 +43,9 @@ export function stringEnum<T extends string>(values: readonly T[], options: { de
 /** The scope parameters shared by the recall tools. */
 export const SCOPE_PARAMETERS = {
   conversationId: Type.Optional(
-    Type.Integer({ minimum: 1, description: "Read this conversation (an id from an earlier lcm_grep result) instead of the current one." }),
+    Type.Integer({ minimum: 1, description: "Another conversation (an id from lcm_grep)." }),
   ),
   allConversations: Type.Optional(
-    Type.Boolean({ description: "Read all of this agent's conversations instead of only the current one. Default false." }),
+    Type.Boolean({ description: "All of this agent's conversations." }),
   ),
 };

@@ -150,6 +150,24 @@ describe("large content at a small budget", () => {
 });
 
 describe("what storing aside costs", () => {
+  it("sizes the exploration request of a paste to the window the host stated, so a small model does not refuse it", async () => {
+    const llm = new RecordingLlm(() => "A long report about the quarterly numbers, section by section.");
+    const api = new FakePluginApi({ databasePath: join(tempDir(), "lcm.db"), largeFileTokenThreshold: 5_000 }, { llm });
+    plugin.register(api);
+    // Turn 1 in an 8k window: the first assemble, then a tool-loop assemble that states the window.
+    const turn = api.engine(); // OpenClaw builds one engine per turn
+    await turn.assemble({ ...SESSION, messages: [], tokenBudget: 2_000 });
+    await turn.assemble({ ...SESSION, messages: [], tokenBudget: 7_000, runtimeSettings: { limits: { promptTokenBudget: 8_000, maxOutputTokens: null } } });
+    const paste = Array.from({ length: 4_000 }, (_, index) => `line ${index} of the pasted report says something.`).join("\n");
+    await api.engine().commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage(paste), assistantMessage("ok")] });
+    expect(llm.calls).toHaveLength(1);
+    const prompt = llm.calls[0]!.messages.map((message) => message.content).join("\n");
+    // Window 8,000 less the reply and the instructions, at 3.2 characters per token: at most 21,760 characters.
+    expect(prompt).toContain("only excerpts are shown");
+    expect(prompt.length).toBeLessThan(23_000);
+    expect(paste.length).toBeGreaterThan(100_000);
+  });
+
   it("asks the model to explore only content past largeFileTokenThreshold, not a long message of a small window", async () => {
     const llm = new RecordingLlm(() => "A long report about the quarterly numbers, section by section.");
     const api = new FakePluginApi({ databasePath: join(tempDir(), "lcm.db"), largeFileTokenThreshold: 5_000 }, { llm });

@@ -7,6 +7,12 @@
  * must fit the window without the host clamping the reply, /compact must succeed, a detail of turn 2 must come back
  * through lcm_grep, and the gateway log must show no failure.
  *
+ * An 8k window is run at the sizes that window can hold at all. OpenClaw's own system prompt and its six tool
+ * schemas (the three recall tools included) are about 19 KB, which its pre-send check counts as 6k tokens
+ * (characters / 3.2): with a 512-token reply that leaves about 1.5k tokens for the message, the tool results and
+ * every bit of history, so there user turns are 150-450 tokens and file reads up to 10% of the window. (At 1-3k
+ * tokens no engine could send the message: OpenClaw clamps the reply to one token before any history is added.)
+ *
  * Every turn succeeds but one, by OpenClaw's design: the host sends the current message as typed, after the
  * engine's context, and no engine hook can shorten it (specs/011-budget-safe-context.md), so the turn carrying a
  * paste larger than the window ends with the host's own "Context overflow" answer. What the plugin owes that turn:
@@ -20,7 +26,16 @@ import type { RecordedRequest } from "./fake-model-server.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
 import { HostSuite } from "./harness/host-suite.js";
 
-const MAX_OUTPUT_TOKENS = 1_024;
+/** Per window: the model's reply size, and the share of the nominal message and file sizes that window can hold. */
+const SCENARIOS = [
+  // OpenClaw's first budget of an 8k turn (window less its 2,000-token reserve, system prompt and message, about
+  // 1.3k) does not cover the tool schemas it sends besides (1.7k): no history fits, and the model reaches the
+  // history, the paste included, only through the recall tools.
+  { window: 8_000, maxOutputTokens: 512, turnScale: 0.15, fileScale: 0.25, historyFits: false },
+  { window: 16_000, maxOutputTokens: 1_024, turnScale: 1, fileScale: 1, historyFits: true },
+  { window: 32_000, maxOutputTokens: 1_024, turnScale: 1, fileScale: 1, historyFits: true },
+  { window: 128_000, maxOutputTokens: 1_024, turnScale: 1, fileScale: 1, historyFits: true },
+];
 const TURNS = 32;
 const PASTE_TURN = 17;
 const DETAIL = "the staging vault code is 4417-KESTREL-09";
@@ -56,16 +71,19 @@ function withoutOnce(all: string[], expected: string[]): string[] {
   return left;
 }
 
-/** Words of about 1-3k tokens, varying by turn. */
-function userText(turn: number): string {
-  const tokens = 1_000 + ((turn * 677) % 2_000);
+/** Words of about 1-3k tokens (times `scale`), varying by turn. */
+function userText(turn: number, scale: number): string {
+  const tokens = Math.round((1_000 + ((turn * 677) % 2_000)) * scale);
   return fillerText(tokens, `turn-${turn}`);
 }
 
-/** A file the `read` tool returns: from ~300 tokens up to 40% of the window, and at most `read`'s 50 KB. */
-function writeReadableFile(workspace: string, turn: number, window: number): string {
+/**
+ * A file the `read` tool returns: from ~300 tokens up to 40% of the window (times `scale`), and at most `read`'s
+ * 50 KB.
+ */
+function writeReadableFile(workspace: string, turn: number, window: number, scale: number): string {
   const step = Math.floor(turn / 3);
-  const share = [0.02, 0.1, 0.2, 0.3, 0.4][step % 5]!;
+  const share = [0.02, 0.1, 0.2, 0.3, 0.4][step % 5]! * scale;
   const tokens = Math.max(300, Math.min(Math.floor(window * share), 12_000));
   const lines: string[] = [];
   for (let line = 0; lines.join("\n").length < tokens * 4; line++) {
@@ -82,19 +100,19 @@ function overWindow(request: RecordedRequest, window: number): boolean {
   return request.promptTokens + output > window;
 }
 
-function clampedOutput(request: RecordedRequest): boolean {
+function clampedOutput(request: RecordedRequest, maxOutputTokens: number): boolean {
   const body = request.body as { max_completion_tokens?: number; max_tokens?: number };
   const output = body.max_completion_tokens ?? body.max_tokens;
-  return output !== undefined && output < MAX_OUTPUT_TOKENS;
+  return output !== undefined && output < maxOutputTokens;
 }
 
-for (const window of [16_000, 32_000, 128_000]) {
+for (const { window, maxOutputTokens, turnScale, fileScale, historyFits } of SCENARIOS) {
   describe(`LCM on its defaults in a real gateway, ${window / 1_000}k-token window`, () => {
     let run: WindowRun;
 
     beforeAll(async () => {
       const suite = await HostSuite.create({
-        name: `defaults-${window / 1_000}k`, contextWindow: window, maxOutputTokens: MAX_OUTPUT_TOKENS,
+        name: `defaults-${window / 1_000}k`, contextWindow: window, maxOutputTokens,
         pluginConfig: "defaults", extraTools: ["read"], enforceWindow: true,
       });
       run = {
@@ -112,9 +130,9 @@ for (const window of [16_000, 32_000, 128_000]) {
       const workspace = run.suite.workspaceDir;
       mkdirSync(workspace, { recursive: true });
       for (let turn = 1; turn <= TURNS; turn++) {
-        let message = `turn ${turn}: ${userText(turn)}`;
-        if (turn === 2) message = `turn 2: remember this, ${DETAIL}. ${userText(turn)}`;
-        if (turn % 3 === 0) message += ` ${callToolMarker("read", { path: writeReadableFile(workspace, turn, window) })}`;
+        let message = `turn ${turn}: ${userText(turn, turnScale)}`;
+        if (turn === 2) message = `turn 2: remember this, ${DETAIL}. ${userText(turn, turnScale)}`;
+        if (turn % 3 === 0) message += ` ${callToolMarker("read", { path: writeReadableFile(workspace, turn, window, fileScale) })}`;
         if (turn === PASTE_TURN) {
           const before = failureLines(run.suite);
           await expect(run.session.say(run.paste)).rejects.toThrow(/Context overflow|context length/i).catch((error: unknown) => {
@@ -135,10 +153,17 @@ for (const window of [16_000, 32_000, 128_000]) {
       expect(stored.length).toBe(TURNS); // the paste too: OpenClaw keeps the failed turn's message in its transcript
     }, 20 * 60_000);
 
-    it("stores the paste byte-exact and shows the next turn a bounded form of it", () => {
+    it("stores the paste byte-exact and shows the next turn a bounded form of it (where any history fits)", async () => {
       const paste = run.suite.database.largeFiles(run.session.sessionKey).find((file) => file.byteSize === Buffer.byteLength(run.paste));
       expect(paste?.fileName).toBe("pasted-text");
       expect(readFileSync(paste!.storagePath, "utf8")).toBe(run.paste);
+      if (!historyFits) {
+        // The model finds it through the recall tools instead: its tail, by a search inside stored files.
+        const turn = await run.session.say(`where did the paste end? ${callToolMarker("lcm_grep", { pattern: "END-OF-PASTE", scope: "files" })}`);
+        const last = turn.requests.filter((request) => request.kind === "agent").at(-1)!;
+        expect(toolResultsOf(last.body).join("\n")).toContain(paste!.fileId);
+        return;
+      }
       const next = run.requests.find(({ turn, request }) => turn === PASTE_TURN + 1 && request.kind === "agent")!.request;
       const seen = allTextOf(next.body);
       expect(seen).toContain(`[LCM File: ${paste!.fileId}`);
@@ -151,7 +176,7 @@ for (const window of [16_000, 32_000, 128_000]) {
       const refused = run.requests.filter(({ request }) => request.reply.kind === "error").map(({ turn }) => turn);
       expect(refused).toEqual([]);
       expect(run.requests.filter(({ request }) => overWindow(request, window)).map(({ turn }) => turn)).toEqual([]);
-      expect(agentRequests.filter(({ request }) => clampedOutput(request)).map(({ turn }) => turn)).toEqual([]);
+      expect(agentRequests.filter(({ request }) => clampedOutput(request, maxOutputTokens)).map(({ turn }) => turn)).toEqual([]);
     });
 
     it("runs /compact through the engine without a failure", async () => {

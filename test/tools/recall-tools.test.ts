@@ -42,6 +42,14 @@ describe("recall tool registration", () => {
     }
   });
 
+  it("costs the main agent's requests at most 1.3k tokens of tool schemas by OpenClaw's measure (an 8k window has 1.5k left)", () => {
+    const api = new FakePluginApi({ databasePath: join(tempDir(), "lcm.db") });
+    plugin.register(api);
+    // As OpenClaw sends them to an OpenAI-style endpoint, counted as it counts before sending: characters / 3.2.
+    const sent = resolve(api, MAIN_CONTEXT).map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+    expect(Math.ceil(JSON.stringify(sent).length / 3.2)).toBeLessThanOrEqual(1_300);
+  });
+
   it("opens no database while tools are listed", () => {
     const databasePath = join(tempDir(), "nested", "lcm.db");
     const api = new FakePluginApi({ databasePath }, { registrationMode: "tool-discovery" });
