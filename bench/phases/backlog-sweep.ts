@@ -7,12 +7,13 @@
  * does not show; here it would (270 s at 1M before planning was made linear).
  */
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import { closeSharedDatabase, openSharedDatabase } from "../../src/db/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { type BenchContext, freshSession } from "../context.js";
 import { benchConfig, removeDatabase } from "../dataset.js";
 import { BenchHost } from "../host.js";
-import { Phase, type PhaseResult, round } from "../measure.js";
+import { BlockMeter, Phase, type PhaseResult, round } from "../measure.js";
 import { DATA_DIR } from "../paths.js";
 import { WalSampler, megabytes } from "../wal-sampler.js";
 
@@ -85,6 +86,14 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
   const llmBefore = llm.millis;
   const files = new WalSampler(databasePath).start();
   const phase = new Phase("compaction.sweep.whole-history");
+  // The longest block with the main thread's CPU time inside it: near its length, work on the event loop; far
+  // below, the thread waiting for a CPU on a busy machine (issue 15: blocks of 150-260 ms with 3 ms of CPU in them).
+  const meter = new BlockMeter().start();
+  let longestGcMs = 0;
+  const gcPauses = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) longestGcMs = Math.max(longestGcMs, entry.duration);
+  });
+  gcPauses.observe({ entryTypes: ["gc"] });
   let calls = 0;
   let lastReason = "";
   for (; calls < MAX_COMPACT_CALLS; calls++) {
@@ -95,6 +104,9 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
     lastReason = result.reason ?? "";
     if (!result.compacted) break;
   }
+  meter.tick();
+  meter.stop();
+  gcPauses.disconnect();
   const sizes = files.stop();
   const after = counters();
   const passes = summaries();
@@ -112,6 +124,10 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
       wallSeconds: round(wallMs / 1000, 2),
       engineSeconds: round(engineMs / 1000, 2),
       engineMsPerPass: round(engineMs / Math.max(1, passes), 2),
+      cpuMsPerPass: round(phase.cpuMs / Math.max(1, passes), 2),
+      longestBlockMs: round(meter.longest.wallMs, 1),
+      longestBlockCpuMs: round(meter.longest.cpuMs, 1),
+      longestGcPauseMs: round(longestGcMs, 1),
       maxWalMb: megabytes(sizes.maxWalBytes),
       lastReason,
     },

@@ -8,9 +8,9 @@
  * Planning is linear: a phase finds the fresh tail once (walking back from the newest item), plans each pass from
  * where the last one ended, and rebuilds the item list once, so a sweep over n items costs O(n) planning, not O(n)
  * per pass. Nothing in it walks the whole list in one synchronous stretch but one native copy and one sum that
- * allocates nothing (a few ms each at a million items), so a huge backlog never holds the event loop. Between
- * passes the run takes a turn of the event loop whenever 10 ms have passed without one (event-loop-pacer.ts): a
- * summarizer that answers without I/O (the deterministic summary) would otherwise make the whole run one block.
+ * allocates nothing (a few ms each at a million items), so a huge backlog never holds the event loop. Before each
+ * pass the run takes a turn of the event loop (event-loop-pacer.ts): a summarizer that answers without I/O (the
+ * deterministic summary) would otherwise make the whole run one block.
  * Results are measured from the store before and after, so they are the truth whatever happened in between.
  */
 import type { Clock, Logger, Summarizer, TokenEstimator } from "../contracts.js";

@@ -14,7 +14,7 @@ import type { CondensedPlan } from "./condensed-planner.js";
 import { type Attempt, summarizeWithEscalation } from "./escalation.js";
 import type { LeafPlan } from "./leaf-planner.js";
 import { renderMessageSources, renderSummarySources } from "./source-text.js";
-import { condensedDraft, leafDraft } from "./summary-draft.js";
+import { condensedSourceFacts, draftOf, leafSourceFacts } from "./summary-draft.js";
 
 /** The reads a pass needs from the conversation store. */
 export type PassReadStore = Pick<MessageStore, "getMessages"> & Pick<SummaryReadStore, "getSummariesByRowIds">;
@@ -62,27 +62,25 @@ export async function executePass(plan: LeafPlan | CondensedPlan, context: PassC
     ? undefined
     : (await deps.store.getSummariesByRowIds([plan.previousSummaryRowId]))[0]?.content;
 
-  const draftFor = (content: string, level: SummaryLevel, createdAt: number): SummaryDraft => {
-    const input = { content, level, createdAt, tokens: deps.tokens };
-    return sources.kind === "leaf" ? leafDraft(sources.messages, input) : condensedDraft(sources.summaries, input);
-  };
+  // What the row takes from the sources is found once; each attempt's text is measured against it.
+  const facts = sources.kind === "leaf" ? leafSourceFacts(sources.messages) : condensedSourceFacts(sources.summaries);
   const parentSummaryIds = sources.kind === "leaf" ? [] : sources.summaries.map((summary) => summary.summaryId);
-  const contextTokensOf = (draft: SummaryDraft) => summaryContextTokens({ ...draft, parentSummaryIds }, deps.tokens);
-  const shape = draftFor("", "normal", 0);
+  const contextTokensOf = (summary: Pick<SummaryDraft, "summaryId" | "content">) =>
+    summaryContextTokens({ ...facts, ...summary, parentSummaryIds }, deps.tokens);
 
   const escalation = await summarizeWithEscalation({
     request: {
       sourceText: sources.kind === "leaf"
         ? renderMessageSources(sources.messages, sourceCharsFor(context.sizes.leafChunkTokens))
         : renderSummarySources(sources.summaries),
-      depth: shape.depth,
+      depth: facts.depth,
       ...(previousContext ? { previousContext } : {}),
       ...(context.customInstructions ? { customInstructions: context.customInstructions } : {}),
     },
     targetTokens: sources.kind === "leaf" ? context.sizes.leafTargetTokens : context.sizes.condensedTargetTokens,
     fallbackTokens: context.sizes.fallbackTokens,
     sourceTokens: plan.sourceTokens,
-    measure: (text) => contextTokensOf({ ...shape, summaryId: PLACEHOLDER_SUMMARY_ID, content: text }),
+    measure: (text) => contextTokensOf({ summaryId: PLACEHOLDER_SUMMARY_ID, content: text }),
     summarizer: deps.summarizer,
     breaker: deps.breaker,
     tokens: deps.tokens,
@@ -92,7 +90,7 @@ export async function executePass(plan: LeafPlan | CondensedPlan, context: PassC
   });
   if (escalation.kind !== "summarized") return escalation;
 
-  const draft = draftFor(escalation.text, escalation.level, deps.clock.now());
+  const draft = draftOf(facts, { content: escalation.text, level: escalation.level, createdAt: deps.clock.now(), tokens: deps.tokens });
   const contextTokens = contextTokensOf(draft);
   if (contextTokens >= plan.sourceTokens) return { kind: "not-reducible", attempts: escalation.attempts };
   const range = { conversationId: context.conversationId, items: plan.items };

@@ -10,7 +10,8 @@ export const MAX_MESSAGE_SOURCE_CHARS = 60_000;
 
 export function renderMessageSources(messages: readonly MessageRecord[], maxMessageChars = MAX_MESSAGE_SOURCE_CHARS): string {
   const limit = Math.min(maxMessageChars, MAX_MESSAGE_SOURCE_CHARS);
-  return messages.map((message) => `[${formatMinute(message.createdAt)}] ${roleLabel(message)}:\n${bounded(message.content, limit)}`).join("\n\n");
+  const minuteOf = lastMinuteFormatter();
+  return messages.map((message) => `[${minuteOf(message.createdAt)}] ${roleLabel(message)}:\n${bounded(message.content, limit)}`).join("\n\n");
 }
 
 export function renderSummarySources(summaries: readonly SummaryRecord[]): string {
@@ -27,6 +28,20 @@ export function renderSummarySources(summaries: readonly SummaryRecord[]): strin
 export function formatMinute(millis: number): string {
   const iso = new Date(millis).toISOString();
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** formatMinute that remembers the last minute it formatted: most messages of a chunk share the minute of the one before. */
+function lastMinuteFormatter(): (millis: number) => string {
+  let lastMinute = Number.NaN;
+  let lastText = "";
+  return (millis) => {
+    const minute = Math.floor(millis / 60_000);
+    if (minute !== lastMinute) {
+      lastText = formatMinute(millis);
+      lastMinute = minute;
+    }
+    return lastText;
+  };
 }
 
 function roleLabel(message: MessageRecord): string {

@@ -25,3 +25,17 @@ describe("EventLoopPacer", () => {
     expect(turns).toBe(1);
   });
 });
+
+describe("EventLoopPacer with the default interval", () => {
+  it("takes a turn of the event loop before every pass, even when no time has passed", async () => {
+    const pacer = new EventLoopPacer(() => 0);
+    let turns = 0;
+    for (let pass = 0; pass < 3; pass++) {
+      setImmediate(() => {
+        turns++;
+      });
+      await pacer.yieldIfDue();
+    }
+    expect(turns).toBe(3);
+  });
+});
