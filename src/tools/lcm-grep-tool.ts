@@ -29,8 +29,10 @@ const SORTS: readonly SearchSort[] = ["recency", "relevance"];
 const DESCRIPTION = [
   "Search this conversation's stored history (raw messages and the summaries that replaced older turns) for a detail",
   "not in your context: words, identifiers, paths, commands, errors. Fast, no model call; use it first.",
-  'mode "regex" (default): case-insensitive JavaScript regex, newest first; escape ( [ . * + ? $ for literal text.',
-  'mode "full_text": words or a question, best match first; finds other word forms, identifier parts, id prefixes;',
+  'mode "regex" (default), for exact strings with punctuation and patterns: case-insensitive JavaScript regex over',
+  "the text as you saw it, newest first; escape ( [ . * + ? $ for literal text.",
+  'mode "full_text", for words as you remember them or a question: best match first; finds other word forms,',
+  "identifier parts, id prefixes, numbers with or without a space before the unit, CJK text;",
   '"quoted phrase", prefix*, OR.',
   "A match's coveringSummaryId is the summary now standing for it: pass it to lcm_describe or lcm_expand_query.",
   'scope "files" searches inside stored large files ([LCM File: file_…]); read around a match with',
