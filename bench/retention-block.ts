@@ -1,21 +1,24 @@
 /**
  * Measures retention on a 100k-message database (not a timed test): the longest event-loop block while an age-cap
- * run archives and prunes every covered message, and the space it gives back. `npx tsx bench/retention-block.ts`.
+ * run archives and prunes every covered message (wall-clock, and the main thread's CPU time in it: bench/loop-probe.ts),
+ * and the space it gives back. `npx tsx bench/retention-block.ts` (MESSAGES=… for another size).
  */
 import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import os from "node:os";
 import { resolveConfig } from "../src/config.js";
 import { openSharedDatabase } from "../src/db/connection-registry.js";
 import { encodeMessage } from "../src/messages/message-codec.js";
 import { GzipJsonlArchiveWriter } from "../src/retention/archive-writer.js";
 import { RetentionService } from "../src/services/retention-service.js";
+import { storageStatus } from "../src/services/storage-status.js";
 import { SqliteRetentionStore } from "../src/store/sqlite/sqlite-retention-store.js";
 import { SqliteSearchIndex } from "../src/store/sqlite/sqlite-search-index.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
 import { exportConversationRecords } from "../src/transfer/jsonl-export.js";
+import { round, startLoopProbe } from "./loop-probe.js";
 
 const CONVERSATIONS = 10;
 const PER_CONVERSATION = Number(process.env.MESSAGES ?? 100_000) / CONVERSATIONS;
@@ -66,10 +69,23 @@ for (let conversation = 0; conversation < CONVERSATIONS; conversation++) {
 // One conversation's session is gone: archived whole.
 db.run("UPDATE conversations SET ended_at = ? WHERE session_id = 's0'", old);
 await new SqliteSearchIndex(db).indexPending();
-db.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+await checkpointFully();
 const before = statSync(config.databasePath).size;
+// What the two indexes schema 10 added for retention take, before the run.
+const indexBytes = Object.fromEntries(db.all<{ name: string; bytes: number }>(
+  `SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name IN
+     ('summary_messages', 'summary_messages_message', 'context_items', 'context_items_message', 'messages') GROUP BY name`,
+).map((row) => [row.name, row.bytes]));
+const indexedRows = {
+  summaryMessages: db.get<{ n: number }>("SELECT count(*) AS n FROM summary_messages")!.n,
+  contextItemsWithMessage: db.get<{ n: number }>("SELECT count(*) AS n FROM context_items WHERE message_id IS NOT NULL")!.n,
+};
 
 const retentionStore = new SqliteRetentionStore(db);
+// What `/lcm status` adds for the database's size, growth and retention outlook (services/storage-status.ts).
+const statusStarted = performance.now();
+const outlook = await storageStatus(retentionStore, config, Date.UTC(2026, 6, 1));
+const storageStatusMs = round(performance.now() - statusStarted);
 const slowest: Record<string, number> = {};
 for (const name of Object.getOwnPropertyNames(SqliteRetentionStore.prototype)) {
   const method = (retentionStore as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!;
@@ -86,23 +102,25 @@ const service = new RetentionService({
   archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => Date.UTC(2026, 6, 1) },
   logger: console,
 });
-const histogram = monitorEventLoopDelay({ resolution: 1 });
-let longest = 0;
-let last = performance.now();
-const timer = setInterval(() => {
-  const now = performance.now();
-  longest = Math.max(longest, now - last);
-  last = now;
-}, 1);
-histogram.enable();
+const probe = startLoopProbe();
 const report = await service.run({ apply: true });
-histogram.disable();
-clearInterval(timer);
-db.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+const loop = probe.stop();
+await checkpointFully();
 const after = statSync(config.databasePath).size;
+const space = retentionStore.space();
 console.log(JSON.stringify({
   messages: CONVERSATIONS * PER_CONVERSATION, conversationsArchived: report.conversations.length, messagesPruned: report.messages.count,
-  archives: report.messages.archivePaths.length, durationMs: report.durationMs, longestBlockMs: Math.round(longest * 10) / 10,
-  loopDelayMaxMs: Math.round(histogram.max / 1e5) / 10, loopDelayP99Ms: Math.round(histogram.percentile(99) / 1e5) / 10,
-  slowestStoreCallMs: slowest, fileBytesBefore: before, fileBytesAfter: after, vacuumedBytes: report.vacuumedBytes,
+  archives: report.messages.archivePaths.length, durationMs: report.durationMs,
+  longestBlockMs: round(loop.longest.wallMs), longestBlockCpuMs: round(loop.longest.cpuMs), mostCpuInOneBlockMs: round(loop.longestCpu.cpuMs),
+  loopDelayMaxMs: round(loop.delayMaxMs), loopDelayP99Ms: round(loop.delayP99Ms), loadAverage: os.loadavg().map(round),
+  storageStatusMs, outlook: outlook.retention, indexBytes, indexedRows, slowestStoreCallMs: slowest, fileBytesBefore: before, fileBytesAfter: after, vacuumedBytes: report.vacuumedBytes,
+  pagesInUseAfter: space.pageCount - space.freePages,
 }, null, 1));
+
+/** Copies the write-ahead log into the file; the connection's checkpoint worker may be busy checkpointing: retried. */
+async function checkpointFully(): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (db.get<{ busy: number }>("PRAGMA wal_checkpoint(TRUNCATE)")?.busy === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

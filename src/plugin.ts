@@ -234,6 +234,7 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
       const { services, readOnly } = wiring.databaseAccess.forReading();
       return {
         conversations: services.store, sessions: services.retrievalStore, status: services.statusStore,
+        storage: new SqliteRetentionStore(services.store.db),
         integrity: integrityCheckerFor(services), ...(readOnly ? { notice: readOnly } : {}),
         endedSessions: sessionLifecycleFor(services, config, logger, sessionRecords),
       };
@@ -404,6 +405,7 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
     const { config, services, readOnly } = readable();
     return new StatusService({
       conversations: services.store, sessions: services.retrievalStore, status: services.statusStore, config, clock: systemClock, readOnlyNotice: readOnly,
+      storage: new SqliteRetentionStore(services.store.db),
     });
   }), { scope: "operator.read" });
   if (!live.current().config.metricsEnabled) return;

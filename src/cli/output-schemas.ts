@@ -22,6 +22,26 @@ const SpendUsageSchema = Type.Object({
   calls: Count, maxCalls: Count, windowMs: Count, capped: Type.Boolean(), freesAt: Nullable(Type.Number()), diverted: Count,
 });
 
+const RetentionPolicySchema = Type.Object({ maxDatabaseBytes: Nullable(Count), maxAgeMs: Nullable(Count), pruneEndedSessions: Type.Boolean() });
+const AutoVacuumSchema = Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]);
+const CoveredSchema = Type.Object({ messages: Count, tokens: Count });
+
+/** services/storage-status.ts StorageStatus: size, growth, and what retention would do (estimates). */
+const StorageStatusSchema = Type.Object({
+  usedBytes: Count, freeBytes: Count, autoVacuum: AutoVacuumSchema,
+  growth: Type.Object({ days: Count, messages: Count, bytes: Count }),
+  retention: Type.Union([
+    Type.Object({
+      enabled: Type.Literal(false), exampleAgeCap: Type.Object({ days: Count, messages: Count, tokens: Count }), covered: CoveredSchema,
+      endedConversations: Count,
+    }),
+    Type.Object({
+      enabled: Type.Literal(true), policy: RetentionPolicySchema, overCapBytes: Count, prunable: CoveredSchema, endedConversations: Count,
+      nextRun: Type.Object({ maxMessages: Count, maxConversations: Count, intervalMinutes: Count }), lastArchiveAt: Nullable(Type.Number()),
+    }),
+  ]),
+});
+
 export const StatusOutputSchema = Type.Object({
   databasePath: Type.String(),
   databasePathSource: Type.Union([Type.Literal("--db"), Type.Literal("LCM_DATABASE_PATH"), Type.Literal("openclaw-config"), Type.Literal("default")]),
@@ -44,6 +64,7 @@ export const StatusOutputSchema = Type.Object({
       spendGuard: SpendUsageSchema,
     })),
     totals: Type.Object({ conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count }),
+    storage: Nullable(StorageStatusSchema),
     summarizers: Type.Array(Type.Object({ key: Type.String(), state: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("half-open")]) })),
     spendGuard: Type.Object({ maxCallsPerWindow: Count, windowMinutes: Count, conversations: Count, capped: Count, maxCallsInWindow: Count }),
   }),
@@ -197,6 +218,11 @@ export const ImportLosslessClawOutputSchema = Type.Object({
   source: Type.Object({
     path: Type.String(), schemaLine: Type.Union([Type.Literal("0.x"), Type.Literal("1.x")]), versionRange: Type.String(), fingerprint: Type.String(),
   }),
+  /** As `import jsonl` and `import openclaw` say it: true unless --apply. */
+  dryRun: Type.Boolean(),
+  databasePath: Type.String(),
+  databaseCreated: Type.Boolean(),
+  /** The same as databasePath and the opposite of dryRun, kept for scripts written against the first version. */
   target: Type.String(),
   applied: Type.Boolean(),
   sourceCounts: PeerCountsSchema,
@@ -214,9 +240,9 @@ export const ImportLosslessClawOutputSchema = Type.Object({
 
 export const RetentionOutputSchema = Type.Object({
   enabled: Type.Boolean(), applied: Type.Boolean(),
-  policy: Nullable(Type.Object({ maxDatabaseBytes: Nullable(Count), maxAgeMs: Nullable(Count), pruneEndedSessions: Type.Boolean() })),
+  policy: Nullable(RetentionPolicySchema),
   usedBytesBefore: Count, usedBytesAfter: Count, overCapBytes: Count,
-  autoVacuum: Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]),
+  autoVacuum: AutoVacuumSchema,
   conversations: Type.Array(Type.Object({ conversationId: Count, agentId: Type.String(), sessionId: Type.String(), messages: Count, archivePath: Nullable(Type.String()) })),
   messages: Type.Object({ count: Count, bytes: Count, archivePaths: Type.Array(Type.String()) }),
   vacuumedBytes: Count, removedFiles: Count, stoppedEarly: Type.Boolean(), durationMs: Count,

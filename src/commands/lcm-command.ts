@@ -11,6 +11,8 @@ import type { CommandContext, CommandDefinition } from "../host/openclaw-types.j
 import type { ConversationRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { StatusStore } from "../store/status-store.js";
+import type { StorageStatusStore } from "../services/storage-status.js";
+import type { RetentionSettings } from "../retention/retention-policy.js";
 import type { ConversationStore } from "../store/store.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { StatusService } from "../services/status-service.js";
@@ -30,6 +32,8 @@ export interface LcmCommandServices {
   notice?: string;
   /** Marks conversations whose OpenClaw session is gone (`/lcm doctor all`); absent outside a gateway. */
   endedSessions?: Pick<SessionLifecycle, "markGoneSessions">;
+  /** Size, growth and retention estimates for `/lcm status` (absent: status says nothing about size). */
+  storage?: StorageStatusStore;
 }
 
 export interface LcmCommandDeps {
@@ -39,14 +43,15 @@ export interface LcmCommandDeps {
    */
   services: () => LcmCommandServices;
   config: Pick<LcmConfig, "databasePath" | "defaultTokenBudget">
-    & Partial<Pick<LcmConfig, "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes" | "contextThreshold">>;
+    & Partial<Pick<LcmConfig, "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes" | "contextThreshold">> & Partial<RetentionSettings>;
   clock: Clock;
   logger: Logger;
 }
 
 const USAGE = [
   "Usage: /lcm [status|compact|doctor]",
-  "  status   what is stored, what the model sees against its budget, summaries, last compaction (default)",
+  "  status   what is stored, what the model sees against its budget, summaries, last compaction; the database's size,",
+  "           growth and what retention would do (default)",
   "  compact  compact this conversation now (same as /compact; use /compact <instructions> to steer the summary)",
   "  doctor   check this conversation's stored history for problems; `doctor all` checks every conversation,",
   "           `doctor repair` also applies the safe repairs (recount, re-index, stored times)",
@@ -92,6 +97,7 @@ async function status(deps: LcmCommandDeps, context: CommandContext): Promise<st
   const services = deps.services();
   const statusService = new StatusService({
     conversations: services.conversations, sessions: services.sessions, status: services.status, clock: deps.clock,
+    ...(services.storage ? { storage: services.storage } : {}),
     config: {
       ...deps.config,
       maxSummaryCallsPerWindow: deps.config.maxSummaryCallsPerWindow ?? defaultOf("maxSummaryCallsPerWindow"),

@@ -3,9 +3,11 @@
  * what is stored for this conversation, what the model sees against its budget (the budget compaction works toward,
  * so /compact's answer gives the same numbers) and where automatic compaction starts, the summary DAG by depth
  * (fallback summaries called out), the last compaction, the last new session and how long ago the last message
- * arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance.
+ * arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance — and the database's
+ * size, growth and what retention would do (estimates, said as such; `lcm retention` gives the exact account).
  */
 import type { ConversationStatus, StatusSnapshot } from "../services/status-service.js";
+import type { RetentionOutlook, StorageStatus } from "../services/storage-status.js";
 import type { SummaryDepthStats } from "../store/status-store.js";
 
 /**
@@ -35,6 +37,7 @@ export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "datab
         ? ` · ${count(totals.awaitingTermDictionary)} messages waiting for the term dictionary (maintenance adds them)`
         : ""),
   );
+  if (snapshot.storage) lines.push(...storageLines(snapshot.storage, snapshot.now));
   const circuits = snapshot.summarizers.filter((circuit) => circuit.state !== "closed");
   if (circuits.length > 0) {
     lines.push(`Summarizer circuit: ${circuits.map((circuit) => `${circuit.key} ${circuit.state}`).join(", ")} (model calls are skipped; compaction falls back to truncation)`);
@@ -98,6 +101,66 @@ function sessionLine(conversation: ConversationStatus, now: number): string | nu
       "(lcm_grep reads it with allConversations)";
   }
   return null;
+}
+
+/** Two lines: size and growth; what retention would do (or, off, what a cap could archive). */
+function storageLines(storage: StorageStatus, now: number): string[] {
+  const free = storage.freeBytes === 0
+    ? ""
+    : storage.autoVacuum === "incremental"
+      ? ` (+ ${megabytes(storage.freeBytes)} free, reused or given back by retention's vacuum)`
+      : ` (+ ${megabytes(storage.freeBytes)} free, reused; the file shrinks only after \`lcm retention --apply --vacuum\`)`;
+  const { growth } = storage;
+  return [
+    `Size: ${megabytes(storage.usedBytes)} in use${free} · growth: ${count(growth.messages)} messages in the last ${growth.days} days ` +
+      `(≈ ${megabytes(growth.bytes)} at the mean size of a stored message)`,
+    `Retention: ${retentionLine(storage.retention, now)}`,
+  ];
+}
+
+function retentionLine(outlook: RetentionOutlook, now: number): string {
+  if (!outlook.enabled) {
+    const { exampleAgeCap: example, covered } = outlook;
+    return `off. A ${count(example.days)}-day age cap (retentionMaxAgeDays) would archive ~${count(example.messages)} covered messages ` +
+      `(${tokens(example.tokens)}); a size cap (retentionMaxDatabaseMb) at most the ${count(covered.messages)} that summaries cover ` +
+      `(${tokens(covered.tokens)}), oldest first` +
+      (outlook.endedConversations > 0 ? `; ${count(outlook.endedConversations)} conversations whose session is gone could go (retentionPruneEndedSessions)` : "") +
+      ". Estimates; `lcm retention` lists exactly.";
+  }
+  const { policy, nextRun, prunable } = outlook;
+  const caps = [
+    policy.maxDatabaseBytes !== null
+      ? `size cap ${megabytes(policy.maxDatabaseBytes)}${outlook.overCapBytes > 0 ? `, over by ${megabytes(outlook.overCapBytes)}` : ", under it"}`
+      : "",
+    policy.maxAgeMs !== null ? `age cap ${days(Math.round(policy.maxAgeMs / 86_400_000))}` : "",
+    policy.pruneEndedSessions ? "ended sessions archived" : "",
+  ].filter(Boolean).join(", ");
+  const work = [
+    prunable.messages > 0
+      ? `~${count(Math.min(prunable.messages, nextRun.maxMessages))} of ${count(prunable.messages)} covered messages (${tokens(prunable.tokens)})`
+      : "",
+    outlook.endedConversations > 0
+      ? `${count(Math.min(outlook.endedConversations, nextRun.maxConversations))} of ${count(outlook.endedConversations)} ended conversations`
+      : "",
+  ].filter(Boolean);
+  const nothing = outlook.overCapBytes > 0
+    ? "nothing left it may archive: the size cap cannot be met (summaries, the context and the raw tail stay)"
+    : "nothing to archive";
+  const last = outlook.lastArchiveAt === null ? "no archive yet" : `last archive ${ago(now - outlook.lastArchiveAt)}`;
+  return `on (${caps}) · next background run (every ${nextRun.intervalMinutes} min at most): ` +
+    (work.length > 0 ? `archives ${work.join(" and ")}` : nothing) + ` · ${last}. Estimates; \`lcm retention\` lists exactly.`;
+}
+
+function days(value: number): string {
+  return `${count(value)} day${value === 1 ? "" : "s"}`;
+}
+
+function megabytes(value: number): string {
+  return `${(value / 1_048_576).toFixed(1)} MB`;
+}
+
+function tokens(value: number): string {
+  return `${count(value)} tokens`;
 }
 
 function count(value: number): string {

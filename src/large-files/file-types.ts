@@ -67,6 +67,24 @@ export function storedExtension(fileName: string | null, mimeType: string | null
   return fromMime ?? "txt";
 }
 
+/**
+ * The explorer of a stored file whose content is not text (an image or other bytes lossless-claw kept): stored byte
+ * for byte and exported as it is, but never paged or searched as text.
+ */
+export const BINARY_EXPLORER = "binary";
+
+export function isBinaryFile(file: { explorer: string }): boolean {
+  return file.explorer === BINARY_EXPLORER;
+}
+
+/** The extension of a stored binary file: from the name, else the mime type's subtype (image/png → png), else `bin`. */
+export function storedBinaryExtension(fileName: string | null, mimeType: string | null): string {
+  const fromName = extensionOfName(fileName);
+  if (fromName) return fromName;
+  const subtype = mimeType ? baseMime(mimeType).split("/")[1]?.replace(/^x-/, "").replace(/[^a-z0-9]/g, "").slice(0, 10) : "";
+  return subtype || "bin";
+}
+
 /** The mime type shown in the reference: the given one, else one implied by the name or the content. */
 export function effectiveMimeType(fileName: string | null, mimeType: string | null, kind: ContentKind): string {
   if (mimeType) return mimeType;

@@ -11,6 +11,7 @@ import type { ConversationId, FileId, LargeFileRecord } from "../records.js";
 import { FILE_ID_PATTERN } from "../records.js";
 import type { LargeFileStore } from "../store/large-file-store.js";
 import { readByteRange, scanLines } from "./file-scan.js";
+import { isBinaryFile } from "./file-types.js";
 import { formatCount } from "./file-reference.js";
 import { type FileGrepQuery, type FileGrepResult, type LineMatcherFactory, compileGrepQuery, grepFile } from "./file-grep.js";
 
@@ -105,7 +106,7 @@ export class LargeFileReader {
   }
 
   async readLines(fileId: string, request: LinePageRequest = {}): Promise<LinePage> {
-    const file = await this.fileOf(fileId);
+    const file = textual(await this.fileOf(fileId));
     const startLine = integerIn(request.startLine ?? 1, 1, Number.MAX_SAFE_INTEGER, "startLine");
     const maxLines = integerIn(request.maxLines ?? 200, 1, 2_000, "maxLines");
     const maxChars = integerIn(request.maxChars ?? 16_000, 100, 100_000, "maxChars");
@@ -134,7 +135,7 @@ export class LargeFileReader {
   }
 
   async readBytes(fileId: string, request: BytePageRequest = {}): Promise<BytePage> {
-    const file = await this.fileOf(fileId);
+    const file = textual(await this.fileOf(fileId));
     const offset = integerIn(request.offset ?? 0, 0, Number.MAX_SAFE_INTEGER, "offset");
     const length = integerIn(request.length ?? 16_384, 1, 65_536, "length");
     const range = await this.readable(file, () => readByteRange(file.storagePath, offset, length));
@@ -147,7 +148,7 @@ export class LargeFileReader {
   /** Searches one stored file. Bounded by maxMatches and a deadline; says when it stopped early. */
   async grep(fileId: string, query: FileGrepQuery): Promise<FileGrepResult> {
     const compiled = compileGrepQuery(query);
-    const file = await this.fileOf(fileId);
+    const file = textual(await this.fileOf(fileId));
     return this.readable(file, () => grepFile(file, compiled, compiled.maxMatches, Date.now() + compiled.deadlineMs));
   }
 
@@ -171,6 +172,10 @@ export class LargeFileReader {
         if (budget <= 0 || Date.now() >= deadline) {
           result.truncated = budget <= 0 ? "max-matches" : "deadline";
           break;
+        }
+        if (isBinaryFile(file)) {
+          result.unavailable.push({ fileId: file.fileId, fileName: file.fileName, status: "unreadable", reason: binaryReason(file) });
+          continue;
         }
         const status = await contentStatus(file);
         if (status.status !== "available") {
@@ -227,6 +232,18 @@ export class LargeFileReader {
       );
     }
   }
+}
+
+/** The file, when its content is text; a binary file (an imported image, …) has no lines or text to page or search. */
+function textual(file: LargeFileRecord): LargeFileRecord {
+  if (!isBinaryFile(file)) return file;
+  throw new LcmError("unavailable", `${binaryReason(file)}. Its exploration summary describes it.`, { fileId: file.fileId, path: file.storagePath });
+}
+
+/** Why a binary file is not read as text, naming what and where it is. */
+export function binaryReason(file: LargeFileRecord): string {
+  return `${file.fileId} (${file.fileName ?? "unnamed"}) is binary content (${file.mimeType ?? "unknown type"}, ${formatCount(file.byteSize)} bytes) ` +
+    `kept byte for byte at ${file.storagePath}: it is not text, so it is not paged or searched`;
 }
 
 async function contentStatus(file: LargeFileRecord): Promise<ContentStatus> {

@@ -50,12 +50,13 @@ export class LargeFileStorage {
   }
 
   /**
-   * Writes `content` to its final path atomically and returns the path. Idempotent: when a file of the same
-   * size is already there (the same content: ids derive from its hash), nothing is written.
+   * Writes `content` (text as UTF-8, or bytes as they are) to its final path atomically and returns the path.
+   * Idempotent: when a file of the same size is already there (the same content: ids derive from its hash), nothing
+   * is written.
    */
-  async write(conversationId: ConversationId, fileId: FileId, extension: string, content: string): Promise<string> {
+  async write(conversationId: ConversationId, fileId: FileId, extension: string, content: string | Uint8Array): Promise<string> {
     const path = this.pathFor(conversationId, fileId, extension);
-    const byteSize = Buffer.byteLength(content, "utf8");
+    const byteSize = typeof content === "string" ? Buffer.byteLength(content, "utf8") : content.byteLength;
     if ((await sizeOf(path)) === byteSize) return path;
     const directory = this.directoryFor(conversationId);
     const tempPath = join(directory, `.${fileId}.${randomBytes(6).toString("hex")}.tmp`);
@@ -63,7 +64,7 @@ export class LargeFileStorage {
       await mkdir(directory, { recursive: true, mode: 0o700 });
       const handle = await open(tempPath, "wx", 0o600);
       try {
-        await handle.writeFile(content, "utf8");
+        await (typeof content === "string" ? handle.writeFile(content, "utf8") : handle.writeFile(content));
         await handle.sync();
       } finally {
         await handle.close();

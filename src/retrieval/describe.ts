@@ -4,6 +4,7 @@
  * conversation first (RetrievalEngine.locate), so this module never decides who may read what.
  */
 import { isLcmError, LcmError } from "../errors.js";
+import { isBinaryFile } from "../large-files/file-types.js";
 import type { FileId, LargeFileRecord, MessageId, SummaryId, SummaryRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { FileContentPage, FileContentReader, FileLinePage } from "./file-content.js";
@@ -121,8 +122,10 @@ export async function describeFile(file: LargeFileRecord, reader: FileContentRea
       const parameter = page.unit === "bytes" ? "offset" : "startLine";
       throw new LcmError("invalid_input", `Parameter "${parameter}": ${error.message}`, { parameter });
     }
+    // A binary file (an imported image) has no text to show: the reader says what and where it is.
+    if (isBinaryFile(file) && isLcmError(error, "unavailable")) contentNote = error.message;
     // An unreadable file still has useful metadata and its exploration summary; say why the content is absent.
-    contentNote = `The stored content could not be read (${error instanceof Error ? error.message : String(error)}).`;
+    else contentNote = `The stored content could not be read (${error instanceof Error ? error.message : String(error)}).`;
   }
   return {
     type: "file",

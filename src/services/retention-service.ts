@@ -4,13 +4,15 @@
  * planned. Three kinds of work, in this order: conversations whose host session is gone are archived whole and
  * deleted; raw messages that summaries cover and the context no longer shows are archived and emptied (summaries
  * stay, the row stays as a stub naming the archive); free pages go back to the file system with incremental vacuum.
- * Every step is bounded and the event loop runs between steps. `maintain` calls `runInBackground` (at most once per
- * RUN_INTERVAL_MS per database, a bounded amount of work); `lcm retention` calls `run` (dry run unless applying).
+ * Every read and every transaction stops once its time slice (runtime/time-slice.ts, 15 ms) has run out, and the event
+ * loop runs between slices, so a run never holds a gateway's turns for long, whatever a row costs. `maintain` calls
+ * `runInBackground` (at most once per RUN_INTERVAL_MS per database, a bounded amount of work, started on a later turn
+ * of the event loop than the hook's); `lcm retention` calls `run` (dry run unless applying).
  */
 import { rmdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Clock, Logger } from "../contracts.js";
+import { DEFAULT_SLICE_MS, nextLoopTurn, TimeSlicer } from "../runtime/time-slice.js";
 import type { ConversationRecord } from "../records.js";
 import type { ArchiveWriter } from "../retention/archive-writer.js";
 import { archiveFileName } from "../retention/archive-writer.js";
@@ -23,16 +25,16 @@ import type { ExportRecord } from "../transfer/export-format.js";
 
 /** `maintain` starts a run at most this often per database. */
 export const RUN_INTERVAL_MS = 10 * 60 * 1_000;
-/** Leaf summaries read per page when looking for prunable messages. */
+/** Leaf summaries read per page at most when looking for prunable messages (a page also ends with its time slice). */
 const SUMMARY_PAGE = 40;
-/** Messages emptied per transaction (each a few statements: about 5-15 ms for a full batch). */
-const PRUNE_TRANSACTION_MESSAGES = 100;
 /** Messages per archive file of a live conversation. */
 const ARCHIVE_MESSAGES = 2_000;
-/** Rows deleted per transaction when a conversation goes whole. */
-const DELETE_STEP_ROWS = 200;
-/** Pages given back per incremental vacuum step (8 KiB pages: 1 MiB). */
-const VACUUM_STEP_PAGES = 128;
+/**
+ * Pages the first incremental vacuum step gives back; later steps are sized from the time the last one took, so that
+ * one takes about a time slice (SQLite cannot stop a vacuum step half-way).
+ */
+const FIRST_VACUUM_STEP_PAGES = 16;
+const MAX_VACUUM_STEP_PAGES = 4_096;
 
 export interface RetentionBudget {
   maxMessages: number;
@@ -80,6 +82,8 @@ export interface RetentionServiceDeps {
   config: RetentionSettings & { databasePath: string };
   clock: Clock;
   logger: Logger;
+  /** How long each read or transaction may run before the event loop gets a turn (default DEFAULT_SLICE_MS; 0: one row each). */
+  sliceMs?: number;
 }
 
 /** Per database: when `maintain` last started a run, and whether one is running (engines are rebuilt every turn). */
@@ -106,7 +110,8 @@ export class RetentionService {
     if (schedule.running || now - schedule.lastStartedAt < RUN_INTERVAL_MS) return null;
     schedule.running = true;
     schedule.lastStartedAt = now;
-    return this.run({ apply: true, budget }).then((report) => {
+    // Nothing of the run happens inside the caller's hook: it starts on a later turn of the event loop.
+    return nextLoopTurn().then(() => this.run({ apply: true, budget })).then((report) => {
       if (report.conversations.length > 0 || report.messages.count > 0 || report.vacuumedBytes > 0) {
         this.deps.logger.info(`retention: ${describeReport(report)}`);
       }
@@ -133,14 +138,17 @@ export class RetentionService {
     };
     if (!policy) return report;
     const outOfTime = () => performance.now() - started > budget.maxMs;
+    const slicer = new TimeSlicer(this.deps.sliceMs ?? DEFAULT_SLICE_MS);
     if (options.apply) {
       for (const archive of await store.unfinishedDeletions()) {
-        if (!(await this.deleteConversation(archive.archiveId, outOfTime, report))) break;
+        if (!(await this.deleteConversation(archive.archiveId, slicer, outOfTime, report))) break;
       }
     }
-    await this.archiveEndedConversations(policy, options.apply, budget, outOfTime, report);
-    await this.pruneCoveredMessages(policy, options.apply, budget, outOfTime, report);
-    if (options.apply) await this.vacuum(budget, outOfTime, report);
+    await slicer.checkpoint();
+    await this.archiveEndedConversations(policy, options.apply, budget, slicer, outOfTime, report);
+    await slicer.checkpoint();
+    await this.pruneCoveredMessages(policy, options.apply, budget, slicer, outOfTime, report);
+    if (options.apply) await this.vacuum(budget, slicer, outOfTime, report);
     report.usedBytesAfter = options.apply ? usedBytes(store.space()) : Math.max(0, report.usedBytesBefore - report.messages.bytes);
     report.stoppedEarly ||= outOfTime();
     report.durationMs = Math.round(performance.now() - started);
@@ -148,7 +156,7 @@ export class RetentionService {
   }
 
   private async archiveEndedConversations(
-    policy: RetentionPolicy, apply: boolean, budget: RetentionBudget, outOfTime: () => boolean, report: RetentionReport,
+    policy: RetentionPolicy, apply: boolean, budget: RetentionBudget, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport,
   ): Promise<void> {
     const { store, clock } = this.deps;
     const overCap = bytesOverCap(policy, store.space()) > 0;
@@ -164,7 +172,7 @@ export class RetentionService {
       report.conversations.push(entry);
       if (!apply) continue;
       const now = clock.now();
-      const earlier = (await store.archives(10_000)).filter((archive) => archive.conversationId === candidate.conversationId).map((archive) => archive.path);
+      const earlier = await store.archivePathsOf(candidate.conversationId);
       const written = await this.deps.archives.write(archiveFileName("conversation", candidate.conversationId, now), this.withHeader(
         { kind: "conversation", conversationId: candidate.conversationId, agentId: candidate.agentId, sessionId: candidate.sessionId,
           sessionKey: candidate.sessionKey, createdAt: now, reason: overCap ? "size" : "ended-session", earlierArchives: earlier },
@@ -181,15 +189,16 @@ export class RetentionService {
         continue;
       }
       entry.archivePath = written.path;
-      if (!(await this.deleteConversation(archiveId, outOfTime, report))) return;
+      await slicer.checkpoint();
+      if (!(await this.deleteConversation(archiveId, slicer, outOfTime, report))) return;
     }
   }
 
-  /** Deletes a conversation's rows in bounded steps; false when the time budget stopped it (the next run resumes). */
-  private async deleteConversation(archiveId: number, outOfTime: () => boolean, report: RetentionReport): Promise<boolean> {
+  /** Deletes a conversation's rows a time slice at a time; false when the run's budget stopped it (the next run resumes). */
+  private async deleteConversation(archiveId: number, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport): Promise<boolean> {
     const directories = new Set<string>();
     for (;;) {
-      const step = await this.deps.store.deleteConversationStep(archiveId, DELETE_STEP_ROWS);
+      const step = await this.deps.store.deleteConversationStep(archiveId, slicer);
       for (const path of step.removedFilePaths) {
         // The archive holds the file's bytes (base64); its row is gone, so nothing references the file any more.
         await rm(path, { force: true });
@@ -197,7 +206,7 @@ export class RetentionService {
         report.removedFiles++;
       }
       if (step.finished) break;
-      await yieldToEventLoop();
+      await slicer.yield();
       if (outOfTime()) {
         report.stoppedEarly = true;
         return false;
@@ -211,7 +220,7 @@ export class RetentionService {
   }
 
   private async pruneCoveredMessages(
-    policy: RetentionPolicy, apply: boolean, budget: RetentionBudget, outOfTime: () => boolean, report: RetentionReport,
+    policy: RetentionPolicy, apply: boolean, budget: RetentionBudget, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport,
   ): Promise<void> {
     const { store, clock } = this.deps;
     let overBy = bytesOverCap(policy, store.space());
@@ -224,7 +233,7 @@ export class RetentionService {
         report.stoppedEarly = true;
         break;
       }
-      const page = await store.prunableMessages(cutoff, after, SUMMARY_PAGE);
+      const page = await store.prunableMessages(cutoff, after, SUMMARY_PAGE, slicer);
       for (const message of page.messages) {
         if (report.messages.count >= budget.maxMessages) break;
         report.messages.count++;
@@ -238,7 +247,7 @@ export class RetentionService {
         list.push(message);
         pending.set(message.conversationId, list);
         if (list.length >= ARCHIVE_MESSAGES) {
-          await this.archiveMessages(message.conversationId, list, cutoff, overBy > 0 ? "size" : "age", report);
+          await this.archiveMessages(message.conversationId, list, cutoff, overBy > 0 ? "size" : "age", slicer, report);
           pending.delete(message.conversationId);
           overBy = bytesOverCap(policy, store.space());
         }
@@ -247,15 +256,15 @@ export class RetentionService {
       after = page.nextSummaryRowId;
       // A dry run over the cap stops once it has found enough; a run that applies re-measures after each archive.
       if (!apply && policy.maxAgeMs === null && overBy <= 0) break;
-      await yieldToEventLoop();
+      await slicer.yield();
     }
     for (const [conversationId, list] of pending) {
-      await this.archiveMessages(conversationId, list, clock.now(), overBy > 0 ? "size" : "age", report);
+      await this.archiveMessages(conversationId, list, clock.now(), overBy > 0 ? "size" : "age", slicer, report);
     }
   }
 
   private async archiveMessages(
-    conversationId: number, messages: PrunableMessage[], createdBefore: number, reason: "age" | "size", report: RetentionReport,
+    conversationId: number, messages: PrunableMessage[], createdBefore: number, reason: "age" | "size", slicer: TimeSlicer, report: RetentionReport,
   ): Promise<void> {
     const conversation = await this.deps.conversations.getConversation(conversationId);
     if (!conversation) return;
@@ -265,29 +274,39 @@ export class RetentionService {
       archiveFileName("messages", conversationId, now), this.withHeader(headerOf(conversation, now, reason), messageRecords(messages)),
     );
     report.messages.archivePaths.push(written.path);
+    const archive = {
+      kind: "messages" as const, path: written.path, createdAt: now, conversationId, reason, messageCount: 0,
+      seqStart: Math.min(...seqs), seqEnd: Math.max(...seqs), byteSize: written.bytes,
+    };
+    const ids = messages.map((message) => message.messageId);
     let pruned = 0;
-    for (let index = 0; index < messages.length; index += PRUNE_TRANSACTION_MESSAGES) {
-      const chunk = messages.slice(index, index + PRUNE_TRANSACTION_MESSAGES);
-      pruned += await this.deps.store.pruneMessages({
-        kind: "messages", path: written.path, createdAt: now, conversationId, reason, messageCount: chunk.length,
-        seqStart: Math.min(...seqs), seqEnd: Math.max(...seqs), byteSize: written.bytes,
-      }, chunk.map((message) => message.messageId), createdBefore);
-      await yieldToEventLoop();
+    // One transaction per time slice; each records the archive with the messages it emptied.
+    for (let index = 0; index < ids.length;) {
+      await slicer.checkpoint();
+      const step = await this.deps.store.pruneMessages(archive, ids.slice(index), createdBefore, slicer);
+      index += step.handled;
+      pruned += step.pruned;
+      await slicer.yield();
     }
     // A message shown again between reading and pruning stays (its copy in the archive is harmless).
     report.messages.count -= messages.length - pruned;
   }
 
-  private async vacuum(budget: RetentionBudget, outOfTime: () => boolean, report: RetentionReport): Promise<void> {
+  /** Gives free pages back in steps sized to take about one time slice each (from what the last step took). */
+  private async vacuum(budget: RetentionBudget, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport): Promise<void> {
     const { store } = this.deps;
     const space = store.space();
     if (space.autoVacuum !== "incremental") return;
     let pages = 0;
+    let stepPages = FIRST_VACUUM_STEP_PAGES;
     while (pages < budget.maxVacuumPages && store.space().freePages > 0 && !outOfTime()) {
-      const freed = await store.incrementalVacuum(Math.min(VACUUM_STEP_PAGES, budget.maxVacuumPages - pages));
+      await slicer.yield();
+      const started = performance.now();
+      const freed = await store.incrementalVacuum(Math.min(stepPages, budget.maxVacuumPages - pages));
       if (freed <= 0) break;
       pages += freed;
-      await yieldToEventLoop();
+      const msPerPage = Math.max(performance.now() - started, 0.05) / freed;
+      stepPages = Math.max(1, Math.min(MAX_VACUUM_STEP_PAGES, Math.floor(slicer.sliceMs / msPerPage)));
     }
     report.vacuumedBytes = pages * space.pageSize;
   }

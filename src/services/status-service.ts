@@ -1,8 +1,8 @@
 /**
  * What `/lcm status`, the `lcm.status` gateway RPC and `lcm status` show, as data: for one conversation, what is
  * stored, what the model sees against its budget, the summary DAG by depth, the last compaction and how long ago
- * the last message was stored; for the database, its totals and index backlog; for the process, the summarizers'
- * circuit breakers and the spend guard. The chat command and the CLI render it (commands/lcm-status.ts); the RPC
+ * the last message was stored; for the database, its totals, index backlog, size, growth and what retention would do
+ * (storage-status.ts); for the process, the summarizers' circuit breakers and the spend guard. The chat command and the CLI render it (commands/lcm-status.ts); the RPC
  * returns it as it is.
  */
 import { type CircuitState, sharedCircuitStates } from "../compaction/circuit-breaker.js";
@@ -11,8 +11,10 @@ import type { LcmConfig } from "../config.js";
 import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
 import type { CompactionOutcome, ConversationRecord, SessionResetRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { RetentionSettings } from "../retention/retention-policy.js";
 import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../store/status-store.js";
 import type { ConversationStore } from "../store/store.js";
+import { type StorageStatus, type StorageStatusStore, storageStatus } from "./storage-status.js";
 import { type SpendGuard, type SpendOverview, type SpendUsage, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
 
 /** Which conversation: by id (CLI, RPC), or by the session a chat command or RPC caller names. */
@@ -61,6 +63,8 @@ export interface StatusSnapshot {
   /** Null when no conversation was asked for, or none is stored for the session. */
   conversation: ConversationStatus | null;
   totals: DatabaseTotals;
+  /** Size, growth and what retention would do; null when the caller gave no storage store. */
+  storage: StorageStatus | null;
   /** The circuit breakers of this process's summarizers (empty until a compaction ran in it). */
   summarizers: { key: string; state: CircuitState }[];
   spendGuard: { maxCallsPerWindow: number; windowMinutes: number } & SpendOverview;
@@ -71,7 +75,9 @@ export interface StatusServiceDeps {
   sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
   status: StatusStore;
   config: Pick<LcmConfig, "databasePath" | "defaultTokenBudget" | "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes">
-    & Partial<Pick<LcmConfig, "contextThreshold">>;
+    & Partial<Pick<LcmConfig, "contextThreshold">> & Partial<RetentionSettings>;
+  /** Page counts, growth and retention estimates (absent: the snapshot has no storage part). */
+  storage?: StorageStatusStore;
   clock: Clock;
   /** Default: the process's guard. */
   spendGuard?: SpendGuard;
@@ -109,6 +115,7 @@ export class StatusService {
       readOnlyNotice: this.deps.readOnlyNotice ?? null,
       conversation: conversation ? await this.conversationStatus(conversation, now) : null,
       totals: await this.deps.status.databaseTotals(),
+      storage: this.deps.storage ? await storageStatus(this.deps.storage, this.deps.config, now) : null,
       summarizers: sharedCircuitStates(),
       spendGuard: {
         maxCallsPerWindow: limits.maxCalls,

@@ -5,6 +5,7 @@
  * conversation whose session came back), so a run can interleave with turns of any session.
  */
 import type { ConversationId, MessageId } from "../records.js";
+import type { SliceDeadline } from "../runtime/time-slice.js";
 
 /** How big the file is and whether it can give pages back (auto_vacuum=INCREMENTAL). */
 export interface DatabaseSpace {
@@ -83,33 +84,47 @@ export interface RetentionStore {
   /** Ended conversations idle since before `idleBefore` (ms), least recently active first. */
   endedConversations(idleBefore: number, limit: number): Promise<EndedConversation[]>;
   /**
-   * Covered raw messages created before `createdBefore`, from leaf summaries with row id above `afterSummaryRowId`
-   * (oldest summaries first), at most `limit` summaries read; `nextSummaryRowId` is null once the last was read.
+   * Covered raw messages created before `createdBefore` that no context shows, from leaf summaries with row id above
+   * `afterSummaryRowId` (oldest summaries first), at most `limit` summaries read; fewer once `deadline` has expired
+   * (at least one). `nextSummaryRowId` is where the next call goes on; null once the last summary was read.
    */
-  prunableMessages(createdBefore: number, afterSummaryRowId: number, limit: number): Promise<{ messages: PrunableMessage[]; nextSummaryRowId: number | null }>;
+  prunableMessages(
+    createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline,
+  ): Promise<{ messages: PrunableMessage[]; nextSummaryRowId: number | null }>;
   /**
-   * Records the archive and empties the messages it holds (text, parts and index words; the row stays as a stub),
-   * in one transaction that skips any message no longer prunable. Returns how many were pruned.
+   * Empties `messageIds` in order (text, parts and index words; the row stays as a stub), recording the archive that
+   * holds them, in one transaction that skips any message no longer prunable and ends once `deadline` has expired
+   * (after at least one message). `handled`: how many of `messageIds` it went through (the caller passes the rest
+   * again); `pruned`: how many of those it emptied.
    */
-  pruneMessages(archive: NewArchive, messageIds: MessageId[], createdBefore: number): Promise<number>;
+  pruneMessages(archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline): Promise<{ handled: number; pruned: number }>;
   /**
    * Records the archive of a whole conversation and takes the conversation out of use (archived, reason
-   * `lcm-retention:deleting`), if it is still ended and unchanged since `updatedAt`. False when it changed.
+   * `lcm-retention:deleting`), if it is still ended and unchanged since `updatedAt`. Null when it changed.
    */
   beginConversationDeletion(archive: NewArchive, updatedAt: number): Promise<number | null>;
-  /** Removes the next rows of a conversation being deleted (newest first, bounded); `finished` once all are gone. */
-  deleteConversationStep(archiveId: number, maxRows: number): Promise<DeletionStep>;
+  /**
+   * Removes the next rows of a conversation being deleted (newest first) in one transaction that ends once `deadline`
+   * has expired; `finished` once all are gone.
+   */
+  deleteConversationStep(archiveId: number, deadline: SliceDeadline): Promise<DeletionStep>;
   /** Archives whose conversation is still being deleted (an interrupted run resumes them). */
   unfinishedDeletions(): Promise<ArchiveRecord[]>;
   /** File ids with a row: what the files directory may keep. */
   storedFileIds(): Promise<Set<string>>;
-  /** Bytes of content and meta held by covered messages created before `createdBefore`, estimated from summaries. */
-  estimatePrunable(createdBefore: number): Promise<{ messages: number; bytes: number }>;
+  /**
+   * Covered messages not archived yet whose leaf summary ends before `createdBefore`, and the tokens of their text:
+   * estimated from the summaries' counts (messages the context still shows are counted too), without reading them.
+   */
+  estimatePrunable(createdBefore: number): Promise<{ messages: number; tokens: number }>;
   /** Messages created since `since` (estimated by the id order) and the mean bytes a stored message takes. */
   growth(since: number): Promise<{ messages: number; bytesPerMessage: number }>;
   /** Gives up to `pages` free pages back to the file system (auto_vacuum=INCREMENTAL); returns pages freed. */
   incrementalVacuum(pages: number): Promise<number>;
-  archives(limit: number): Promise<ArchiveRecord[]>;
+  /** Archive files already written for a conversation, oldest first (a whole-conversation archive names them). */
+  archivePathsOf(conversationId: ConversationId): Promise<string[]>;
+  /** When retention last wrote an archive (ms), or null when it never did. */
+  lastArchiveAt(): Promise<number | null>;
 }
 
 export interface NewArchive {

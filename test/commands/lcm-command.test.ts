@@ -42,6 +42,33 @@ describe("/lcm", () => {
     expect(text).toMatch(/Database: 1 conversations · 40 messages/);
   });
 
+  it("shows the database's size and growth, and with retention off, what a cap could archive", async () => {
+    const text = await run("status");
+    expect(text).toMatch(/\nSize: [\d.]+ MB in use.* · growth: [\d,]+ messages in the last 7 days \(≈ [\d.]+ MB at the mean size of a stored message\)\n/);
+    expect(text).toMatch(/\nRetention: off\. A 30-day age cap \(retentionMaxAgeDays\) would archive ~[\d,]+ covered messages \([\d,]+ tokens\)/);
+    // Two leaf summaries cover messages 1-20: all a size cap could ever archive here.
+    expect(text).toMatch(/; a size cap \(retentionMaxDatabaseMb\) at most the 20 that summaries cover \([\d,]+ tokens\), oldest first\. Estimates;/);
+  });
+
+  it("with retention on, says what the next background run would archive", async () => {
+    const retained = createRecallEnv({ config: { retentionMaxAgeDays: 1, retentionPruneEndedSessions: true } });
+    await retained.commit(MAIN, exchanges(20)); // stamped from 2026-11-01: older than a day
+    const conversation = retained.conversationId(MAIN);
+    insertLeafSummary(retained.db, conversation, 1, 10, "first");
+    insertLeafSummary(retained.db, conversation, 11, 30, "second");
+    const status = async () => (await retained.api.command("lcm").handler(context("status"))).text;
+    expect(await status()).toMatch(
+      /\nRetention: on \(age cap 1 day, ended sessions archived\) · next background run \(every 10 min at most\): archives ~30 of 30 covered messages \([\d,]+ tokens\) · no archive yet\./,
+    );
+    // Once a run archived them, nothing is left to do, and status says when it last archived.
+    retained.db.run(
+      `INSERT INTO retention_archives (kind, path, created_at, conversation_id, agent_id, session_id, reason, message_count, byte_size, state)
+       VALUES ('messages', '/archive.jsonl.gz', ?, ?, 'main', ?, 'age', 30, 1, 'done')`,
+      Date.now() - 3 * 60_000, conversation, MAIN.sessionId,
+    );
+    expect(await status()).toMatch(/next background run \(every 10 min at most\): nothing to archive · last archive 3 min ago\./);
+  });
+
   it("shows status when called without arguments", async () => {
     expect(await run("")).toMatch(/^LCM status/);
   });

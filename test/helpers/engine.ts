@@ -7,7 +7,7 @@ import { type ScaledSettings, scaledSettings } from "../../src/compaction/compac
 import { type LcmConfig, resolveConfig } from "../../src/config.js";
 import type { Clock, Logger, TokenEstimator } from "../../src/contracts.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
-import { LcmContextEngine } from "../../src/engine/lcm-context-engine.js";
+import { type EngineDeps, LcmContextEngine } from "../../src/engine/lcm-context-engine.js";
 import type { TranscriptSource } from "../../src/engine/transcript-source.js";
 import type { HostLlm } from "../../src/host/openclaw-types.js";
 import { SqliteCompactionStore } from "../../src/store/sqlite/sqlite-compaction-store.js";
@@ -47,9 +47,10 @@ export function createTestEngine(options: TestEngineOptions = {}) {
   const transcriptSource = options.transcriptSource;
   const compactionStore = new SqliteCompactionStore(store.db);
   const summarizers = createSummarizerSelector({ config, tokens, pluginLlm: options.pluginLlm, env: {} });
-  const newEngine = () =>
+  /** `extra`: dependencies the plugin wires and tests need only sometimes (retention, the search index, …). */
+  const newEngine = (extra: Partial<EngineDeps> = {}) =>
     new LcmContextEngine({
-      config, store, compactionStore, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}),
+      config, store, compactionStore, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}), ...extra,
     });
   return { config, store, compactionStore, tokens, clock, logger, newEngine, db: store.db };
 }

@@ -3,6 +3,7 @@
  * one, the rest of the messages fresh in context), with a tool call and its result, a thinking block and a stored
  * file; on the 1.x line also an archived conversation and rows in the peer's own bookkeeping tables.
  */
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -12,6 +13,10 @@ export const SESSION_ID = "7f1c1e7e-peer-session";
 export const SESSION_KEY = "agent:ops:telegram:direct:42";
 export const FILE_ID = "file_0123456789abcdef";
 export const FILE_CONTENT = "line one of the notes\nline two: the deploy key is rotated monthly\n";
+/** With `files`: a PNG image the peer kept as bytes, and a file whose content is gone from disk. */
+export const IMAGE_FILE_ID = "file_1111111111111111";
+export const IMAGE_BYTES = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
+export const MISSING_FILE_ID = "file_2222222222222222";
 export const LEAF_IDS = ["sum_aaaaaaaaaaaaaaaa", "sum_bbbbbbbbbbbbbbbb"] as const;
 export const CONDENSED_ID = "sum_cccccccccccccccc";
 
@@ -29,7 +34,7 @@ export interface PeerScenario {
   sessionKey: string | undefined;
 }
 
-export function buildPeerScenario(line: PeerLine, options: { extraMessages?: number } = {}): PeerScenario {
+export function buildPeerScenario(line: PeerLine, options: { extraMessages?: number; files?: boolean } = {}): PeerScenario {
   const path = join(tempDir("peer-"), "lcm.db");
   const peer = new PeerWriter(path, line);
   peer.db.exec("BEGIN"); // one transaction: a few ms per hundred messages instead of a sync per row
@@ -60,6 +65,10 @@ export function buildPeerScenario(line: PeerLine, options: { extraMessages?: num
     add({ role: "assistant", content: [{ type: "text", text: `fresh answer ${turn} detail${turn}` }], provider: "anthropic", api: "anthropic-messages", model: "claude", timestamp: time() });
   }
   peer.largeFile(conversation, FILE_ID, FILE_CONTENT, "notes.txt", "text/plain");
+  if (options.files) {
+    peer.largeFile(conversation, IMAGE_FILE_ID, IMAGE_BYTES, "screenshot.png", "image/png");
+    rmSync(peer.largeFile(conversation, MISSING_FILE_ID, "a report the user deleted since", "report.md", "text/markdown"));
+  }
   peer.summary(conversation, LEAF_IDS[0], "leaf", "Turns 1-3: the user asked about marker1..marker3.", ids.slice(0, 6));
   peer.summary(conversation, LEAF_IDS[1], "leaf", `Turn 4 and the notes (${FILE_ID}): the deploy key rotates monthly.`, ids.slice(6, 12), [FILE_ID]);
   peer.summary(conversation, CONDENSED_ID, "condensed", "Earlier: markers 1-4 and the notes about the deploy key.", [...LEAF_IDS]);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { contentHashOf, extractFileIds, fileIdFor, formatFileReference } from "../../src/large-files/file-reference.js";
-import { effectiveMimeType, storedExtension } from "../../src/large-files/file-types.js";
+import { effectiveMimeType, storedBinaryExtension, storedExtension } from "../../src/large-files/file-types.js";
 import { LargeFileStorage } from "../../src/large-files/large-file-storage.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -46,6 +46,13 @@ describe("file ids and the reference format", () => {
     expect(storedExtension("paper.pdf", "application/pdf")).toBe("txt"); // extracted text, not a PDF
     expect(effectiveMimeType("main.py", null, { kind: "code", language: "python" })).toBe("text/x-python");
   });
+
+  it("names a binary file by its name's extension, else its mime subtype, else bin", () => {
+    expect(storedBinaryExtension("screenshot.PNG", "image/png")).toBe("png");
+    expect(storedBinaryExtension(null, "image/svg+xml")).toBe("svgxml");
+    expect(storedBinaryExtension(null, "application/x-tar")).toBe("tar");
+    expect(storedBinaryExtension("../../evil", null)).toBe("bin");
+  });
 });
 
 describe("LargeFileStorage", () => {
@@ -59,6 +66,14 @@ describe("LargeFileStorage", () => {
     expect(statSync(join(root, "3")).mode & 0o777).toBe(0o700);
     expect(statSync(root).mode & 0o777).toBe(0o700);
     expect(readdirSync(join(root, "3"))).toEqual([`${ID}.json`]);
+  });
+
+  it("writes bytes as they are (a binary file)", async () => {
+    const storage = new LargeFileStorage(tempDir());
+    const bytes = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe]);
+    const path = await storage.write(2, ID, "png", bytes);
+    expect(readFileSync(path).equals(Buffer.from(bytes))).toBe(true);
+    expect(await storage.isIntact(path, bytes.length)).toBe(true);
   });
 
   it("does not write again when the same content is already in place", async () => {

@@ -32,9 +32,11 @@ export function retentionSetup(config: Partial<Record<keyof LcmConfig, unknown>>
   const clock = new FixedClock();
   const logger = new RecordingLogger();
   const store = new SqliteRetentionStore(setup.db);
-  const serviceWith = (overrides: Partial<LcmConfig> = {}) => new RetentionService({
+  /** `sliceMs` 0: every read and transaction stops after its first row (the cuts become countable). */
+  const serviceWith = (overrides: Partial<LcmConfig> = {}, options: { sliceMs?: number } = {}) => new RetentionService({
     store, conversations: setup.store, exportConversation: (id) => exportConversationRecords(setup.db, id),
     archives: new GzipJsonlArchiveWriter(setup.config.retentionArchiveDirectory), config: { ...setup.config, ...overrides }, clock, logger,
+    ...options,
   });
   const service = serviceWith();
   const checker = new IntegrityChecker({ store: new SqliteIntegrityStore(setup.db), clock, fileExists: async (path) => existsSync(path) });
@@ -57,6 +59,36 @@ export function summarize(setup: ReturnType<typeof retentionSetup>, conversation
     ids.push(insertLeafSummary(setup.db, conversationId, start, Math.min(to, start + size - 1), `summary of ${start}-${Math.min(to, start + size - 1)}`));
   }
   return ids;
+}
+
+/**
+ * Copies the write-ahead log into the file and truncates it, so the file's size is what its pages take. The
+ * connection's checkpoint worker may be checkpointing at that moment (SQLite answers busy): then it tries again.
+ */
+export async function checkpointFully(db: ReturnType<typeof retentionSetup>["db"]): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (db.get<{ busy: number }>("PRAGMA wal_checkpoint(TRUNCATE)")?.busy === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("The write-ahead log could not be checkpointed in 1 s.");
+}
+
+/** Counts turns of the event loop (setImmediate callbacks) until `stop` is called. */
+export function countEventLoopTurns(): { stop: () => number } {
+  let turns = 0;
+  let running = true;
+  const tick = () => {
+    if (!running) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    stop: () => {
+      running = false;
+      return turns;
+    },
+  };
 }
 
 /** Every record of a gzip JSONL archive. */

@@ -23,7 +23,18 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { count } from "../format.js";
 import { withCommonOptions } from "./import-command.js";
 
-export type ImportLosslessClawOutput = ImportReport & { target: string; indexed: { messages: number; pending: number } | null };
+/**
+ * The report, with what the other import commands also say: `dryRun` (true unless --apply), the target database
+ * and whether this run created it. `applied` (the opposite of dryRun) and `target` (= databasePath) are kept for
+ * scripts written against the first version.
+ */
+export type ImportLosslessClawOutput = ImportReport & {
+  dryRun: boolean;
+  databasePath: string;
+  databaseCreated: boolean;
+  target: string;
+  indexed: { messages: number; pending: number } | null;
+};
 
 interface Options {
   apply: boolean;
@@ -52,6 +63,7 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
   const opened: Database[] = [];
   const progress = runtime.progress(options.apply ? "Importing" : "Reading");
   try {
+    const created = options.apply && isMissing(targetPath);
     const target = openTarget(runtime, targetPath, options.apply, opened);
     const scratch = options.apply ? null : own(openDatabase(":memory:"), opened);
     const report = await importLosslessClaw({
@@ -77,7 +89,7 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
       indexProgress.stop();
       indexed = { messages: result.indexed, pending: result.pending };
     }
-    const data: ImportLosslessClawOutput = { ...report, target: targetPath, indexed };
+    const data: ImportLosslessClawOutput = { ...report, dryRun: !report.applied, databasePath: targetPath, databaseCreated: created, target: targetPath, indexed };
     return { data, text: describe(data) };
   } finally {
     progress.stop();
@@ -91,6 +103,11 @@ function openTarget(runtime: CliRuntime, path: string, apply: boolean, opened: D
   if (state.kind === "missing" || state.kind === "new") return apply ? own(openDatabase(path), opened) : null;
   if (state.kind === "ours" && !apply && state.schemaVersion < importSchemaVersion()) return null;
   return runtime.open(apply ? "write" : "read").database;
+}
+
+function isMissing(path: string): boolean {
+  const state = inspectDatabaseFile(path);
+  return state.kind === "missing" || state.kind === "new";
 }
 
 function importSchemaVersion(): number {
@@ -115,7 +132,7 @@ function exitCodeOf(error: PeerImportError) {
 
 function describe(data: ImportLosslessClawOutput): string {
   const { sourceCounts: source, written, conversations } = data;
-  const verb = data.applied ? "Imported" : "Would import";
+  const verb = data.dryRun ? "Would import" : "Imported";
   const lines = [
     `lossless-claw ${data.source.versionRange} database ${data.source.path} (schema line ${data.source.schemaLine}) → ${data.target}`,
     `${verb} ${count(conversations.imported)} of ${count(conversations.total)} conversations` +
@@ -123,7 +140,7 @@ function describe(data: ImportLosslessClawOutput): string {
       (conversations.resumed ? ` (${count(conversations.resumed)} resumed)` : "") +
       (conversations.archived ? `, ${count(conversations.archived)} as archived` : "") + ".",
     "",
-    "table              source   " + (data.applied ? "written" : "would write"),
+    "table              source   " + (data.dryRun ? "would write" : "written"),
     ...([
       ["messages", source.messages, written.messages], ["message parts", source.messageParts, written.messageParts],
       ["summaries", source.summaries, written.summaries], ["summary → message", source.summaryMessages, written.summaryMessages],
@@ -137,7 +154,8 @@ function describe(data: ImportLosslessClawOutput): string {
   }
   const tables = Object.entries(data.notImportedTables);
   if (tables.length > 0) lines.push("", `Not imported (lossless-claw's own bookkeeping): ${tables.map(([table, rows]) => `${table} (${count(rows)})`).join(", ")}.`);
-  if (data.applied) {
+  if (!data.dryRun) {
+    if (data.databaseCreated) lines.push("", `Created the LCM database ${data.databasePath}.`);
     lines.push("", `${count(written.messages)} messages in ${count(data.durationMs)} ms (${count(data.messagesPerSecond)} messages/s).`);
     if (data.indexed) lines.push(`Indexed ${count(data.indexed.messages)} messages for search${data.indexed.pending ? `; ${count(data.indexed.pending)} left for maintenance` : ""}.`);
   } else {

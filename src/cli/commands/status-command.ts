@@ -1,11 +1,12 @@
 /**
- * `lcm status [conversation]`: the database (file, schema, size, totals, index backlog) and, for one conversation,
- * what `/lcm status` shows in a chat, from the same StatusService. Circuit breakers and the spend guard are
- * per process: the CLI's own (a gateway's are in its `lcm.status` RPC and metrics).
+ * `lcm status [conversation]`: the database (file, schema, size, growth, what retention would do, totals, index
+ * backlog) and, for one conversation, what `/lcm status` shows in a chat, from the same StatusService. Circuit
+ * breakers and the spend guard are per process: the CLI's own (a gateway's are in its `lcm.status` RPC and metrics).
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { renderStatus } from "../../commands/lcm-status.js";
 import { StatusService, type StatusSnapshot } from "../../services/status-service.js";
+import { SqliteRetentionStore } from "../../store/sqlite/sqlite-retention-store.js";
 import type { DatabaseFileInfo } from "../../store/operator-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -23,6 +24,7 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
   const stores = runtime.open("read");
   const service = new StatusService({
     conversations: stores.store, sessions: stores.retrievalStore, status: stores.statusStore, config, clock: runtime.clock,
+    storage: new SqliteRetentionStore(stores.database),
   });
   const status = await service.snapshot(conversationId === undefined ? {} : { conversationId });
   if (conversationId !== undefined && status.conversation === null) {

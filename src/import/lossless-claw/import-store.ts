@@ -1,17 +1,19 @@
 /**
  * The write side of an import into LCM's database (schema 9: import_sources, import_map). Each method is one
  * IMMEDIATE transaction that writes rows, their import_map entries and the conversation's cursor together, so an
- * interrupted import resumes exactly where it stopped and a finished one is never written twice. Rows are written
+ * interrupted import resumes exactly where it stopped and a finished one is never written twice. The methods that
+ * take a list write it in order until their time slice (runtime/time-slice.ts) has run out, at least one row, and
+ * say how many they wrote: the caller lets the event loop run and passes the rest again. Rows are written
  * as the engine writes them (messages and parts as encoded by the codec, summaries with their edges, context items
  * with the conversation's counters); the full-text indexes pick imported rows up by id, as they do ingested ones.
  *
  * Map keys: `conversation` → the peer conversation id; `message` → "<peer conversation>/<peer message>" (a key range
  * per conversation); `summary` → the peer summary id; `file` → the peer file id.
  */
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
 import { type EncodedMessage, ItemFlags, MessageFlags } from "../../messages/message-codec.js";
 import type { ConversationKey, LargeFileRecord } from "../../records.js";
+import { nextLoopTurn, type SliceDeadline } from "../../runtime/time-slice.js";
 import { pendingTranscriptMatch } from "../../store/sqlite/sqlite-imported-history-store.js";
 import type { ImportedMessage, PlannedSummary } from "./summary-plan.js";
 
@@ -32,13 +34,21 @@ export interface ConversationCursor {
   transcript?: "pending" | "reconciled";
 }
 
-/** Rows per read of the map (a few ms each). */
-const PAGE_ROWS = 5_000;
+/** Rows per read of the map (2-4 ms each at 100k messages). */
+const PAGE_ROWS = 1_000;
 
 export const INITIAL_CURSOR: ConversationCursor = { phase: "files", afterSeq: Number.MIN_SAFE_INTEGER, afterMessageId: 0, contextItems: 0 };
 
 /** Shown on a conversation while it is being imported: archived, so no turn reaches it half-written. */
 export const IMPORTING_REASON = "importing from lossless-claw";
+
+/** A peer message rebuilt and encoded, with where it was in the peer and its transcript match key. */
+export interface MessageToStore {
+  peerMessageId: number;
+  peerSeq: number;
+  encoded: EncodedMessage;
+  matchKey: string;
+}
 
 export interface ContextItemInput {
   messageId: number | null;
@@ -139,15 +149,16 @@ export class SqliteImportStore {
   }
 
   /**
-   * Appends a chunk of messages after the conversation's last (seq order kept), with their parts and map rows, and
-   * moves the cursor past the chunk. Not in context yet: the context is written from the peer's once all are in.
+   * Appends messages after the conversation's last (seq order kept), with their parts and map rows, until `deadline`
+   * has expired (at least one), and moves the cursor past the last one written; returns those written. Not in
+   * context yet: the context is written from the peer's once all are in.
    * A fingerprint already stored in the conversation (the same text at the same second, twice) is another message:
    * it is stored under an identity scoped to its peer row. Each map row keeps the message's transcript match key
    * (transcript-match.ts) until bootstrap finds the message in the host's transcript.
    */
   async storeMessages(
     sourceId: number, conversationId: number, peerConversationId: number,
-    messages: readonly { peerMessageId: number; peerSeq: number; encoded: EncodedMessage; matchKey: string }[], now: number,
+    messages: readonly MessageToStore[], now: number, deadline: SliceDeadline,
   ): Promise<ImportedMessage[]> {
     if (messages.length === 0) return [];
     return this.db.write(() => {
@@ -155,6 +166,7 @@ export class SqliteImportStore {
       const stored: ImportedMessage[] = [];
       let tokens = 0;
       for (const { peerMessageId, encoded, matchKey } of messages) {
+        if (stored.length > 0 && deadline.expired()) break;
         const insert = (identityKey: string) => this.db.run(
           `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, identity_key) DO NOTHING`,
@@ -184,9 +196,9 @@ export class SqliteImportStore {
       this.db.run(
         `UPDATE conversations SET next_seq = ?, message_count = message_count + ?, message_tokens = message_tokens + ?,
            last_ingest_at = ?, updated_at = ? WHERE conversation_id = ?`,
-        nextSeq, messages.length, tokens, now, now, conversationId,
+        nextSeq, stored.length, tokens, now, now, conversationId,
       );
-      const last = messages.at(-1)!;
+      const last = messages[stored.length - 1]!;
       this.advance(sourceId, peerConversationId, { afterSeq: last.peerSeq, afterMessageId: last.peerMessageId });
       return stored;
     });
@@ -219,7 +231,7 @@ export class SqliteImportStore {
       }
       if (rows.length < PAGE_ROWS) return imported;
       after = rows.at(-1)![0];
-      await yieldToEventLoop();
+      await nextLoopTurn();
     }
   }
 
@@ -233,15 +245,21 @@ export class SqliteImportStore {
   }
 
   /**
-   * Stores a chunk of planned summaries (each after those it condenses) with their edges and map rows. A summary
-   * id another row already holds gets `alternateId(peerSummaryId)` instead. Returns the row id of each.
+   * Stores planned summaries (each after those it condenses) with their edges and map rows, in order, until
+   * `deadline` has expired (at least one). A summary id another row already holds gets `alternateId(peerSummaryId)`
+   * instead. Returns how many it stored.
    */
   async storeSummaries(
     sourceId: number, conversationId: number, summaries: readonly PlannedSummary[], alternateId: (peerSummaryId: string) => string,
-  ): Promise<Map<string, number>> {
+    deadline: SliceDeadline,
+  ): Promise<number> {
     return this.db.write(() => {
-      const rowIds = this.summaryRowIds(sourceId, summaries.flatMap((summary) => summary.parentPeerIds));
+      const rowIds = new Map<string, number>();
+      let stored = 0;
       for (const summary of summaries) {
+        if (stored > 0 && deadline.expired()) break;
+        const unknown = summary.parentPeerIds.filter((peerId) => !rowIds.has(peerId));
+        if (unknown.length > 0) for (const [peerId, rowId] of this.summaryRowIds(sourceId, unknown)) rowIds.set(peerId, rowId);
         const taken = this.db.get("SELECT 1 AS found FROM summaries WHERE summary_id = ?", summary.summaryId) !== undefined;
         const { lastInsertRowid: rowId } = this.db.run(
           `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at,
@@ -262,8 +280,9 @@ export class SqliteImportStore {
           sourceId, summary.peerSummaryId, rowId, taken ? alternateId(summary.peerSummaryId) : summary.summaryId,
         );
         rowIds.set(summary.peerSummaryId, rowId);
+        stored++;
       }
-      return rowIds;
+      return stored;
     });
   }
 
@@ -271,13 +290,22 @@ export class SqliteImportStore {
     await this.db.write(() => this.advance(sourceId, peerConversationId, { phase: "context" }));
   }
 
-  /** Appends a chunk of context items (in the peer's order) and the counters that sum them. */
-  async storeContext(sourceId: number, conversationId: number, peerConversationId: number, items: readonly ContextItemInput[], done: number): Promise<void> {
-    await this.db.write(() => {
+  /**
+   * Appends context items (in the peer's order) and the counters that sum them, until `deadline` has expired (at
+   * least one); the cursor counts `doneBefore` plus those written. Returns how many it wrote.
+   */
+  async storeContext(
+    sourceId: number, conversationId: number, peerConversationId: number, items: readonly ContextItemInput[], doneBefore: number,
+    deadline: SliceDeadline,
+  ): Promise<number> {
+    return this.db.write(() => {
       let nextOrdinal = this.db.get<{ next_ordinal: number }>("SELECT next_ordinal FROM conversations WHERE conversation_id = ?", conversationId)!.next_ordinal;
       let tokens = 0;
       let rawTokens = 0;
+      let written = 0;
       for (const item of items) {
+        if (written > 0 && deadline.expired()) break;
+        written++;
         this.db.run(
           "INSERT INTO context_items (conversation_id, ordinal, message_id, summary_id, token_count, flags) VALUES (?, ?, ?, ?, ?, ?)",
           conversationId, nextOrdinal++, item.messageId, item.summaryRowId, item.tokenCount, item.flags,
@@ -288,9 +316,10 @@ export class SqliteImportStore {
       this.db.run(
         `UPDATE conversations SET next_ordinal = ?, context_tokens = context_tokens + ?, context_raw_tokens = context_raw_tokens + ?,
            context_items = context_items + ? WHERE conversation_id = ?`,
-        nextOrdinal, tokens, rawTokens, items.length, conversationId,
+        nextOrdinal, tokens, rawTokens, written, conversationId,
       );
-      this.advance(sourceId, peerConversationId, { contextItems: done });
+      this.advance(sourceId, peerConversationId, { contextItems: doneBefore + written });
+      return written;
     });
   }
 

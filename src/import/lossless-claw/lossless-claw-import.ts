@@ -2,38 +2,38 @@
  * Imports a lossless-claw database into LCM's: each peer conversation becomes the conversation OpenClaw's next turn
  * of that session finds (agent from the session key, session id), with its messages (rebuilt host messages stored
  * through LCM's codec), its summary DAG, the context the model last saw (summaries and fresh messages, in order)
- * and its stored files. Per conversation: files → messages (chunks of CHUNK_MESSAGES, one transaction each) →
- * summaries → context → done, every step recorded in import_map with the rows it wrote, so an interrupted import
- * resumes and a finished one adds nothing. The source is opened read-only and never written.
+ * and its stored files (text and binary alike, byte for byte). Per conversation: files → messages → summaries →
+ * context → done, every step recorded in import_map with the rows it wrote, so an interrupted import resumes and a
+ * finished one adds nothing. The source is opened read-only and never written. Work is cut into time slices
+ * (runtime/time-slice.ts): a transaction writes rows until its slice has run out and commits, reads and planning
+ * stop at the slice's end too, and the event loop runs between slices, so an import can run beside a gateway.
  *
  * A dry run runs the same code against a throwaway in-memory database (no file is copied) and reports what would
  * come over; conversations the target already holds from this source are counted as already imported.
  */
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Clock, TokenEstimator } from "../../contracts.js";
 import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../../engine/session-identity.js";
 import { describeError } from "../../errors.js";
 import type { LargeFileStorage } from "../../large-files/large-file-storage.js";
 import { encodeMessage } from "../../messages/message-codec.js";
 import type { ConversationKey } from "../../records.js";
+import { DEFAULT_SLICE_MS, TimeSlicer } from "../../runtime/time-slice.js";
 import { transcriptMatchKeyOf } from "../transcript-match.js";
-import { type ConversationCursor, type ContextItemInput, INITIAL_CURSOR, type SqliteImportStore } from "./import-store.js";
+import { type ConversationCursor, type ContextItemInput, INITIAL_CURSOR, type MessageToStore, type SqliteImportStore } from "./import-store.js";
 import { emptyWritten, type ImportReport, UnmappedTally } from "./import-report.js";
 import { peerTimeToMillis, rebuildPeerMessage } from "./message-rebuild.js";
 import { copyPeerFile, type FileOutcome } from "./peer-files.js";
 import { type PeerConversation, PeerReader } from "./peer-reader.js";
 import { detectPeerSchema, openPeerDatabase } from "./peer-schema.js";
-import { type PlannedSummary, planSummaries, type SummaryEdges, summaryIdFor } from "./summary-plan.js";
+import { type ImportedMessage, planSummaries, type SummaryEdges, summaryIdFor } from "./summary-plan.js";
 
-/** Messages per write transaction (a few ms each; the event loop runs between them). */
-export const CHUNK_MESSAGES = 500;
-/** Summaries per write transaction, and edges (a leaf links ~100 messages): whichever fills first. */
-const CHUNK_SUMMARIES = 500;
-const CHUNK_EDGES = 5_000;
-/** Rows per read of the source's summary edges. */
-const EDGE_PAGE = 5_000;
-/** Context items per write transaction. */
-const CHUNK_CONTEXT_ITEMS = 2_000;
+/**
+ * Peer messages read at once (with their parts): 3-8 ms at 200. They are then written in as many transactions as
+ * their time slices need, so a page is at most this many messages per transaction, usually one transaction.
+ */
+export const MESSAGE_PAGE = 200;
+/** Rows per read of the source's summary edges (2-5 ms each). */
+const EDGE_PAGE = 2_000;
 const SOURCE_KIND = "lossless-claw";
 
 export interface LosslessClawImportOptions {
@@ -48,10 +48,12 @@ export interface LosslessClawImportOptions {
   defaultAgentId?: string;
   tokens: TokenEstimator;
   clock: Clock;
-  /** Told after each chunk: messages handled of all the source holds. */
+  /** Told after each transaction that wrote messages, and after each conversation: messages handled of all the source holds. */
   onProgress?: (doneMessages: number, totalMessages: number) => void;
   /** Stops between two transactions (an interrupted import resumes from there next time). */
   signal?: AbortSignal;
+  /** How long a transaction or a stretch of reading and planning runs before the event loop gets a turn (default DEFAULT_SLICE_MS; 0: one row per transaction). */
+  sliceMs?: number;
 }
 
 export async function importLosslessClaw(options: LosslessClawImportOptions): Promise<ImportReport> {
@@ -67,8 +69,11 @@ export async function importLosslessClaw(options: LosslessClawImportOptions): Pr
 async function run(reader: PeerReader, options: LosslessClawImportOptions, started: number): Promise<ImportReport> {
   const { store, clock } = options;
   const now = clock.now();
+  const slicer = new TimeSlicer(options.sliceMs ?? DEFAULT_SLICE_MS);
+  await slicer.yield(); // opening both databases (and migrating a new target) ran just before
   const fingerprint = reader.fingerprint();
   const sourceCounts = reader.counts();
+  await slicer.checkpoint();
   const unmapped = new UnmappedTally();
   const written = emptyWritten();
   const sourceId = await store.beginSource({ kind: SOURCE_KIND, fingerprint, path: options.sourcePath, schemaLine: reader.schema.line, now });
@@ -88,9 +93,11 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
   let doneMessages = 0;
   let importedMessages = 0;
   const progress = () => options.onProgress?.(doneMessages, sourceCounts.messages);
+  await slicer.checkpoint();
 
   for (const conversation of reader.conversations()) {
     options.signal?.throwIfAborted();
+    await slicer.checkpoint();
     const previous = targetSourceId === null || !target ? null : target.conversationState(targetSourceId, conversation.conversationId);
     if (previous?.cursor.phase === "done") {
       report.conversations.alreadyImported++;
@@ -104,51 +111,53 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
       await store.createConversation(sourceId, conversation.conversationId, conversationKeyOf(conversation, options.defaultAgentId), peerTimeToMillis(conversation.createdAt) ?? now, now);
     if (!resumed) written.conversations++;
     const cursor: ConversationCursor = { ...(resumed?.cursor ?? INITIAL_CURSOR) };
-    const step = { reader, options, sourceId, conversation, conversationId, cursor, unmapped, written };
+    const step: Step = { reader, options, sourceId, conversation, conversationId, cursor, unmapped, written, slicer };
 
     if (cursor.phase === "files") await importFiles(step);
     const before = doneMessages;
     if (cursor.phase === "messages") {
       if (resumed) doneMessages += (await store.importedMessages(sourceId, conversation.conversationId)).size;
-      for (;;) {
-        options.signal?.throwIfAborted();
-        const stored = await importMessageChunk(step);
-        if (stored === 0) break;
+      await importMessages(step, (stored) => {
         doneMessages += stored;
         importedMessages += stored;
         progress();
-        await yieldToEventLoop();
-      }
+      });
       await store.endMessages(sourceId, conversation.conversationId);
       cursor.phase = "summaries";
     }
     doneMessages = before + reader.messageCount(conversation.conversationId);
     options.signal?.throwIfAborted();
-    const plan = planSummaries(
-      reader.summaries(conversation.conversationId),
-      { messages: await summaryMessagesOf(reader, conversation.conversationId), parents: reader.summaryParents(conversation.conversationId) },
-      await store.importedMessages(sourceId, conversation.conversationId),
-      options.tokens,
-    );
+    // Planned again on a resumed run (cheap next to writing): the context needs the summaries' token counts.
+    const messages = await store.importedMessages(sourceId, conversation.conversationId);
+    await slicer.checkpoint();
+    const peerSummaries = reader.summaries(conversation.conversationId);
+    await slicer.checkpoint();
+    const edges: SummaryEdges = { messages: await summaryMessagesOf(reader, conversation.conversationId, slicer), parents: summaryParentsOf(reader, conversation.conversationId) };
+    const plan = await planSummaries(peerSummaries, edges, messages, options.tokens, () => slicer.checkpoint());
     if (cursor.phase === "summaries") {
       for (const entry of plan.unmapped) unmapped.add(`summary: ${entry.reason}`, entry.peerSummaryId);
       if (plan.droppedEdges > 0) unmapped.add("summary edge to a source not imported (another conversation's, or excluded)", `conversation ${conversation.conversationId}`, plan.droppedEdges);
+      await slicer.checkpoint();
       const done = store.summaryRowIds(sourceId, plan.summaries.map((summary) => summary.peerSummaryId));
       const waiting = plan.summaries.filter((summary) => !done.has(summary.peerSummaryId));
-      for (const chunk of summaryChunks(waiting)) {
+      for (let index = 0; index < waiting.length;) {
         options.signal?.throwIfAborted();
-        await store.storeSummaries(sourceId, conversationId, chunk, (peerId) => summaryIdFor(`${fingerprint}:${peerId}`));
-        written.summaries += chunk.length;
-        for (const summary of chunk) {
+        await slicer.checkpoint();
+        const stored = await store.storeSummaries(sourceId, conversationId, waiting.slice(index), (peerId) => summaryIdFor(`${fingerprint}:${peerId}`), slicer);
+        for (const summary of waiting.slice(index, index + stored)) {
           written.summaryMessages += summary.messageIds.length;
           written.summaryParents += summary.parentPeerIds.length;
         }
-        await yieldToEventLoop();
+        written.summaries += stored;
+        index += stored;
+        await slicer.yield();
       }
       await store.endSummaries(sourceId, conversation.conversationId);
       cursor.phase = "context";
     }
-    if (cursor.phase === "context") await importContext(step, new Map(plan.summaries.map((summary) => [summary.peerSummaryId, summary.contextTokens])));
+    if (cursor.phase === "context") {
+      await importContext(step, messages, new Map(plan.summaries.map((summary) => [summary.peerSummaryId, summary.contextTokens])));
+    }
     const archive = conversation.active ? null : { at: peerTimeToMillis(conversation.archivedAt) ?? now, reason: `archived by lossless-claw${conversation.archiveCause ? ` (${conversation.archiveCause})` : ""}` };
     if (await store.finishConversation(sourceId, conversationId, conversation.conversationId, archive, clock.now()) === "archived") report.conversations.archived++;
     report.conversations.imported++;
@@ -170,6 +179,7 @@ interface Step {
   cursor: ConversationCursor;
   unmapped: UnmappedTally;
   written: ImportReport["written"];
+  slicer: TimeSlicer;
 }
 
 /** The session key names the agent (`agent:<id>:…`); 0.x kept none, so its conversations go to the default agent. */
@@ -200,33 +210,47 @@ async function importFiles(step: Step): Promise<void> {
   step.cursor.phase = "messages";
 }
 
-/** Reads, rebuilds, encodes and stores the next chunk of messages; returns how many (0 when none are left). */
-async function importMessageChunk(step: Step): Promise<number> {
-  const { reader, options, sourceId, conversation, conversationId, cursor, unmapped, written } = step;
-  const page = reader.messagesAfter(conversation.conversationId, cursor.afterSeq, cursor.afterMessageId, CHUNK_MESSAGES);
-  if (page.length === 0) return 0;
-  const parts = reader.partsOf(page.map((message) => message.messageId));
-  const now = options.clock.now();
-  const encoded = page.map((peer) => {
-    const { message, inexact } = rebuildPeerMessage(peer, parts.get(peer.messageId) ?? []);
-    for (const reason of inexact) unmapped.add(`message: ${reason}`, `${conversation.conversationId}/${peer.messageId}`);
-    const stored = encodeMessage(message, options.tokens, peerTimeToMillis(peer.createdAt) ?? now);
-    written.messageParts += stored.parts.length;
-    return { peerMessageId: peer.messageId, peerSeq: peer.seq, encoded: stored, matchKey: transcriptMatchKeyOf(message) };
-  });
-  await yieldToEventLoop(); // reading and encoding a chunk, then writing it: two stretches of a few ms each
-  await options.store.storeMessages(sourceId, conversationId, conversation.conversationId, encoded, now);
-  const last = page.at(-1)!;
-  cursor.afterSeq = last.seq;
-  cursor.afterMessageId = last.messageId;
-  written.messages += page.length;
-  return page.length;
+/**
+ * Reads, rebuilds, encodes and stores the conversation's messages after the cursor, a page at a time; each page is
+ * written in as many transactions as their time slices need, `onStored` told after each.
+ */
+async function importMessages(step: Step, onStored: (count: number) => void): Promise<void> {
+  const { reader, options, sourceId, conversation, conversationId, cursor, unmapped, written, slicer } = step;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    await slicer.checkpoint();
+    const page = reader.messagesAfter(conversation.conversationId, cursor.afterSeq, cursor.afterMessageId, MESSAGE_PAGE);
+    if (page.length === 0) return;
+    const parts = reader.partsOf(page.map((message) => message.messageId));
+    const now = options.clock.now();
+    const encoded: MessageToStore[] = [];
+    for (const peer of page) {
+      await slicer.checkpoint();
+      const { message, inexact } = rebuildPeerMessage(peer, parts.get(peer.messageId) ?? []);
+      for (const reason of inexact) unmapped.add(`message: ${reason}`, `${conversation.conversationId}/${peer.messageId}`);
+      const stored = encodeMessage(message, options.tokens, peerTimeToMillis(peer.createdAt) ?? now);
+      encoded.push({ peerMessageId: peer.messageId, peerSeq: peer.seq, encoded: stored, matchKey: transcriptMatchKeyOf(message) });
+    }
+    for (let index = 0; index < encoded.length;) {
+      options.signal?.throwIfAborted();
+      await slicer.checkpoint();
+      const chunk = encoded.slice(index);
+      const stored = (await options.store.storeMessages(sourceId, conversationId, conversation.conversationId, chunk, now, slicer)).length;
+      for (const entry of chunk.slice(0, stored)) written.messageParts += entry.encoded.parts.length;
+      const last = chunk[stored - 1]!;
+      cursor.afterSeq = last.peerSeq;
+      cursor.afterMessageId = last.peerMessageId;
+      written.messages += stored;
+      index += stored;
+      onStored(stored);
+      await slicer.yield();
+    }
+  }
 }
 
 /** The peer's context, in its order, as LCM context items; resumes after the items already written. */
-async function importContext(step: Step, summaryTokens: ReadonlyMap<string, number>): Promise<void> {
-  const { reader, options, sourceId, conversation, conversationId, cursor, unmapped, written } = step;
-  const messages = await options.store.importedMessages(sourceId, conversation.conversationId);
+async function importContext(step: Step, messages: ReadonlyMap<number, ImportedMessage>, summaryTokens: ReadonlyMap<string, number>): Promise<void> {
+  const { reader, options, sourceId, conversation, conversationId, cursor, unmapped, written, slicer } = step;
   const peerItems = reader.contextItems(conversation.conversationId);
   const summaryRows = options.store.summaryRowIds(sourceId, peerItems.flatMap((item) => item.summaryId ?? []));
   const items: (ContextItemInput & { seq: number })[] = [];
@@ -243,43 +267,40 @@ async function importContext(step: Step, summaryTokens: ReadonlyMap<string, numb
       else items.push({ messageId: null, summaryRowId: rowId, tokenCount: summaryTokens.get(item.summaryId) ?? 0, flags: 0, isMessage: false, seq: 0 });
     }
   }
-  for (let index = cursor.contextItems; index < items.length; index += CHUNK_CONTEXT_ITEMS) {
+  for (let index = cursor.contextItems; index < items.length;) {
     options.signal?.throwIfAborted();
-    const chunk = items.slice(index, index + CHUNK_CONTEXT_ITEMS);
-    await options.store.storeContext(sourceId, conversationId, conversation.conversationId, chunk, index + chunk.length);
-    written.contextItems += chunk.length;
-    await yieldToEventLoop();
+    await slicer.checkpoint();
+    const stored = await options.store.storeContext(sourceId, conversationId, conversation.conversationId, items.slice(index), index, slicer);
+    written.contextItems += stored;
+    index += stored;
+    await slicer.yield();
   }
   cursor.contextItems = items.length;
 }
 
-/** Planned summaries in write chunks of at most CHUNK_SUMMARIES summaries or CHUNK_EDGES edges. */
-function summaryChunks(summaries: readonly PlannedSummary[]): PlannedSummary[][] {
-  const chunks: PlannedSummary[][] = [];
-  let current: PlannedSummary[] = [];
-  let edges = 0;
-  for (const summary of summaries) {
-    const size = summary.messageIds.length + summary.parentPeerIds.length;
-    if (current.length > 0 && (current.length >= CHUNK_SUMMARIES || edges + size > CHUNK_EDGES)) {
-      chunks.push(current);
-      current = [];
-      edges = 0;
+/** Every leaf → message edge of the conversation, grouped by leaf, read in pages within the time slices. */
+async function summaryMessagesOf(reader: PeerReader, conversationId: number, slicer: TimeSlicer): Promise<SummaryEdges["messages"]> {
+  const edges = new Map<string, number[]>();
+  for (let page = reader.summaryMessagesAfter(conversationId, null, EDGE_PAGE); page.length > 0;) {
+    for (const edge of page) {
+      const list = edges.get(edge.summaryId);
+      if (list) list.push(edge.messageId);
+      else edges.set(edge.summaryId, [edge.messageId]);
     }
-    current.push(summary);
-    edges += size;
+    if (page.length < EDGE_PAGE) break;
+    await slicer.checkpoint();
+    page = reader.summaryMessagesAfter(conversationId, page.at(-1)!, EDGE_PAGE);
   }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
+  return edges;
 }
 
-/** Every leaf → message edge of the conversation, read in pages with the event loop running between them. */
-async function summaryMessagesOf(reader: PeerReader, conversationId: number): Promise<SummaryEdges["messages"]> {
-  const edges: { summaryId: string; messageId: number; ordinal: number }[] = [];
-  for (let page = reader.summaryMessagesAfter(conversationId, null, EDGE_PAGE); page.length > 0;) {
-    edges.push(...page);
-    if (page.length < EDGE_PAGE) break;
-    await yieldToEventLoop();
-    page = reader.summaryMessagesAfter(conversationId, page.at(-1)!, EDGE_PAGE);
+/** Every condensed → summary edge of the conversation, grouped by condensed summary (one per ten summaries or so). */
+function summaryParentsOf(reader: PeerReader, conversationId: number): SummaryEdges["parents"] {
+  const edges = new Map<string, string[]>();
+  for (const edge of reader.summaryParents(conversationId)) {
+    const list = edges.get(edge.summaryId);
+    if (list) list.push(edge.parentSummaryId);
+    else edges.set(edge.summaryId, [edge.parentSummaryId]);
   }
   return edges;
 }

@@ -1,25 +1,31 @@
 /**
  * Copies the files lossless-claw stored aside (`large_files.storage_uri`, by default
  * ~/.openclaw/lcm-files/<conversation>/<file_id>.<ext>) into LCM's large-file store, under the same file id, so the
- * `file_…` references in messages and summaries keep resolving. The peer's file is only read. Text files are
- * copied; a file that is missing or not UTF-8 text (the peer also stored images as bytes) is recorded as not copied.
+ * `file_…` references in messages and summaries keep resolving. The peer's file is only read. Text (UTF-8) is stored
+ * as text, to be paged and searched; anything else (the peer also kept images) byte for byte as a binary file, which
+ * describe and export hand on as it is. A file missing from disk keeps its record (name, type, size, the peer's
+ * exploration summary) with its content reported missing, and the import report says so.
  */
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TokenEstimator } from "../../contracts.js";
-import { contentHashOf } from "../../large-files/file-reference.js";
 import type { LargeFileStorage } from "../../large-files/large-file-storage.js";
-import { storedExtension } from "../../large-files/file-types.js";
+import { BINARY_EXPLORER, storedBinaryExtension, storedExtension } from "../../large-files/file-types.js";
+import { formatCount } from "../../large-files/file-reference.js";
 import { FILE_ID_PATTERN, type LargeFileRecord } from "../../records.js";
 import { peerTimeToMillis } from "./message-rebuild.js";
 import type { PeerLargeFile } from "./peer-reader.js";
+
+/** The explorer of files imported as lossless-claw described them (its exploration summary is kept). */
+const PEER_EXPLORER = "lossless-claw";
 
 export interface FileOutcome {
   peerFileId: string;
   record: LargeFileRecord | null;
   targetFileId: string | null;
-  /** Why it was not copied as it was (null when it was). */
+  /** What was not as the peer had it (null when the file came over as it was). */
   note: string | null;
 }
 
@@ -38,38 +44,73 @@ export interface FileCopyDeps {
 export async function copyPeerFile(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): Promise<FileOutcome> {
   const skip = (note: string): FileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, note });
   if (!FILE_ID_PATTERN.test(file.fileId)) return skip(`file id ${file.fileId} is not of the form file_ + 16 hex`);
+  if (deps.fileIdTaken(file.fileId)) return skip(`file id ${file.fileId} is taken by another conversation's file here`);
   const bytes = await readFirst(candidatePaths(file, deps.sourcePath));
-  if (!bytes) return skip(`stored file not found at ${file.storageUri}`);
-  let content: string;
-  try {
-    content = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return skip(`binary file (${bytes.length} bytes, e.g. an image) not copied: LCM's file store holds text`);
-  }
-  const contentHash = contentHashOf(content);
+  if (!bytes) return keepMissing(file, conversationId, deps);
+  const text = utf8TextOf(bytes);
+  // SHA-256 of the bytes: for text the same as contentHashOf (the hash of its UTF-8), so duplicates are found either way.
+  const contentHash = createHash("sha256").update(bytes).digest("hex");
   const sameContent = deps.fileWithHash(contentHash);
   if (sameContent) return { peerFileId: file.fileId, record: null, targetFileId: sameContent, note: `same content as ${sameContent}; references to ${file.fileId} do not resolve` };
-  if (deps.fileIdTaken(file.fileId)) return skip(`file id ${file.fileId} is taken by another conversation's file here`);
-  const extension = storedExtension(file.fileName, file.mimeType);
+  const extension = text === null ? storedBinaryExtension(file.fileName, file.mimeType) : storedExtension(file.fileName, file.mimeType);
   const storagePath = deps.storage
-    ? await deps.storage.write(conversationId, file.fileId, extension, content)
+    ? await deps.storage.write(conversationId, file.fileId, extension, text ?? bytes)
     : join("(dry run)", String(conversationId), `${file.fileId}.${extension}`);
   const record: LargeFileRecord = {
-    fileId: file.fileId,
-    conversationId,
+    ...recordOf(file, conversationId, deps.now),
     contentHash,
-    fileName: file.fileName,
-    mimeType: file.mimeType,
     byteSize: bytes.length,
-    tokenCount: deps.tokens.estimate(content),
+    tokenCount: text === null ? 0 : deps.tokens.estimate(text),
     storagePath,
-    explorationSummary: file.explorationSummary ?? "",
-    explorer: "lossless-claw",
-    origin: "file-block",
-    toolName: null,
-    createdAt: peerTimeToMillis(file.createdAt) ?? deps.now,
+    explorationSummary: file.explorationSummary ?? (text === null ? binarySummary(file, bytes.length) : ""),
+    explorer: text === null ? BINARY_EXPLORER : PEER_EXPLORER,
   };
   return { peerFileId: file.fileId, record, targetFileId: file.fileId, note: null };
+}
+
+/**
+ * The record of a file whose content is not on disk: kept, so references resolve to its name, type, size and the
+ * peer's summary; its path is where the content belongs in LCM's store (describe and `lcm doctor` report it
+ * missing there, and restoring it there makes it whole).
+ */
+function keepMissing(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): FileOutcome {
+  const textual = file.mimeType === null || file.mimeType.startsWith("text/");
+  const extension = textual ? storedExtension(file.fileName, file.mimeType) : storedBinaryExtension(file.fileName, file.mimeType);
+  const storagePath = deps.storage
+    ? deps.storage.pathFor(conversationId, file.fileId, extension)
+    : join("(dry run)", String(conversationId), `${file.fileId}.${extension}`);
+  const record: LargeFileRecord = {
+    ...recordOf(file, conversationId, deps.now),
+    // Unique per conversation as the column requires, and never equal to a content's hash: no file is taken for it.
+    contentHash: `missing:${file.fileId}`,
+    byteSize: file.byteSize ?? 0,
+    tokenCount: 0,
+    storagePath,
+    explorationSummary: file.explorationSummary ?? "",
+    explorer: textual ? PEER_EXPLORER : BINARY_EXPLORER,
+  };
+  return { peerFileId: file.fileId, record, targetFileId: file.fileId, note: `stored file not found (record kept, content missing) at ${file.storageUri}` };
+}
+
+function recordOf(file: PeerLargeFile, conversationId: number, now: number): Omit<LargeFileRecord, "contentHash" | "byteSize" | "tokenCount" | "storagePath" | "explorationSummary" | "explorer"> {
+  return {
+    fileId: file.fileId, conversationId, fileName: file.fileName, mimeType: file.mimeType, origin: "file-block", toolName: null,
+    createdAt: peerTimeToMillis(file.createdAt) ?? now,
+  };
+}
+
+function binarySummary(file: PeerLargeFile, byteSize: number): string {
+  return `Binary file${file.fileName ? ` ${file.fileName}` : ""} (${file.mimeType ?? "unknown type"}, ${formatCount(byteSize)} bytes) ` +
+    "imported from lossless-claw; it is not text, so it is kept as it was but not shown or searched as text.";
+}
+
+/** The bytes as text when they are UTF-8, else null. */
+function utf8TextOf(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null; // not UTF-8: an image or other bytes, kept as they are
+  }
 }
 
 /** The recorded path (or file: URI), then the same name under `lcm-files/<conversation>/` beside the database. */

@@ -2,7 +2,9 @@
  * Plans how a conversation's lossless-claw summaries become LCM summaries: which can be mapped, in an order where
  * every summary comes after the summaries it condenses, with the metadata LCM derives from sources (depth, seq
  * range, descendant and message counts, time range, token counts: the integrity checker verifies them against the
- * edges, so they are computed here rather than copied from the peer's columns). Pure.
+ * edges, so they are computed here rather than copied from the peer's columns). Pure, apart from the `checkpoint` it
+ * awaits between summaries: a long conversation's plan (a thousand summaries over a hundred thousand edges) takes
+ * longer than a time slice, and the caller lets the event loop run there.
  *
  * The peer's summary ids have LCM's form (`sum_` + 16 hex) and are kept, so ids the model saw in earlier turns
  * still resolve; any other id gets a stable `sum_` id derived from it.
@@ -58,21 +60,23 @@ export interface SummaryPlan {
   droppedEdges: number;
 }
 
+/** The peer's summary edges, grouped by the summary they start from, each list in the peer's ordinal order. */
 export interface SummaryEdges {
-  messages: readonly { summaryId: string; messageId: number; ordinal: number }[];
-  parents: readonly { summaryId: string; parentSummaryId: string; ordinal: number }[];
+  /** Leaf summary → peer ids of its source messages. */
+  messages: ReadonlyMap<string, readonly number[]>;
+  /** Condensed summary → peer ids of the summaries it condenses (the peer calls them parents). */
+  parents: ReadonlyMap<string, readonly string[]>;
 }
 
 const SUMMARY_ID = /^sum_[0-9a-f]{16}$/;
 
-export function planSummaries(
+export async function planSummaries(
   summaries: readonly PeerSummary[],
   edges: SummaryEdges,
   messages: ReadonlyMap<number, ImportedMessage>,
   tokens: TokenEstimator,
-): SummaryPlan {
-  const messageEdges = groupBy(edges.messages, (edge) => edge.summaryId);
-  const parentEdges = groupBy(edges.parents, (edge) => edge.summaryId);
+  checkpoint: () => Promise<void> = async () => undefined,
+): Promise<SummaryPlan> {
   const peerIds = new Set(summaries.map((summary) => summary.summaryId));
   const planned = new Map<string, PlannedSummary>();
   const unmapped: SummaryPlan["unmapped"] = [];
@@ -84,9 +88,10 @@ export function planSummaries(
   let droppedEdges = 0;
 
   for (const peer of summaries.filter((summary) => summary.kind === "leaf")) {
+    await checkpoint();
     const sources: ImportedMessage[] = [];
-    for (const edge of messageEdges.get(peer.summaryId) ?? []) {
-      const message = messages.get(edge.messageId);
+    for (const messageId of edges.messages.get(peer.summaryId) ?? []) {
+      const message = messages.get(messageId);
       if (message && !message.excluded) sources.push(message);
       else droppedEdges++;
     }
@@ -102,7 +107,8 @@ export function planSummaries(
   while (waiting.length > 0) {
     const next: PeerSummary[] = [];
     for (const peer of waiting) {
-      const parentIds = (parentEdges.get(peer.summaryId) ?? []).map((edge) => edge.parentSummaryId);
+      await checkpoint();
+      const parentIds = edges.parents.get(peer.summaryId) ?? [];
       const known = parentIds.filter((id) => peerIds.has(id));
       if (known.some((id) => !planned.has(id) && !unmappedIds.has(id))) {
         next.push(peer);
@@ -197,16 +203,6 @@ function fileIdsOf(json: string): string[] {
   } catch {
     return []; // a file_ids column that is not JSON names no file
   }
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const list = groups.get(key(item));
-    if (list) list.push(item);
-    else groups.set(key(item), [item]);
-  }
-  return groups;
 }
 
 function sum(values: readonly number[]): number {
