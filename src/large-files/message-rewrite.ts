@@ -141,7 +141,10 @@ function planToolResult(message: AgentMessage, isLarge: (text: string) => boolea
   const content = message.content;
   if (typeof content === "string") {
     if (!isLarge(content)) return null;
-    return { pieces: [piece(content)], apply: ([reference]) => ({ ...message, content: reference ?? content }) };
+    return {
+      pieces: [piece(content)],
+      apply: ([reference]) => withDetailsCopies({ ...message, content: reference ?? content }, content, reference),
+    };
   }
   if (!Array.isArray(content)) return null;
   const textIndexes = content.flatMap((block, index) => (textOf(block) === null ? [] : [index]));
@@ -150,14 +153,34 @@ function planToolResult(message: AgentMessage, isLarge: (text: string) => boolea
   const first = textIndexes[0]!;
   return {
     pieces: [piece(text)],
-    apply: ([reference]) => ({
+    apply: ([reference]) => withDetailsCopies({
       ...message,
       content: content.flatMap((block, index) => {
         if (index === first) return [{ ...(block as object), text: reference ?? text }];
         return textIndexes.includes(index) ? [] : [block];
       }),
-    }),
+    }, text, reference),
   };
+}
+
+/** Strings of a tool result's `details` at least this long are checked for being a copy of the stored output. */
+const MIN_DETAILS_COPY_CHARS = 256;
+
+/**
+ * The message with each long string of its `details` that is a copy of (part of) the output stored aside replaced
+ * by the same reference: OpenClaw's `read` tool puts the whole file in `details` again, which kept every large read
+ * in the database twice after its output had gone to a file. `details` is the host's bookkeeping, never sent to a
+ * model; the stored file holds the text byte-exact.
+ */
+function withDetailsCopies(message: AgentMessage, output: string, reference: string | undefined): AgentMessage {
+  if (reference === undefined || message.details === null || typeof message.details !== "object") return message;
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return value.length >= MIN_DETAILS_COPY_CHARS && output.includes(value) ? reference : value;
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== "object") return value;
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, walk(field)]));
+  };
+  return { ...message, details: walk(message.details) };
 }
 
 function planBashOutput(message: AgentMessage, isLarge: (text: string) => boolean): RewritePlan | null {

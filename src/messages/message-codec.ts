@@ -5,7 +5,9 @@
  * payload (text, thinking, tool-call arguments as JSON, summary/command/output fields) appears in it exactly
  * once, and its part records the span [start, end) that holds it, so decoding slices instead of keeping a second
  * copy. Binary-ish payloads (image data, unknown blocks) live in the part's `data`. Everything else about the
- * message (model, usage, timestamps, host ids, tool-result details) is kept verbatim in `meta` JSON.
+ * message (model, usage, timestamps, host ids, tool-result details) is kept in `meta` JSON: verbatim, except that a
+ * long string of `details` that the message's text already holds (OpenClaw's `read` tool puts the whole file there
+ * again) is kept as the span of `content` that holds it.
  */
 import { createHash } from "node:crypto";
 import type { TokenEstimator } from "../contracts.js";
@@ -28,6 +30,8 @@ export const MessageFlags = {
   excluded: 8,
   /** `timestamp` was a number equal to `created_at`, so it is not repeated in meta (saves ~3% of the file). */
   timestampIsCreatedAt: 16,
+  /** meta holds `{"$lcmSpan":[start,end]}` in place of long strings of `details` that `content` holds (metaSpans). */
+  metaSpans: 32,
 } as const;
 
 /** Bit flags on context_items.flags, so planners and the assembler need not load messages. */
@@ -322,11 +326,15 @@ function encodeValidMessage(message: AgentMessage, tokens: TokenEstimator, now: 
     flags |= MessageFlags.excluded;
   }
 
+  const text = builder.text();
+  const details = spannedDetails(message, text);
+  if (details !== undefined) flags |= MessageFlags.metaSpans;
+  const meta = metaOf(details === undefined ? message : { ...message, details }, omitFromMeta) ?? "{}";
   return {
     role: message.role,
-    content: builder.text(),
+    content: text,
     parts,
-    meta: metaOf(message, omitFromMeta) ?? "{}",
+    meta,
     flags,
     itemFlags,
     tokenCount,
@@ -336,6 +344,51 @@ function encodeValidMessage(message: AgentMessage, tokens: TokenEstimator, now: 
   };
 }
 
+/** Strings of `details` at least this long are looked for in the message's text. */
+const MIN_SPANNED_CHARS = 256;
+const SPAN_KEY = "$lcmSpan";
+
+/**
+ * `message.details` with each long string that `text` holds replaced by `{"$lcmSpan":[start,end]}`, or undefined
+ * when nothing was replaced (or `details` already has an object keyed `$lcmSpan`, which decoding would misread).
+ */
+function spannedDetails(message: AgentMessage, text: string): unknown {
+  const details = message.details;
+  if (details === null || typeof details !== "object") return undefined;
+  let replaced = false;
+  let clash = false;
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      if (value.length < MIN_SPANNED_CHARS) return value;
+      const start = text.indexOf(value);
+      if (start < 0) return value;
+      replaced = true;
+      return { [SPAN_KEY]: [start, start + value.length] };
+    }
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== "object") return value;
+    if (Object.hasOwn(value, SPAN_KEY)) clash = true;
+    const out: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) out[key] = walk(field);
+    return out;
+  };
+  const result = walk(details);
+  return replaced && !clash ? result : undefined;
+}
+
+/** meta's `details` with every span marker replaced by the text of `content` it names. */
+function restoreSpans(meta: Record<string, unknown>, content: string): Record<string, unknown> {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== "object") return value;
+    const span = (value as Record<string, unknown>)[SPAN_KEY];
+    if (Array.isArray(span) && Object.keys(value).length === 1) return content.slice(Number(span[0]), Number(span[1]));
+    const out: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) out[key] = walk(field);
+    return out;
+  };
+  return "details" in meta ? { ...meta, details: walk(meta.details) } : meta;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -383,5 +436,6 @@ export function decodeMessage(stored: {
     message.content = blocks;
   }
   if (stored.flags & MessageFlags.timestampIsCreatedAt) message.timestamp = stored.createdAt;
-  return Object.assign(message, JSON.parse(stored.meta) as Record<string, unknown>, fields);
+  const meta = JSON.parse(stored.meta) as Record<string, unknown>;
+  return Object.assign(message, stored.flags & MessageFlags.metaSpans ? restoreSpans(meta, stored.content) : meta, fields);
 }

@@ -68,6 +68,27 @@ describe("a stored message round-trips block for block", () => {
     expect((await newEngine().assemble({ sessionId: "s1", messages: [] })).messages).toEqual([message]);
   });
 
+  it("keeps a tool result's details that copy its text once, and gives them back as they were", async () => {
+    const { newEngine, db } = createTestEngine();
+    const file = Array.from({ length: 60 }, (_, line) => `${line}: line of the file read`).join("\n");
+    // As OpenClaw's read tool answers: the text for the model, and the same file again in details.
+    const read: AgentMessage = {
+      role: "toolResult", toolCallId: "call_1", toolName: "read", isError: false, timestamp: T,
+      content: [{ type: "text", text: `${file}\n\n[60 lines]` }], details: { kind: "text", content: file, lines: [file.slice(0, 300)] },
+    };
+    // A details object that already uses the marker's key is kept verbatim.
+    const clash: AgentMessage = { ...read, toolCallId: "call_2", timestamp: T + 1, details: { content: file, inner: { $lcmSpan: [0, 3] } } };
+    const call: AgentMessage = {
+      role: "assistant", timestamp: T - 1, stopReason: "toolUse",
+      content: [{ type: "toolCall", id: "call_1", name: "read", arguments: { path: "a" } }, { type: "toolCall", id: "call_2", name: "read", arguments: { path: "a" } }],
+    };
+    await newEngine().ingestBatch({ sessionId: "s1", messages: [call, read, clash] });
+    expect((await newEngine().assemble({ sessionId: "s1", messages: [] })).messages).toEqual([call, read, clash]);
+    const meta = db.all<{ length: number }>("SELECT length(meta) AS length FROM messages WHERE role = 'toolResult' ORDER BY message_id").map((row) => row.length);
+    expect(meta[0]).toBeLessThan(200);
+    expect(meta[1]).toBeGreaterThan(file.length);
+  });
+
   it("stores each text payload once: parts point into the message's plain text", async () => {
     const { newEngine, db } = createTestEngine();
     const long = "unique-payload ".repeat(2_000);

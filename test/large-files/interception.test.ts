@@ -96,6 +96,22 @@ describe("large-file interception at ingest", () => {
     expect(JSON.stringify(assembled)).not.toContain("request 12345 took");
   });
 
+  it("keeps a large read out of the database whole: the copy of the output in details points at the stored file too", async () => {
+    const env = setup();
+    const log = generateLog(30_000);
+    const call = toolCallMessage([{ id: "call1", name: "read", arguments: { path: "app.log" } }]);
+    // OpenClaw's read tool: the text for the model, and the whole file again in details.
+    const result = toolResultMessage("call1", "read", log, { details: { kind: "text", content: log } });
+    await env.newEngine().commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage("read the log"), call, result, assistantMessage("done")] });
+    const stored = env.db.get<{ size: number }>("SELECT sum(length(content) + length(meta)) AS size FROM messages")!.size;
+    expect(stored).toBeLessThan(log.length / 10);
+    const [, , read] = await env.assembled();
+    const text = (read!.content as { text: string }[])[0]!.text;
+    expect(text).toMatch(/^\[LCM File: file_[a-f0-9]{16} \| read-output/);
+    expect(read!.details).toEqual({ kind: "text", content: text });
+    expect(readFileSync(env.files()[0]!.storage_path, "utf8")).toBe(log);
+  });
+
   it("stores a large bash execution output aside", async () => {
     const env = setup();
     const message: AgentMessage = { role: "bashExecution", command: "cat big.json", output: generateJsonDocument(), exitCode: 0, cancelled: false, truncated: false, timestamp: Date.now() };
