@@ -245,7 +245,8 @@ export const RetentionOutputSchema = Type.Object({
   autoVacuum: AutoVacuumSchema,
   conversations: Type.Array(Type.Object({ conversationId: Count, agentId: Type.String(), sessionId: Type.String(), messages: Count, archivePath: Nullable(Type.String()) })),
   messages: Type.Object({ count: Count, bytes: Count, archivePaths: Type.Array(Type.String()) }),
-  vacuumedBytes: Count, removedFiles: Count, stoppedEarly: Type.Boolean(), durationMs: Count,
+  vacuumedBytes: Count, removedFiles: Count, stoppedEarly: Type.Boolean(), durationMs: Count, longestSliceMs: Type.Number({ minimum: 0 }),
+  longestSliceCpuMs: Nullable(Type.Number({ minimum: 0 })),
   databasePath: Type.String(), archiveDirectory: Type.String(), fullVacuum: Type.Boolean(),
 });
 

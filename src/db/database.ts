@@ -9,6 +9,7 @@ import { existsSync, statSync } from "node:fs";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
+import type { SliceDeadline } from "../runtime/time-slice.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
@@ -109,11 +110,14 @@ export class Database {
 
   /**
    * Runs `body` in one IMMEDIATE transaction. The body is synchronous, so no transaction ever spans an await.
-   * When another connection holds the write lock, waits asynchronously and retries until `deadlineMs`.
+   * When another connection holds the write lock, waits asynchronously and retries until `deadlineMs`. A
+   * time-sliced job passes its `slice`: a wait ends the job's slice and a new one starts with the transaction.
    */
-  async write<T>(body: () => T, deadlineMs = currentWriteDeadline()): Promise<T> {
+  async write<T>(body: () => T, options: { deadlineMs?: number; slice?: Pick<SliceDeadline, "waitFor"> } = {}): Promise<T> {
+    const deadlineMs = options.deadlineMs ?? currentWriteDeadline();
+    const wait = (pending: () => Promise<unknown>) => (options.slice ? options.slice.waitFor(pending) : pending());
     const pause = this.checkpointer?.writePause();
-    if (pause) await pause; // the checkpoint worker is truncating a full write-ahead log (spec 012)
+    if (pause) await wait(() => pause); // the checkpoint worker is truncating a full write-ahead log (spec 012)
     const problem = this.fileProblem();
     if (problem !== null) this.retire(problem);
     const started = Date.now();
@@ -126,7 +130,7 @@ export class Database {
         if (Date.now() - started + delay > deadlineMs) {
           throw new LcmError("busy", `The database ${this.path} stayed locked by another writer for ${deadlineMs} ms.`, {}, { cause: error });
         }
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await wait(() => new Promise((resolve) => setTimeout(resolve, delay)));
         delay = Math.min(delay * 2, 100);
       }
     }

@@ -5,7 +5,8 @@
  * deleted; raw messages that summaries cover and the context no longer shows are archived and emptied (summaries
  * stay, the row stays as a stub naming the archive); free pages go back to the file system with incremental vacuum.
  * Every read and every transaction stops once its time slice (runtime/time-slice.ts, 15 ms) has run out, and the event
- * loop runs between slices, so a run never holds a gateway's turns for long, whatever a row costs. `maintain` calls
+ * loop runs between slices, so a run never holds a gateway's turns for long, whatever a row costs; its report and log
+ * line state the longest slice, the longest event-loop block the run caused. `maintain` calls
  * `runInBackground` (at most once per RUN_INTERVAL_MS per database, a bounded amount of work, started on a later turn
  * of the event loop than the hook's); `lcm retention` calls `run` (dry run unless applying).
  */
@@ -71,6 +72,15 @@ export interface RetentionReport {
   /** The budget ran out before the policy was met; the next run continues. */
   stoppedEarly: boolean;
   durationMs: number;
+  /**
+   * The longest stretch the run held the event loop, in ms (0.1 ms steps): its work between two turns of the event
+   * loop it let happen (runtime/time-slice.ts TimeSlicer.longestSlice; waits for a file or a lock end a slice, and
+   * the callbacks that write archive files are counted in none). Wall-clock time: on a loaded machine it includes
+   * time the thread waited for a core or a blocking system call, which `longestSliceCpuMs` (the main thread's CPU
+   * time in that slice; null where Node cannot tell) does not.
+   */
+  longestSliceMs: number;
+  longestSliceCpuMs: number | null;
 }
 
 export interface RetentionServiceDeps {
@@ -127,6 +137,7 @@ export class RetentionService {
   /** Applies the policy within `budget`, or (dry run) reports what it would do without writing anything. */
   async run(options: { apply: boolean; budget?: RetentionBudget }): Promise<RetentionReport> {
     const started = performance.now();
+    const slicer = new TimeSlicer(this.deps.sliceMs ?? DEFAULT_SLICE_MS);
     const budget = options.budget ?? UNBOUNDED_BUDGET;
     const { store } = this.deps;
     const policy = this.policy;
@@ -135,10 +146,10 @@ export class RetentionService {
       enabled: policy !== null, applied: options.apply, policy, usedBytesBefore: usedBytes(before), usedBytesAfter: usedBytes(before),
       overCapBytes: policy ? bytesOverCap(policy, before) : 0, autoVacuum: before.autoVacuum, conversations: [],
       messages: { count: 0, bytes: 0, archivePaths: [] }, vacuumedBytes: 0, removedFiles: 0, stoppedEarly: false, durationMs: 0,
+      longestSliceMs: 0, longestSliceCpuMs: null,
     };
     if (!policy) return report;
     const outOfTime = () => performance.now() - started > budget.maxMs;
-    const slicer = new TimeSlicer(this.deps.sliceMs ?? DEFAULT_SLICE_MS);
     if (options.apply) {
       for (const archive of await store.unfinishedDeletions()) {
         if (!(await this.deleteConversation(archive.archiveId, slicer, outOfTime, report))) break;
@@ -152,6 +163,9 @@ export class RetentionService {
     report.usedBytesAfter = options.apply ? usedBytes(store.space()) : Math.max(0, report.usedBytesBefore - report.messages.bytes);
     report.stoppedEarly ||= outOfTime();
     report.durationMs = Math.round(performance.now() - started);
+    const longest = slicer.longestSlice();
+    report.longestSliceMs = roundTenth(longest.wallMs);
+    report.longestSliceCpuMs = longest.cpuMs === null ? null : roundTenth(longest.cpuMs);
     return report;
   }
 
@@ -173,18 +187,18 @@ export class RetentionService {
       if (!apply) continue;
       const now = clock.now();
       const earlier = await store.archivePathsOf(candidate.conversationId);
-      const written = await this.deps.archives.write(archiveFileName("conversation", candidate.conversationId, now), this.withHeader(
+      const written = await slicer.waitFor(() => this.deps.archives.write(archiveFileName("conversation", candidate.conversationId, now), this.withHeader(
         { kind: "conversation", conversationId: candidate.conversationId, agentId: candidate.agentId, sessionId: candidate.sessionId,
           sessionKey: candidate.sessionKey, createdAt: now, reason: overCap ? "size" : "ended-session", earlierArchives: earlier },
         this.deps.exportConversation(candidate.conversationId),
-      ));
+      )));
       const archiveId = await store.beginConversationDeletion({
         kind: "conversation", path: written.path, createdAt: now, conversationId: candidate.conversationId,
         reason: overCap ? "size" : "ended-session", messageCount: candidate.messageCount, seqStart: null, seqEnd: null, byteSize: written.bytes,
       }, candidate.updatedAt);
       if (archiveId === null) {
         // The session came back while the archive was written: the conversation stays; so does nothing else.
-        await rm(written.path, { force: true });
+        await slicer.waitFor(() => rm(written.path, { force: true }));
         report.conversations.pop();
         continue;
       }
@@ -201,7 +215,7 @@ export class RetentionService {
       const step = await this.deps.store.deleteConversationStep(archiveId, slicer);
       for (const path of step.removedFilePaths) {
         // The archive holds the file's bytes (base64); its row is gone, so nothing references the file any more.
-        await rm(path, { force: true });
+        await slicer.waitFor(() => rm(path, { force: true }));
         directories.add(dirname(path));
         report.removedFiles++;
       }
@@ -214,7 +228,7 @@ export class RetentionService {
     }
     for (const directory of directories) {
       // Only an empty directory goes; a file written there meanwhile keeps it (the orphan sweep decides later).
-      await rmdir(directory).catch(() => undefined);
+      await slicer.waitFor(() => rmdir(directory)).catch(() => undefined);
     }
     return true;
   }
@@ -270,9 +284,9 @@ export class RetentionService {
     if (!conversation) return;
     const now = this.deps.clock.now();
     const seqs = messages.map((message) => message.seq);
-    const written = await this.deps.archives.write(
+    const written = await slicer.waitFor(() => this.deps.archives.write(
       archiveFileName("messages", conversationId, now), this.withHeader(headerOf(conversation, now, reason), messageRecords(messages)),
-    );
+    ));
     report.messages.archivePaths.push(written.path);
     const archive = {
       kind: "messages" as const, path: written.path, createdAt: now, conversationId, reason, messageCount: 0,
@@ -301,11 +315,11 @@ export class RetentionService {
     let stepPages = FIRST_VACUUM_STEP_PAGES;
     while (pages < budget.maxVacuumPages && store.space().freePages > 0 && !outOfTime()) {
       await slicer.yield();
-      const started = performance.now();
-      const freed = await store.incrementalVacuum(Math.min(stepPages, budget.maxVacuumPages - pages));
+      const freed = await store.incrementalVacuum(Math.min(stepPages, budget.maxVacuumPages - pages), slicer);
       if (freed <= 0) break;
       pages += freed;
-      const msPerPage = Math.max(performance.now() - started, 0.05) / freed;
+      // The slice is the step (a wait for the lock ended the one before and started it).
+      const msPerPage = Math.max(slicer.elapsed(), 0.05) / freed;
       stepPages = Math.max(1, Math.min(MAX_VACUUM_STEP_PAGES, Math.floor(slicer.sliceMs / msPerPage)));
     }
     report.vacuumedBytes = pages * space.pageSize;
@@ -315,6 +329,10 @@ export class RetentionService {
     yield { type: "retentionArchive", format: "lcm-retention", version: 1, databasePath: this.deps.config.databasePath, ...header };
     yield* records;
   }
+}
+
+function roundTenth(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }
 
 function headerOf(conversation: ConversationRecord, now: number, reason: string): Record<string, unknown> {
@@ -346,5 +364,7 @@ export function describeReport(report: RetentionReport): string {
   ];
   if (report.applied) parts.push(`gave back ${(report.vacuumedBytes / 1_048_576).toFixed(1)} MB`);
   if (report.stoppedEarly) parts.push("stopped at its budget (the next run continues)");
+  const cpu = report.longestSliceCpuMs === null ? "" : ` (${report.longestSliceCpuMs.toFixed(1)} ms CPU)`;
+  parts.push(`took ${(report.durationMs / 1_000).toFixed(1)} s, longest slice ${report.longestSliceMs.toFixed(1)} ms${cpu}`);
   return parts.join("; ");
 }

@@ -119,8 +119,11 @@ export interface RetentionStore {
   estimatePrunable(createdBefore: number): Promise<{ messages: number; tokens: number }>;
   /** Messages created since `since` (estimated by the id order) and the mean bytes a stored message takes. */
   growth(since: number): Promise<{ messages: number; bytesPerMessage: number }>;
-  /** Gives up to `pages` free pages back to the file system (auto_vacuum=INCREMENTAL); returns pages freed. */
-  incrementalVacuum(pages: number): Promise<number>;
+  /**
+   * Gives up to `pages` free pages back to the file system (auto_vacuum=INCREMENTAL) in one transaction; returns
+   * pages freed. A wait for the write lock ends `slice`'s current slice.
+   */
+  incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number>;
   /** Archive files already written for a conversation, oldest first (a whole-conversation archive names them). */
   archivePathsOf(conversationId: ConversationId): Promise<string[]>;
   /** When retention last wrote an archive (ms), or null when it never did. */

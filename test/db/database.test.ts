@@ -24,12 +24,29 @@ describe("Database", () => {
     writer.close();
   });
 
+  it("tells a time-sliced caller each time it waits for the lock, so the wait ends its slice", async () => {
+    const path = tempDatabasePath();
+    const holder = openDatabase(path);
+    const writer = openDatabase(path);
+    holder.raw.exec("BEGIN IMMEDIATE");
+    let waits = 0;
+    const slice = { waitFor: <T>(work: () => Promise<T>) => (waits++, work()) };
+    const write = writer.write(() => writer.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('a', 's', 1, 1)"), { slice });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    holder.raw.exec("COMMIT");
+    await write;
+    expect(waits).toBeGreaterThan(0); // the back-off while the holder kept the lock
+    expect(writer.get<{ n: number }>("SELECT count(*) AS n FROM conversations")!.n).toBe(1);
+    holder.close();
+    writer.close();
+  });
+
   it("gives up with a busy error after its deadline and leaves nothing half-written", async () => {
     const path = tempDatabasePath();
     const holder = openDatabase(path);
     const writer = openDatabase(path);
     holder.raw.exec("BEGIN IMMEDIATE");
-    const error = await writer.write(() => writer.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('a', 's', 1, 1)"), 50)
+    const error = await writer.write(() => writer.run("INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('a', 's', 1, 1)"), { deadlineMs: 50 })
       .catch((caught: unknown) => caught);
     holder.raw.exec("ROLLBACK");
     expect(isLcmError(error, "busy")).toBe(true);

@@ -49,6 +49,21 @@ describe("retention in time slices", () => {
     expect((await setup.checker.check()).findings).toEqual([]);
   });
 
+  it("states the longest slice it held the event loop, in its report and its log line", async () => {
+    const setup = retentionSetup({ retentionMaxAgeDays: 30 });
+    const conversationId = await storeExchanges(setup, "s1", 20);
+    summarize(setup, conversationId, 1, 30);
+
+    const report = await setup.service.runInBackground();
+    expect(report?.messages.count).toBe(30);
+    // Timing is not asserted (a loaded machine): only that the run measured its slices.
+    expect(report!.longestSliceMs).toBeGreaterThan(0);
+    expect(Number.isFinite(report!.longestSliceMs)).toBe(true);
+    expect(report!.longestSliceCpuMs).toBeGreaterThanOrEqual(0); // Node 24 tells the main thread's CPU time
+    const line = setup.logger.lines.find((logged) => logged.message.startsWith("retention: "));
+    expect(line?.message).toContain(`longest slice ${report!.longestSliceMs.toFixed(1)} ms (${report!.longestSliceCpuMs!.toFixed(1)} ms CPU)`);
+  });
+
   it("from maintain, starts after the hook returned and lets the event loop run between its transactions", async () => {
     const setup = retentionSetup({ retentionMaxAgeDays: 30 });
     const conversationId = await storeExchanges(setup, "s1", 20);

@@ -33,6 +33,35 @@ describe("TimeSlicer", () => {
     expect(slicer.elapsed()).toBe(0);
   });
 
+  it("keeps the longest slice: from a slice's start to the yield that ended it, the running slice included", async () => {
+    const clock = manualClock();
+    const cpu = manualClock();
+    const slicer = new TimeSlicer(15, clock.now, cpu.now);
+    clock.ms = 12;
+    cpu.ms = 9;
+    await slicer.yield(); // a slice of 12 ms, 9 ms of it on the CPU
+    clock.ms = 19;
+    expect(slicer.longestSlice()).toEqual({ wallMs: 12, cpuMs: 9 }); // the running one has taken 7 ms
+    clock.ms = 40;
+    cpu.ms = 12;
+    expect(slicer.longestSlice()).toEqual({ wallMs: 28, cpuMs: 3 }); // ... now 28 ms, 3 ms on the CPU (it waited for a core)
+  });
+
+  it("counts a wait in no slice: the slice ends where the wait begins, a new one starts after it", async () => {
+    const clock = manualClock();
+    const slicer = new TimeSlicer(15, clock.now, () => null);
+    clock.ms = 5;
+    const written = await slicer.waitFor(async () => {
+      await nextLoopTurn();
+      clock.ms = 3_005; // three seconds writing a file, the event loop running meanwhile
+      return "archive";
+    });
+    expect(written).toBe("archive");
+    expect(slicer.elapsed()).toBe(0);
+    clock.ms = 3_009;
+    expect(slicer.longestSlice()).toEqual({ wallMs: 5, cpuMs: null });
+  });
+
   it("lets timers and I/O callbacks run when it yields", async () => {
     const slicer = new TimeSlicer(0);
     let ran = false;

@@ -170,7 +170,7 @@ export class SqliteRetentionStore implements RetentionStore {
       insertStubs();
       if (archiveId !== null) this.db.run("UPDATE retention_archives SET message_count = ? WHERE archive_id = ?", pruned, archiveId);
       return { handled, pruned };
-    });
+    }, { slice: deadline });
   }
 
   async beginConversationDeletion(archive: NewArchive, updatedAt: number): Promise<number | null> {
@@ -209,7 +209,7 @@ export class SqliteRetentionStore implements RetentionStore {
         step.deleted += deleted;
         if (deadline.expired()) return step;
       }
-    });
+    }, { slice: deadline });
   }
 
   /**
@@ -309,13 +309,13 @@ export class SqliteRetentionStore implements RetentionStore {
     return { messages: Math.max(0, bounds.high - low + 1), bytesPerMessage };
   }
 
-  async incrementalVacuum(pages: number): Promise<number> {
+  async incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number> {
     const count = Math.max(1, Math.floor(pages));
     return this.db.write(() => {
       const before = this.space().freePages;
       this.db.raw.exec(`PRAGMA incremental_vacuum(${count})`);
       return before - this.space().freePages;
-    });
+    }, slice ? { slice } : {});
   }
 
   async archivePathsOf(conversationId: ConversationId): Promise<string[]> {

@@ -9,6 +9,8 @@ import { join } from "node:path";
 export interface LogLine {
   level: string;
   text: string;
+  /** When OpenClaw wrote it (epoch ms), for lines of its JSON log. */
+  time?: number;
 }
 
 const HEALTH_PROBLEMS: readonly RegExp[] = [
@@ -22,12 +24,16 @@ export function readOpenClawLog(file: string): LogLine[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => {
     try {
-      const entry = JSON.parse(line) as Record<string, unknown> & { _meta?: { logLevelName?: string } };
+      const entry = JSON.parse(line) as Record<string, unknown> & { _meta?: { logLevelName?: string; date?: string } };
       const parts = Object.keys(entry).filter((key) => /^\d+$/.test(key)).map((key) => {
         const value = entry[key];
         return typeof value === "string" ? value : JSON.stringify(value);
       });
-      return { level: entry._meta?.logLevelName ?? "INFO", text: parts.join(" ") || String(entry.message ?? line) };
+      const time = Date.parse(String(entry.time ?? entry._meta?.date ?? ""));
+      return {
+        level: entry._meta?.logLevelName ?? "INFO", text: parts.join(" ") || String(entry.message ?? line),
+        ...(Number.isNaN(time) ? {} : { time }),
+      };
     } catch {
       return { level: "INFO", text: line }; // a line OpenClaw did not write as JSON: keep it verbatim
     }

@@ -41,6 +41,18 @@ export interface StoredLargeFile {
   storagePath: string;
 }
 
+/** What retention left in the database: its archive files and the messages it emptied. */
+export interface StoredRetention {
+  /** One entry per archive file (retention records a row per transaction; they are added up here). */
+  archives: { path: string; kind: string; messageCount: number; done: boolean }[];
+  /** Messages emptied to a stub that names its archive. */
+  stubs: number;
+  /** Stubs that still hold text or meta (expected: none). */
+  stubsWithContent: number;
+  /** Stubs per session key of their conversation. */
+  stubsBySessionKey: Record<string, number>;
+}
+
 export class PluginDatabase {
   constructor(readonly path: string) {}
 
@@ -113,6 +125,25 @@ export class PluginDatabase {
       tokenCount: Number(row.token_count),
       storagePath: String(row.storage_path),
     }));
+  }
+
+  retention(): StoredRetention {
+    const archives = this.query(
+      `SELECT path, kind, sum(message_count) AS message_count, min(state = 'done') AS done
+         FROM retention_archives GROUP BY path, kind ORDER BY min(archive_id)`,
+    ).map((row) => ({ path: String(row.path), kind: String(row.kind), messageCount: Number(row.message_count), done: Number(row.done) === 1 }));
+    const [stubs] = this.query(
+      `SELECT count(*) AS stubs, coalesce(sum(content <> '' OR meta <> '{}'), 0) AS with_content
+         FROM messages WHERE archive_id IS NOT NULL`,
+    );
+    const bySessionKey = this.query(
+      `SELECT c.session_key, count(*) AS stubs FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+        WHERE m.archive_id IS NOT NULL GROUP BY c.session_key`,
+    );
+    return {
+      archives, stubs: Number(stubs!.stubs), stubsWithContent: Number(stubs!.with_content),
+      stubsBySessionKey: Object.fromEntries(bySessionKey.map((row) => [String(row.session_key), Number(row.stubs)])),
+    };
   }
 
   private query(sql: string, ...params: (string | number)[]): Record<string, unknown>[] {
