@@ -20,13 +20,14 @@ describe("plugin entry", () => {
     expect(typeof plugin.register).toBe("function");
   });
 
-  it("registers the lcm engine with durable transcript semantics and owned compaction", () => {
+  it("registers the lcm engine with durable transcript semantics, owned compaction and maintenance after the answer", () => {
     const api = new FakePluginApi({ databasePath: join(tempDir(), "lcm.db") });
     plugin.register(api);
     const engine = api.engine("lcm");
     expect(engine.info).toMatchObject({
       id: "lcm",
       ownsCompaction: true,
+      turnMaintenanceMode: "background",
       transcriptSemantics: {
         currentTurnFence: "before-current-turn-entry-v1",
         turnAdvancementIdempotency: "atomic-idempotent-v1",

@@ -117,6 +117,9 @@ export class LcmContextEngine implements ContextEngine {
     name: "Lossless Context Management",
     version: ENGINE_VERSION,
     ownsCompaction: true,
+    // OpenClaw runs the turn's maintain after the reply, as a task of the session, instead of before the turn ends:
+    // summarizing (seconds with a real model) never delays an answer (test/host/turn-latency.test.ts).
+    turnMaintenanceMode: "background",
     transcriptSemantics: {
       currentTurnFence: "before-current-turn-entry-v1",
       turnAdvancementIdempotency: "atomic-idempotent-v1",

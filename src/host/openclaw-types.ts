@@ -128,6 +128,8 @@ export interface ContextEngineInfo {
   name: string;
   version?: string;
   ownsCompaction?: boolean;
+  /** "background": the host runs a turn's maintain as a deferred task of the session, after the turn has ended. */
+  turnMaintenanceMode?: "foreground" | "background";
   transcriptSemantics?: {
     currentTurnFence?: "before-current-turn-entry-v1";
     turnAdvancementIdempotency?: "atomic-idempotent-v1";
