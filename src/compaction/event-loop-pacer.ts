@@ -5,7 +5,7 @@
  * stretch: 25 s with the event loop held at 100k messages (issue 15). The engine asks before each pass; a turn of
  * the loop is taken once `intervalMs` have passed since the last one (by default before every pass).
  */
-import { setImmediate as nextTurnOfEventLoop } from "node:timers/promises";
+import { nextLoopTurn } from "../runtime/time-slice.js";
 
 /**
  * Longest stretch of a run between two turns of the event loop, before the pass that follows it. 0: a turn before
@@ -26,7 +26,7 @@ export class EventLoopPacer {
   /** Takes one turn of the event loop if `intervalMs` have passed since the last one. Contract: never rejects. */
   async yieldIfDue(): Promise<void> {
     if (this.now() - this.lastTurn < this.intervalMs) return;
-    await nextTurnOfEventLoop();
+    await nextLoopTurn(); // a full turn: timers run even when the pass was resumed by I/O
     this.lastTurn = this.now();
   }
 }

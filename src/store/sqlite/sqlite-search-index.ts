@@ -10,8 +10,9 @@
  *
  * The term dictionary (`search_terms`) lists every indexed word with a letter in it, reversed (a regex word that
  * may end a longer word finds the words ending with it by one range scan) and with its Porter stem (a search for
- * one form of a word finds the others). New words of a chunk are added in the chunk's transaction; a per-process
- * memo of words already listed keeps that cheap once the vocabulary settles.
+ * one form of a word finds the others). New words of a chunk are added in the chunk's transaction (those of a row
+ * too long for one chunk in shares, in the chunks before it: the dictionary may list a word before it is indexed,
+ * never after); a per-process memo of words already listed keeps that cheap once the vocabulary settles.
  *
  * FTS5's automatic merging is off; after indexing, message segments are merged by FTS5 'merge' commands on the
  * connection's background worker (wal-checkpointer.ts), or here in bounded steps where no worker runs. Summary
@@ -20,10 +21,11 @@
  * otherwise merge level 0 inside the chunk that left 16 segments on it, and every full level above with it, in one
  * transaction (CRISIS_MERGE_SEGMENTS, fts5-structure.ts).
  */
-import { setTimeout as sleep, setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
 import { isBusyError, reverseText } from "../../db/database.js";
 import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
+import { nextLoopTurn } from "../../runtime/time-slice.js";
 import { analyzeDocument, stemOf } from "../../search/text-analysis.js";
 import type { IndexProgress, SearchIndex } from "../search-index.js";
 import { segmentsPerLevel } from "./fts5-structure.js";
@@ -36,8 +38,14 @@ import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js"
  * listed at their measured cost (a chunk of new vocabulary spent 20 ms listing 786 words and 16 ms committing them).
  */
 export const INDEX_CHUNK_ROWS = 100;
-/** A chunk stops taking rows once it has run this long (the dictionary and the commit follow: a few ms more). */
+/**
+ * A chunk takes no row that would make it run longer than this, its new dictionary words (listed after the rows) and
+ * their commit counted at their measured cost; its first row it takes whatever it costs, unless its new words alone
+ * are past it: those are then listed in shares over several chunks before the row is indexed.
+ */
 const CHUNK_TIME_MS = 12;
+/** Fewest words a chunk lists ahead for a row too long for one chunk, however high their measured cost. */
+const MIN_WORDS_LISTED_AHEAD = 64;
 /** Merge steps per indexed chunk, at most: enough to keep the segment count bounded as chunks arrive. */
 const MERGE_STEPS_PER_CHUNK = 4;
 /**
@@ -109,17 +117,38 @@ interface KnownTerms {
  */
 const INITIAL_MS_PER_UNKNOWN_WORD = 0.04;
 
-/** A chunk's distinct words, counting those the memo does not know as they come (they are looked up, or listed). */
+/**
+ * A chunk's distinct words, counting those the memo does not know as they come (they are looked up, or listed). The
+ * words of the row being read can be taken out again (dropRow), when the row goes to the next chunk instead.
+ */
 class ChunkWords extends Set<string> {
   unknown = 0;
+  private rowWords: string[] = [];
+  /** The words of the row being read that the memo does not know, in the order read. */
+  rowUnknown: string[] = [];
   constructor(private readonly isKnown: (word: string) => boolean) {
     super();
   }
 
   override add(word: string): this {
     if (this.has(word)) return this;
-    if (!this.isKnown(word)) this.unknown++;
+    if (!this.isKnown(word)) {
+      this.unknown++;
+      this.rowUnknown.push(word);
+    }
+    this.rowWords.push(word);
     return super.add(word);
+  }
+
+  startRow(): void {
+    this.rowWords = [];
+    this.rowUnknown = [];
+  }
+
+  dropRow(): void {
+    for (const word of this.rowWords) this.delete(word);
+    this.unknown -= this.rowUnknown.length;
+    this.startRow();
   }
 }
 
@@ -249,10 +278,13 @@ export class SqliteSearchIndex implements SearchIndex {
       const count = await this.db.write(() => this.indexChunk(limit, table, added));
       this.learnListingCost();
       this.remember(added);
-      if (count === 0) break;
+      // Nothing waiting (a chunk that listed a long row's words ahead indexed no row, and the run goes on).
+      if (count === 0 && added.length === 0) break;
       indexed += count;
-      chunks++;
-      await yieldToEventLoop();
+      if (count > 0) chunks++;
+      // A full turn, timers included: a chunk that ran in a timer callback (after a wait for the lock or for the
+      // merges) and one setImmediate ran the next chunk before any timer, two chunks in one block (22-29 ms of CPU).
+      await nextLoopTurn();
     }
     await this.merge(table, chunks * MERGE_STEPS_PER_CHUNK);
     return indexed;
@@ -261,7 +293,8 @@ export class SqliteSearchIndex implements SearchIndex {
   /**
    * Indexes up to `limit` pending rows of `table` inside the caller's write transaction; returns how many, and
    * appends the dictionary words it listed to `added` (remember them once the transaction committed). Reading `through` inside the transaction makes concurrent
-   * indexers (other processes) skip what one already did.
+   * indexers (other processes) skip what one already did. Returns 0 with words in `added` when the first row's new
+   * words alone are past the chunk's budget: a share of them is listed, and the row waits for a later chunk.
    */
   indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = []): number {
     const source = SOURCES[table];
@@ -278,14 +311,32 @@ export class SqliteSearchIndex implements SearchIndex {
     let last = through;
     let indexed = 0;
     for (const [id, content, spans] of rows) {
+      chunkWords.startRow();
       const document = analyzeDocument(toSearchableText(content, spans), chunkWords);
+      // Long tool outputs, and words new to the dictionary (listed below, in this transaction), cost more than the
+      // rest: a row that would take the chunk past its budget goes to the next chunk, which it starts. One long tool
+      // output of new words lists 300-600 of them (6-12 ms with the commit); ending the chunk after it, as this did,
+      // added that to a full chunk (24 ms of CPU at 1M).
+      const dictionaryMs = chunkWords.unknown * known.msPerUnknownWord;
+      if (performance.now() - started + dictionaryMs > CHUNK_TIME_MS) {
+        if (indexed > 0) {
+          chunkWords.dropRow();
+          break;
+        }
+        // The first row alone is past the budget. With more new words than fit, list the share that fits and index
+        // the row later (the dictionary may list a word before its row is indexed, never after); otherwise take it.
+        const room = Math.floor((CHUNK_TIME_MS - (performance.now() - started)) / known.msPerUnknownWord);
+        const share = Math.max(MIN_WORDS_LISTED_AHEAD, room);
+        if (chunkWords.rowUnknown.length > share) {
+          const words = chunkWords.rowUnknown.slice(0, share);
+          this.lastChunk = { started, loopMs: performance.now() - started, unknownWords: words.length };
+          this.listTerms(new Set(words), added);
+          return 0;
+        }
+      }
       this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, id, document.words, document.derived);
       last = id;
       indexed++;
-      // Long tool outputs, and words new to the dictionary (listed below, in this transaction), cost more than the
-      // rest: the chunk ends early rather than block the event loop.
-      const dictionaryMs = chunkWords.unknown * known.msPerUnknownWord;
-      if (performance.now() - started + dictionaryMs > CHUNK_TIME_MS) break;
     }
     this.lastChunk = { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown };
     this.listTerms(chunkWords, added);
@@ -412,7 +463,7 @@ export class SqliteSearchIndex implements SearchIndex {
         return this.totalChanges() - before >= 2;
       });
       if (!worked) return;
-      await yieldToEventLoop();
+      await nextLoopTurn();
     }
   }
 
