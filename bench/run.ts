@@ -68,7 +68,7 @@ function compile(): void {
 }
 
 function child(script: string, args: string[]): string {
-  return execFileSync(process.execPath, [join(BUILD_DIR, "bench", script.replace(/\.ts$/, ".js")), ...args], {
+  return execFileSync(process.execPath, ["--expose-gc", join(BUILD_DIR, "bench", script.replace(/\.ts$/, ".js")), ...args], {
     cwd: ROOT,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
