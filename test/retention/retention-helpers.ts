@@ -9,6 +9,7 @@ import { GzipJsonlArchiveWriter } from "../../src/retention/archive-writer.js";
 import { RetentionService } from "../../src/services/retention-service.js";
 import { SqliteIntegrityStore } from "../../src/store/sqlite/sqlite-integrity-store.js";
 import { SqliteRetentionStore } from "../../src/store/sqlite/sqlite-retention-store.js";
+import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
 import { exportConversationRecords } from "../../src/transfer/jsonl-export.js";
 import { RecordingLogger, createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
@@ -71,6 +72,19 @@ export async function checkpointFully(db: ReturnType<typeof retentionSetup>["db"
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error("The write-ahead log could not be checkpointed in 1 s.");
+}
+
+/**
+ * Tool-output-like history: 1,200 messages of ~2 KB (long, few distinct words: the text, not the word index, is most
+ * of the file), 1,150 of them under leaf summaries of 25; indexed and checkpointed, so the file is what its pages
+ * take (about 4 MB). Returns the conversation id.
+ */
+export async function storeLargeCoveredHistory(setup: ReturnType<typeof retentionSetup>): Promise<number> {
+  const conversationId = await storeExchanges(setup, "big", 600, "x".repeat(2_000));
+  summarize(setup, conversationId, 1, 1_150, 25);
+  await new SqliteSearchIndex(setup.db).indexPending();
+  await checkpointFully(setup.db);
+  return conversationId;
 }
 
 /** Counts turns of the event loop (setImmediate callbacks) until `stop` is called. */

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
-import { checkpointFully, DAY, NOW, orphans, readArchive, retentionSetup, storeExchanges, summarize } from "./retention-helpers.js";
+import { checkpointFully, DAY, NOW, orphans, readArchive, retentionSetup, storeExchanges, storeLargeCoveredHistory, summarize } from "./retention-helpers.js";
 
 const NO_ORPHANS = {
   summaryMessages: 0, summaryParents: 0, contextItems: 0, messageParts: 0, prunedParts: 0, largeFiles: 0, messages: 0, ftsRowsWithoutMessage: 0,
@@ -116,11 +116,7 @@ describe("retention", () => {
 
   it("under a size cap prunes the oldest covered messages and the file shrinks", async () => {
     const setup = retentionSetup();
-    // Tool-output-like text: long, few distinct words (the text, not the word index, is most of the file).
-    const conversationId = await storeExchanges(setup, "big", 600, "x".repeat(2_000));
-    summarize(setup, conversationId, 1, 1_150, 25);
-    await new SqliteSearchIndex(setup.db).indexPending();
-    await checkpointFully(setup.db);
+    await storeLargeCoveredHistory(setup);
     const space = setup.retentionStore.space();
     expect(space.autoVacuum).toBe("incremental"); // new files are created with auto_vacuum=INCREMENTAL
     const fileBefore = statSync(setup.config.databasePath).size;

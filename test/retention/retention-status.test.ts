@@ -6,18 +6,13 @@ import { describe, expect, it } from "vitest";
 import type { RetentionOutput } from "../../src/cli/commands/retention-command.js";
 import type { StatusOutput } from "../../src/cli/commands/status-command.js";
 import { RetentionOutputSchema, StatusOutputSchema } from "../../src/cli/output-schemas.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
 import { runJson, runLcm } from "../cli/cli-harness.js";
-import { checkpointFully, retentionSetup, storeExchanges, summarize } from "./retention-helpers.js";
+import { retentionSetup, storeExchanges, storeLargeCoveredHistory, summarize } from "./retention-helpers.js";
 
 describe("lcm status on retention", () => {
   it("shows the size cap, the covered messages a run may archive, and after a run that nothing is left", async () => {
     const setup = retentionSetup();
-    // Tool-output-like text: 1,200 messages of ~2 KB, 1,150 of them under leaf summaries; about 4 MB in all.
-    const conversationId = await storeExchanges(setup, "big", 600, "x".repeat(2_000));
-    summarize(setup, conversationId, 1, 1_150, 25);
-    await new SqliteSearchIndex(setup.db).indexPending();
-    await checkpointFully(setup.db);
+    await storeLargeCoveredHistory(setup);
     const env = { LCM_RETENTION_MAX_DATABASE_MB: "1" };
     const args = ["status", "--db", setup.config.databasePath];
 
