@@ -56,7 +56,8 @@ import { countIntegrityFindings } from "./services/integrity-service.js";
 import { MetricsService } from "./services/metrics-service.js";
 import { sharedSpendGuard } from "./services/spend-guard.js";
 import { StatusService } from "./services/status-service.js";
-import { RetentionService } from "./services/retention-service.js";
+import { type RetentionBudget, RetentionService } from "./services/retention-service.js";
+import { runOnRetentionThread } from "./retention/retention-thread.js";
 import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
 import { SqliteRetentionStore } from "./store/sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
@@ -116,13 +117,22 @@ export function integrityCheckerFor(services: PluginServices): IntegrityChecker 
 }
 
 /** Retention on the services' connection (services/retention-service.ts); does nothing unless the settings turn it on. */
-export function retentionServiceFor(services: PluginServices, logger: Logger): RetentionService {
+export function retentionServiceFor(services: Pick<PluginServices, "config" | "store">, logger: Logger): RetentionService {
   const database = services.store.db;
-  return new RetentionService({
+  const { config } = services;
+  const service: RetentionService = new RetentionService({
     store: new SqliteRetentionStore(database), conversations: services.store,
     exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
-    archives: new GzipJsonlArchiveWriter(services.config.retentionArchiveDirectory), config: services.config, clock: systemClock, logger,
+    archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: systemClock, logger,
+    // maintain's background runs go to a worker thread of their own for a file (none can share an in-memory one).
+    ...(database.path === ":memory:" ? {} : {
+      runner: (budget: RetentionBudget) => runOnRetentionThread({
+        databasePath: database.path, archiveDirectory: config.retentionArchiveDirectory, budget,
+        settings: { retentionMaxDatabaseMb: config.retentionMaxDatabaseMb, retentionMaxAgeDays: config.retentionMaxAgeDays, retentionPruneEndedSessions: config.retentionPruneEndedSessions },
+      }, { logger, onCallingThread: () => service.run({ apply: true, budget }) }),
+    }),
   });
+  return service;
 }
 
 /** Seams for tests; OpenClaw calls `register(api)`. */

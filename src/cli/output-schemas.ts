@@ -247,6 +247,8 @@ export const RetentionOutputSchema = Type.Object({
   messages: Type.Object({ count: Count, bytes: Count, archivePaths: Type.Array(Type.String()) }),
   vacuumedBytes: Count, removedFiles: Count, stoppedEarly: Type.Boolean(), durationMs: Count, longestSliceMs: Type.Number({ minimum: 0 }),
   longestSliceCpuMs: Nullable(Type.Number({ minimum: 0 })),
+  thread: Type.Union([Type.Literal("calling"), Type.Literal("worker")]), callerLoopMaxDelayMs: Nullable(Type.Number({ minimum: 0 })),
+  callerBusyMs: Nullable(Type.Number({ minimum: 0 })),
   databasePath: Type.String(), archiveDirectory: Type.String(), fullVacuum: Type.Boolean(),
 });
 

@@ -116,7 +116,7 @@ export class TimeSlicer implements SliceDeadline {
   }
 }
 
-/** The main thread's CPU time in ms (process.threadCpuUsage, Node 23.9 and later), or null. */
+/** This thread's CPU time in ms (process.threadCpuUsage, Node 23.9 and later; a worker's own in a worker), or null. */
 function threadCpuMs(): number | null {
   if (typeof process.threadCpuUsage !== "function") return null;
   const usage = process.threadCpuUsage();

@@ -5,10 +5,11 @@
  * deleted; raw messages that summaries cover and the context no longer shows are archived and emptied (summaries
  * stay, the row stays as a stub naming the archive); free pages go back to the file system with incremental vacuum.
  * Every read and every transaction stops once its time slice (runtime/time-slice.ts, 15 ms) has run out, and the event
- * loop runs between slices, so a run never holds a gateway's turns for long, whatever a row costs; its report and log
- * line state the longest slice, the longest event-loop block the run caused. `maintain` calls
- * `runInBackground` (at most once per RUN_INTERVAL_MS per database, a bounded amount of work, started on a later turn
- * of the event loop than the hook's); `lcm retention` calls `run` (dry run unless applying).
+ * loop runs between slices, so a run never holds the write lock or its thread for long, whatever a row costs; its
+ * report and log line state the longest slice. `maintain` calls `runInBackground` (at most once per RUN_INTERVAL_MS
+ * per database, a bounded amount of work, started on a later turn of the event loop than the hook's), which the
+ * plugin sends to a worker thread of its own (deps.runner, retention/retention-thread.ts), so that a gateway's event
+ * loop only starts the run and takes its report; `lcm retention` calls `run` (dry run unless applying).
  */
 import { rmdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -73,14 +74,30 @@ export interface RetentionReport {
   stoppedEarly: boolean;
   durationMs: number;
   /**
-   * The longest stretch the run held the event loop, in ms (0.1 ms steps): its work between two turns of the event
-   * loop it let happen (runtime/time-slice.ts TimeSlicer.longestSlice; waits for a file or a lock end a slice, and
-   * the callbacks that write archive files are counted in none). Wall-clock time: on a loaded machine it includes
-   * time the thread waited for a core or a blocking system call, which `longestSliceCpuMs` (the main thread's CPU
-   * time in that slice; null where Node cannot tell) does not.
+   * The longest stretch the run held the event loop of the thread it ran on (`thread`), in ms (0.1 ms steps): its
+   * work between two turns of the event loop it let happen (runtime/time-slice.ts TimeSlicer.longestSlice; waits for
+   * a file or a lock end a slice, and the callbacks that write archive files are counted in none). Wall-clock time:
+   * on a loaded machine it includes time the thread waited for a core or a blocking system call, which
+   * `longestSliceCpuMs` (that thread's CPU time in that slice; null where Node cannot tell) does not.
    */
   longestSliceMs: number;
   longestSliceCpuMs: number | null;
+  /**
+   * Where the run's work ran: "worker", a thread of its own (retention/retention-thread.ts; what maintain starts in
+   * a gateway), whose slices never hold the gateway's event loop; or "calling", the caller's thread (the CLI, tests,
+   * or where no worker thread could start), whose slices are the event-loop blocks the run caused.
+   */
+  thread: "calling" | "worker";
+  /**
+   * For a run on a worker: the longest delay of the calling thread's event loop while the run went (perf_hooks
+   * monitorEventLoopDelay, 1 ms resolution), whatever held it (the host's own work included); null otherwise.
+   */
+  callerLoopMaxDelayMs: number | null;
+  /**
+   * For a run on a worker: the longest stretch of the run's own work on the calling thread (starting the worker,
+   * handling one of its messages), the event-loop block the run caused there; null otherwise.
+   */
+  callerBusyMs: number | null;
 }
 
 export interface RetentionServiceDeps {
@@ -94,6 +111,11 @@ export interface RetentionServiceDeps {
   logger: Logger;
   /** How long each read or transaction may run before the event loop gets a turn (default DEFAULT_SLICE_MS; 0: one row each). */
   sliceMs?: number;
+  /**
+   * Runs the background run (apply, within `budget`) somewhere else: plugin.ts passes retention-thread.ts's worker
+   * thread for a database file. Default: `run` on the calling thread.
+   */
+  runner?: (budget: RetentionBudget) => Promise<RetentionReport>;
 }
 
 /** Per database: when `maintain` last started a run, and whether one is running (engines are rebuilt every turn). */
@@ -121,7 +143,8 @@ export class RetentionService {
     schedule.running = true;
     schedule.lastStartedAt = now;
     // Nothing of the run happens inside the caller's hook: it starts on a later turn of the event loop.
-    return nextLoopTurn().then(() => this.run({ apply: true, budget })).then((report) => {
+    const runApplied = this.deps.runner ?? ((within: RetentionBudget) => this.run({ apply: true, budget: within }));
+    return nextLoopTurn().then(() => runApplied(budget)).then((report) => {
       if (report.conversations.length > 0 || report.messages.count > 0 || report.vacuumedBytes > 0) {
         this.deps.logger.info(`retention: ${describeReport(report)}`);
       }
@@ -146,7 +169,7 @@ export class RetentionService {
       enabled: policy !== null, applied: options.apply, policy, usedBytesBefore: usedBytes(before), usedBytesAfter: usedBytes(before),
       overCapBytes: policy ? bytesOverCap(policy, before) : 0, autoVacuum: before.autoVacuum, conversations: [],
       messages: { count: 0, bytes: 0, archivePaths: [] }, vacuumedBytes: 0, removedFiles: 0, stoppedEarly: false, durationMs: 0,
-      longestSliceMs: 0, longestSliceCpuMs: null,
+      longestSliceMs: 0, longestSliceCpuMs: null, thread: "calling", callerLoopMaxDelayMs: null, callerBusyMs: null,
     };
     if (!policy) return report;
     const outOfTime = () => performance.now() - started > budget.maxMs;
@@ -365,6 +388,11 @@ export function describeReport(report: RetentionReport): string {
   if (report.applied) parts.push(`gave back ${(report.vacuumedBytes / 1_048_576).toFixed(1)} MB`);
   if (report.stoppedEarly) parts.push("stopped at its budget (the next run continues)");
   const cpu = report.longestSliceCpuMs === null ? "" : ` (${report.longestSliceCpuMs.toFixed(1)} ms CPU)`;
-  parts.push(`took ${(report.durationMs / 1_000).toFixed(1)} s, longest slice ${report.longestSliceMs.toFixed(1)} ms${cpu}`);
+  const where = report.thread === "worker" ? " on a worker thread" : "";
+  parts.push(`took ${(report.durationMs / 1_000).toFixed(1)} s${where}, longest slice ${report.longestSliceMs.toFixed(1)} ms${cpu}`);
+  if (report.callerLoopMaxDelayMs !== null) {
+    const own = report.callerBusyMs === null ? "" : `, of which the run's own work on it at most ${report.callerBusyMs.toFixed(1)} ms`;
+    parts.push(`the gateway's event loop meanwhile: longest delay ${report.callerLoopMaxDelayMs.toFixed(1)} ms${own}`);
+  }
   return parts.join("; ");
 }

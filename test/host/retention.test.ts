@@ -4,9 +4,10 @@
  * 30 days, the first turn's maintenance starts a bounded run in the background (services/retention-service.ts: at
  * most 5,000 messages and 2 s), while two sessions keep talking. Checked: every turn is answered, turns were in
  * flight while the run ran, the run archived messages (the archive files exist and hold them; their rows became
- * stubs), `openclaw lcm doctor` finds nothing, and the run's log line states the longest slice it held the event
- * loop. That figure is printed for docs/operations.md; only a generous ceiling is asserted (the design bound is
- * 50 ms, but a loaded machine makes a tight timing assertion flaky).
+ * stubs), `openclaw lcm doctor` finds nothing, and the run went on a worker thread (retention/retention-thread.ts):
+ * its log line says so and states the longest delay of the gateway's event loop while it ran. That figure is printed
+ * for docs/operations.md; only a generous ceiling is asserted (the design bound is 50 ms, and what holds the loop
+ * is no longer the run but the gateway's own work, which a loaded machine stretches).
  */
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -22,9 +23,13 @@ const SEED = { conversations: 3, messagesPerConversation: 10_000, startedDaysAgo
 const PLUGIN_CONFIG = { retentionMaxAgeDays: 30 };
 /** Each session stops after its first turn that began once the run had ended, or after this many turns. */
 const MAX_TURNS_PER_SESSION = 6;
-/** No healthy run comes near this, even on a loaded machine; the design bound is 50 ms (docs/operations.md). */
-const SLICE_CEILING_MS = 500;
-const RETENTION_LINE = /retention: .*archived (\d+) covered message\(s\).*; took ([\d.]+) s, longest slice ([\d.]+) ms(?: \(([\d.]+) ms CPU\))?/;
+/**
+ * The gateway's event loop while the run went: the design bound is 50 ms (docs/operations.md), and the run itself
+ * holds none of it; what does is the gateway's own work on a loaded machine, hence only a generous ceiling here.
+ */
+const LOOP_DELAY_CEILING_MS = 500;
+const RETENTION_LINE =
+  /retention: .*archived (\d+) covered message\(s\).*; took ([\d.]+) s( on a worker thread)?, longest slice ([\d.]+) ms(?: \(([\d.]+) ms CPU\))?(?:; the gateway's event loop meanwhile: longest delay ([\d.]+) ms, of which the run's own work on it at most ([\d.]+) ms)?/;
 
 interface RetentionLine {
   text: string;
@@ -35,6 +40,12 @@ interface RetentionLine {
   longestSliceMs: number;
   /** The main thread's CPU time in that slice. */
   longestSliceCpuMs: number | null;
+  /** The run went on a worker thread (the slices above are that thread's). */
+  onWorker: boolean;
+  /** The gateway's event loop: its longest delay while the run went, whatever held it. */
+  gatewayLoopMaxDelayMs: number | null;
+  /** The longest stretch of the run's own work on the gateway's thread (starting the worker, handling a message). */
+  runOnGatewayThreadMs: number | null;
 }
 
 interface TurnRecord {
@@ -56,8 +67,9 @@ describe("retention in a running gateway", () => {
       const match = RETENTION_LINE.exec(line.text);
       if (!match || line.time === undefined) continue;
       return {
-        text: line.text, time: line.time, messages: Number(match[1]), durationMs: Number(match[2]) * 1_000, longestSliceMs: Number(match[3]),
-        longestSliceCpuMs: match[4] === undefined ? null : Number(match[4]),
+        text: line.text, time: line.time, messages: Number(match[1]), durationMs: Number(match[2]) * 1_000, onWorker: match[3] !== undefined,
+        longestSliceMs: Number(match[4]), longestSliceCpuMs: match[5] === undefined ? null : Number(match[5]),
+        gatewayLoopMaxDelayMs: match[6] === undefined ? null : Number(match[6]), runOnGatewayThreadMs: match[7] === undefined ? null : Number(match[7]),
       };
     }
     return null;
@@ -99,7 +111,8 @@ describe("retention in a running gateway", () => {
     const inFlight = turns.filter((turn) => turn.startedAt <= line!.time && turn.endedAt >= runStartedAt);
     const requestsDuringRun = suite.model.requests().filter((request) => request.receivedAt >= runStartedAt && request.receivedAt <= line!.time);
     console.log(`[retention] gateway figures: ${JSON.stringify({
-      longestSliceMs: line!.longestSliceMs, longestSliceCpuMs: line!.longestSliceCpuMs, runMs: line!.durationMs, archivedMessages: line!.messages,
+      onWorker: line!.onWorker, gatewayLoopMaxDelayMs: line!.gatewayLoopMaxDelayMs, runOnGatewayThreadMs: line!.runOnGatewayThreadMs,
+      workerLongestSliceMs: line!.longestSliceMs, workerLongestSliceCpuMs: line!.longestSliceCpuMs, runMs: line!.durationMs, archivedMessages: line!.messages,
       turns: turns.length, turnsInFlightDuringRun: inFlight.length, modelRequestsDuringRun: requestsDuringRun.length,
       turnMs: turns.map((turn) => turn.endedAt - turn.startedAt), loadAverage: loadavg().map((load) => Math.round(load * 100) / 100),
     })}`);
@@ -108,8 +121,14 @@ describe("retention in a running gateway", () => {
     expect(turns.filter((turn) => turn.error !== undefined)).toEqual([]);
     expect(inFlight.length).toBeGreaterThan(0);
     expect(line!.messages).toBeGreaterThan(0);
+    // The run's slices went on a worker thread: none of them held the gateway's event loop.
+    expect(line!.onWorker).toBe(true);
     expect(line!.longestSliceMs).toBeGreaterThan(0);
-    expect(line!.longestSliceMs).toBeLessThan(SLICE_CEILING_MS);
+    expect(line!.gatewayLoopMaxDelayMs).not.toBeNull();
+    expect(line!.gatewayLoopMaxDelayMs!).toBeLessThan(LOOP_DELAY_CEILING_MS);
+    // What the run itself did on the gateway's thread: start a worker and take a few messages.
+    expect(line!.runOnGatewayThreadMs).not.toBeNull();
+    expect(line!.runOnGatewayThreadMs!).toBeLessThan(LOOP_DELAY_CEILING_MS);
   });
 
   it("wrote what it emptied to archives first: the files exist and hold the messages, the rows are stubs", () => {

@@ -70,6 +70,8 @@ export function hostEnv(home: string, gatewayToken?: string): NodeJS.ProcessEnv 
   env.NO_COLOR = "1";
   env.FORCE_COLOR = "0";
   if (gatewayToken) env.OPENCLAW_GATEWAY_TOKEN = gatewayToken;
+  // Diagnostics: node options for OpenClaw's processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (docs/operations.md).
+  if (process.env.HOST_NODE_OPTIONS) env.NODE_OPTIONS = process.env.HOST_NODE_OPTIONS;
   return env;
 }
 
