@@ -1,7 +1,8 @@
 /**
  * Measures retention on a 100k-message database (not a timed test): the longest event-loop block while an age-cap
  * run archives and prunes every covered message (wall-clock, and the main thread's CPU time in it: bench/loop-probe.ts),
- * and the space it gives back. `npx tsx bench/retention-block.ts` (MESSAGES=… for another size).
+ * and the space it gives back. `npx tsx bench/retention-block.ts` (MESSAGES=… for another size; THREAD=worker runs it
+ * the way `maintain` does in a gateway, on retention's worker thread, and the block is then the main thread's).
  */
 import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,8 @@ import { resolveConfig } from "../src/config.js";
 import { openSharedDatabase } from "../src/db/connection-registry.js";
 import { encodeMessage } from "../src/messages/message-codec.js";
 import { GzipJsonlArchiveWriter } from "../src/retention/archive-writer.js";
-import { RetentionService } from "../src/services/retention-service.js";
+import { runOnRetentionThread } from "../src/retention/retention-thread.js";
+import { RetentionService, UNBOUNDED_BUDGET } from "../src/services/retention-service.js";
 import { storageStatus } from "../src/services/storage-status.js";
 import { SqliteRetentionStore } from "../src/store/sqlite/sqlite-retention-store.js";
 import { SqliteSearchIndex } from "../src/store/sqlite/sqlite-search-index.js";
@@ -102,14 +104,20 @@ const service = new RetentionService({
   archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => Date.UTC(2026, 6, 1) },
   logger: console,
 });
+const onWorker = process.env.THREAD === "worker";
 const probe = startLoopProbe();
-const report = await service.run({ apply: true });
+const report = onWorker
+  ? await runOnRetentionThread({
+    databasePath: config.databasePath, archiveDirectory: config.retentionArchiveDirectory, budget: UNBOUNDED_BUDGET,
+    settings: { retentionMaxDatabaseMb: 0, retentionMaxAgeDays: config.retentionMaxAgeDays, retentionPruneEndedSessions: true },
+  }, { logger: console, onCallingThread: () => Promise.reject(new Error("no worker thread")) })
+  : await service.run({ apply: true });
 const loop = probe.stop();
 await checkpointFully();
 const after = statSync(config.databasePath).size;
 const space = retentionStore.space();
 console.log(JSON.stringify({
-  messages: CONVERSATIONS * PER_CONVERSATION, conversationsArchived: report.conversations.length, messagesPruned: report.messages.count,
+  messages: CONVERSATIONS * PER_CONVERSATION, thread: report.thread, runLongestSliceMs: report.longestSliceMs, conversationsArchived: report.conversations.length, messagesPruned: report.messages.count,
   archives: report.messages.archivePaths.length, durationMs: report.durationMs,
   longestBlockMs: round(loop.longest.wallMs), longestBlockCpuMs: round(loop.longest.cpuMs), mostCpuInOneBlockMs: round(loop.longestCpu.cpuMs),
   loopDelayMaxMs: round(loop.delayMaxMs), loopDelayP99Ms: round(loop.delayP99Ms), loadAverage: os.loadavg().map(round),
