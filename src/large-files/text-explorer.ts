@@ -10,6 +10,7 @@ import { prefixWithin, suffixWithin } from "../tokens/text-within.js";
 import { formatCount } from "./file-reference.js";
 import { MAX_SUMMARY_CHARS, SummaryLines, clip } from "./summary-lines.js";
 import { countLines, countWords } from "./text-stats.js";
+import { HOST_CHARS_PER_TOKEN } from "../tokens/host-measure.js";
 
 export interface TextCompletionRequest {
   systemPrompt: string;
@@ -30,8 +31,6 @@ export const MAX_MODEL_INPUT_CHARS = 48_000;
 const EXPLORATION_REPLY_TOKENS = 700;
 /** The instructions around the document, and slack for a tokenizer that counts more than the host's measure. */
 const EXPLORATION_PROMPT_TOKENS = 600;
-/** Characters per token of the host's pre-send measure (chars / 4 with a 25% safety margin). */
-const HOST_CHARS_PER_TOKEN = 3.2;
 /** A window too small to leave this much text is given this much anyway (a summary needs something to read). */
 const MIN_MODEL_INPUT_CHARS = 2_000;
 

@@ -28,6 +28,8 @@ export interface RecallScope {
   kind: "current" | "conversation" | "all" | "grant";
   /** The caller's own conversation, when one is stored. */
   currentConversationId: ConversationId | null;
+  /** The model window its host last stated for that conversation (assemble records it); null when not known. */
+  currentWindowTokens: number | null;
   /** Set for delegated expansion children. */
   grant: GrantRecord | null;
 }
@@ -50,6 +52,7 @@ export class RecallAccess {
     if (isExpansionSessionKey(caller.sessionKey)) return this.resolveForGrant(caller, request);
     const current = await this.currentConversation(caller);
     const currentConversationId = current?.conversationId ?? null;
+    const currentWindowTokens = current?.lastWindowTokens ?? null;
     if (request.conversationId !== undefined) {
       const conversation = await this.deps.store.getConversation(request.conversationId);
       if (!conversation || !this.isReadable(caller, conversation)) {
@@ -59,14 +62,14 @@ export class RecallAccess {
           { parameter: "conversationId" },
         );
       }
-      return { conversationIds: [conversation.conversationId], kind: "conversation", currentConversationId, grant: null };
+      return { conversationIds: [conversation.conversationId], kind: "conversation", currentConversationId, currentWindowTokens, grant: null };
     }
     if (request.allConversations) {
       const agentId = this.deps.allowCrossAgentRecall ? null : caller.agentId;
       const conversationIds = await this.deps.store.listRecallConversationIds(agentId);
-      return { conversationIds, kind: "all", currentConversationId, grant: null };
+      return { conversationIds, kind: "all", currentConversationId, currentWindowTokens, grant: null };
     }
-    return { conversationIds: current ? [current.conversationId] : [], kind: "current", currentConversationId, grant: null };
+    return { conversationIds: current ? [current.conversationId] : [], kind: "current", currentConversationId, currentWindowTokens, grant: null };
   }
 
   /**
@@ -118,7 +121,7 @@ export class RecallAccess {
       );
     }
     const conversationIds = request.conversationId !== undefined ? [request.conversationId] : grant.conversationIds;
-    return { conversationIds, kind: "grant", currentConversationId: null, grant };
+    return { conversationIds, kind: "grant", currentConversationId: null, currentWindowTokens: null, grant };
   }
 
   private async currentConversation(caller: RecallCaller): Promise<ConversationRecord | null> {

@@ -7,6 +7,7 @@ import { Type } from "@sinclair/typebox";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
 import type { GrepMode, GrepScope } from "../retrieval/grep.js";
 import { MAX_PATTERN_LENGTH } from "../retrieval/regex-policy.js";
+import { itemsThatFit, toolResultCharsFor } from "../retrieval/window-share.js";
 import type { SearchSort } from "../store/retrieval-store.js";
 import { callerOf, recallService, SCOPE_PARAMETERS, stringEnum, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
@@ -74,7 +75,7 @@ export function createLcmGrepTool(deps: RecallToolDeps, context: ToolContext): A
         };
         const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
         const allConversations = params.boolean("allConversations") ?? false;
-        const { result, searchedConversations, note } = await recallService(deps).grep(
+        const { result, searchedConversations, note, windowTokens } = await recallService(deps).grep(
           { kind: "agent", caller: callerOf(context) },
           { ...request, pattern, ...(conversationId !== undefined ? { conversationId } : {}), allConversations },
         );
@@ -93,7 +94,24 @@ export function createLcmGrepTool(deps: RecallToolDeps, context: ToolContext): A
           ...(note ? { note } : {}),
           matches: result.matches,
         };
-        return textResult(formatJson(summary), summary);
+        return textResult(...fittedToWindow(summary, windowTokens));
       }),
   };
+}
+
+/**
+ * The result as text and details, with as many matches (in their order) as fit the caller's model window
+ * (retrieval/window-share.ts); when some are left out, `shown` says how many are listed and the note how to narrow the search.
+ */
+function fittedToWindow<T extends { matchCount: number; note?: string; matches: unknown[] }>(summary: T, windowTokens: number | null): [string, unknown] {
+  const maxChars = toolResultCharsFor(windowTokens);
+  const withMatches = (count: number) => {
+    if (count === summary.matches.length) return summary;
+    const omitted = `${summary.matches.length - count} more match(es) not shown, to fit this conversation's model window (${windowTokens} tokens): ` +
+      "narrow the pattern, add since/before, or search one conversation.";
+    return { ...summary, shown: count, note: summary.note ? `${summary.note} ${omitted}` : omitted, matches: summary.matches.slice(0, count) };
+  };
+  const shown = itemsThatFit(summary.matches.length, maxChars, (count) => formatJson(withMatches(count)));
+  const fitted = withMatches(shown);
+  return [formatJson(fitted), fitted];
 }

@@ -21,6 +21,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toolResultCharsFor } from "../../src/retrieval/window-share.js";
 import { allTextOf, callToolMarker, toolResultsOf } from "./fake-model-script.js";
 import type { RecordedRequest } from "./fake-model-server.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
@@ -192,6 +193,19 @@ for (const { window, maxOutputTokens, turnScale, fileScale, historyFits } of SCE
       expect(toolResultsOf(last.body).join("\n")).toContain("4417-KESTREL-09");
       // And it had left the model's view long before: the first request of this turn does not carry it.
       expect(allTextOf(turn.requests.find((request) => request.kind === "agent")!.body)).not.toContain("4417-KESTREL-09");
+    });
+
+    it("answers a broad lcm_grep with what fits the window: the request carrying it fits, the reply is not clamped", async () => {
+      // "turn" is in every stored user message: far more matches (up to 200) than any small window holds.
+      const turn = await run.session.say(`list every turn ${callToolMarker("lcm_grep", { pattern: "turn \\d+", limit: 200 })}`);
+      const agentRequests = turn.requests.filter((request) => request.kind === "agent");
+      const carrying = agentRequests.at(-1)!;
+      const result = toolResultsOf(carrying.body).join("\n");
+      expect(result).toMatch(/"matchCount": \d+/);
+      expect(result.length).toBeLessThanOrEqual(toolResultCharsFor(window));
+      if (window <= 16_000) expect(result).toMatch(/more match\(es\) not shown, to fit this conversation's model window/);
+      expect(agentRequests.filter((request) => overWindow(request, window) || request.reply.kind === "error")).toEqual([]);
+      expect(agentRequests.filter((request) => clampedOutput(request, maxOutputTokens))).toEqual([]);
     });
 
     it("leaves no failure in the gateway log but the host's answer to the paste", () => {

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FileDescription, FilePage, SummaryDescription } from "../../src/retrieval/describe.js";
+import { toolResultCharsFor } from "../../src/retrieval/window-share.js";
 import { userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
 import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
@@ -106,6 +107,41 @@ describe("lcm_describe", () => {
     expect(detailsOf<FileDescription>(result).contentNote).toBe("Showing lines 11-210 of 3000; call again with startLine 211 for more.");
     const onlyMaxLines = linePage(await describeFile({ id: FILE_ID, maxLines: 3 }));
     expect(onlyMaxLines).toMatchObject({ startLine: 1, endLine: 3, text: "line 0 — naïve 🦓 data\nline 1 — naïve 🦓 data\nline 2 — naïve 🦓 data" });
+  });
+
+  it("sizes a file page to the conversation's model window, by bytes and by lines, and still walks the whole file", async () => {
+    const small = createRecallEnv();
+    await small.commit(MAIN, exchanges(2));
+    const conversation = small.conversationId(MAIN);
+    const path = join(tempDir(), "data.txt");
+    writeFileSync(path, FILE_CONTENT);
+    insertFile(small, conversation, FILE_ID, path);
+    // What assemble records when OpenClaw states an 8k window for the session.
+    small.db.run("UPDATE conversations SET last_window_tokens = 8192 WHERE conversation_id = ?", conversation);
+    const limit = toolResultCharsFor(8192);
+    const call = (params: Record<string, unknown>) => small.call("lcm_describe", params);
+
+    const byBytes = await call({ id: FILE_ID });
+    expect(textOf(byBytes).length).toBeLessThanOrEqual(limit);
+    expect(detailsOf<FileDescription>(byBytes).contentNote).toMatch(/call again with offset \d+ for more\. \(pages are sized to this conversation's model window of 8192 tokens\)/);
+    const byLines = await call({ id: FILE_ID, startLine: 11, maxLines: 2_000 });
+    expect(textOf(byLines).length).toBeLessThanOrEqual(limit);
+    const page = linePage(detailsOf<FileDescription>(byLines));
+    expect(page.startLine).toBe(11);
+    expect(page.endLine).toBeLessThan(210);
+    expect(page.nextStartLine).toBe(page.endLine + 1);
+
+    // Page by page, by lines, the whole file comes back.
+    const lines: string[] = [];
+    let next: number | null = 1;
+    while (next !== null) {
+      const result = await call({ id: FILE_ID, startLine: next });
+      expect(textOf(result).length).toBeLessThanOrEqual(limit);
+      const current = linePage(detailsOf<FileDescription>(result));
+      lines.push(current.text);
+      next = current.nextStartLine;
+    }
+    expect(lines.join("\n")).toBe(FILE_CONTENT);
   });
 
   it("walks a whole file by line pages", async () => {

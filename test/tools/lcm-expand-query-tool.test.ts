@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ExpandQueryResult } from "../../src/retrieval/delegated-expansion.js";
+import { answerTokensFor } from "../../src/retrieval/window-share.js";
 import { RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { RecordingSubagentRuntime, requestScopeError, type SubagentScript } from "../fakes/recording-subagent.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
@@ -123,6 +124,18 @@ describe("lcm_expand_query, delegated to a helper sub-agent", () => {
     const result = await ask({ prompt: "q", summaryIds: [ids.leafA], maxTokens: 100 });
     expect(result.truncated).toBe(true);
     expect(result.answer).toMatch(/cut to fit the token budget\]$/);
+  });
+
+  it("caps the answer to the conversation's model window, whatever maxTokens asks", async () => {
+    const { env, ask, ids } = await setup({ play: () => "word ".repeat(4_000) });
+    // What assemble records when OpenClaw states an 8k window for the session.
+    env.db.run("UPDATE conversations SET last_window_tokens = 8192 WHERE conversation_id = ?", env.conversationId(MAIN));
+    const result = await ask({ prompt: "q", summaryIds: [ids.leafA], maxTokens: 8_000 });
+    expect(result.truncated).toBe(true);
+    // 12% of the window by the estimator's count (about one token per word here), not the 8,000 asked for.
+    const words = result.answer.split(/\s+/).filter((word) => word === "word").length;
+    expect(words).toBeGreaterThan(500);
+    expect(words).toBeLessThanOrEqual(answerTokensFor(8192));
   });
 
   it("reports a helper that used its whole token cap as truncated", async () => {

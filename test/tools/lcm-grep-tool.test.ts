@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { GrepMatch } from "../../src/retrieval/grep.js";
+import { toolResultCharsFor } from "../../src/retrieval/window-share.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
 import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
@@ -52,6 +53,29 @@ describe("lcm_grep", () => {
     expect(tool.description).toMatch(/regex/);
     expect(tool.description).toMatch(/full_text/);
     expect(tool.parameters).toMatchObject({ type: "object", required: ["pattern"] });
+  });
+
+  it("lists only the matches that fit the conversation's model window, and says how many it left out and how to narrow", async () => {
+    const small = createRecallEnv();
+    await small.commit(MAIN, exchanges(40)); // 80 messages, each with "topic"
+    const everything = detailsOf<GrepDetails & { shown?: number }>(await small.call("lcm_grep", { pattern: "topic", scope: "messages" }));
+    expect(everything.matches).toHaveLength(50); // the window is not known yet: the default limit only
+    expect(everything.shown).toBeUndefined();
+
+    // What assemble records when OpenClaw states an 8k window for the session.
+    small.db.run("UPDATE conversations SET last_window_tokens = 8192 WHERE conversation_id = ?", small.conversationId(MAIN));
+    const result = await small.call("lcm_grep", { pattern: "topic", scope: "messages" });
+    const fitted = detailsOf<GrepDetails & { shown?: number }>(result);
+    expect(textOf(result).length).toBeLessThanOrEqual(toolResultCharsFor(8192));
+    expect(fitted.matchCount).toBe(50);
+    expect(fitted.shown).toBeGreaterThan(0);
+    expect(fitted.shown).toBeLessThan(50);
+    expect(fitted.matches).toEqual(everything.matches.slice(0, fitted.shown));
+    expect(fitted.note).toMatch(new RegExp(`${50 - fitted.shown!} more match\\(es\\) not shown, to fit this conversation's model window \\(8192 tokens\\): narrow the pattern`));
+
+    // A 128k window holds all 50.
+    small.db.run("UPDATE conversations SET last_window_tokens = 131072 WHERE conversation_id = ?", small.conversationId(MAIN));
+    expect(detailsOf<GrepDetails>(await small.call("lcm_grep", { pattern: "topic", scope: "messages" })).matches).toHaveLength(50);
   });
 
   it("finds a raw message that was compacted away and names the summary that now covers it", async () => {
