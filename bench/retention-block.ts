@@ -105,6 +105,15 @@ const service = new RetentionService({
   logger: console,
 });
 const onWorker = process.env.THREAD === "worker";
+// The write-ahead log's largest size while the run goes (spec 012 bounds it at 16 MB plus one transaction).
+let walMaxBytes = 0;
+const walSampler = setInterval(() => {
+  try {
+    walMaxBytes = Math.max(walMaxBytes, statSync(`${config.databasePath}-wal`).size);
+  } catch {
+    // no log file at this instant
+  }
+}, 5);
 const probe = startLoopProbe();
 const report = onWorker
   ? await runOnRetentionThread({
@@ -113,6 +122,7 @@ const report = onWorker
   }, { logger: console, onCallingThread: () => Promise.reject(new Error("no worker thread")) })
   : await service.run({ apply: true });
 const loop = probe.stop();
+clearInterval(walSampler);
 await checkpointFully();
 const after = statSync(config.databasePath).size;
 const space = retentionStore.space();
@@ -121,7 +131,7 @@ console.log(JSON.stringify({
   archives: report.messages.archivePaths.length, durationMs: report.durationMs,
   longestBlockMs: round(loop.longest.wallMs), longestBlockCpuMs: round(loop.longest.cpuMs), mostCpuInOneBlockMs: round(loop.longestCpu.cpuMs),
   loopDelayMaxMs: round(loop.delayMaxMs), loopDelayP99Ms: round(loop.delayP99Ms), loadAverage: os.loadavg().map(round),
-  storageStatusMs, outlook: outlook.retention, indexBytes, indexedRows, slowestStoreCallMs: slowest, fileBytesBefore: before, fileBytesAfter: after, vacuumedBytes: report.vacuumedBytes,
+  storageStatusMs, outlook: outlook.retention, indexBytes, indexedRows, slowestStoreCallMs: slowest, fileBytesBefore: before, fileBytesAfter: after, vacuumedBytes: report.vacuumedBytes, walMaxBytes,
   pagesInUseAfter: space.pageCount - space.freePages,
 }, null, 1));
 
