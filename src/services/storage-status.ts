@@ -62,7 +62,10 @@ export interface StorageStatus {
   retention: RetentionOutlook;
 }
 
-/** Contract: reads only (a read-only connection will do); a few indexed lookups and one pass over the summaries. */
+/**
+ * Contract: reads only (a read-only connection will do); a few indexed lookups and one pass over the summaries (two
+ * with retention off: the example cut and all that is covered).
+ */
 export async function storageStatus(store: StorageStatusStore, config: Partial<RetentionSettings>, now: number): Promise<StorageStatus> {
   const space = store.space();
   const growth = await store.growth(now - GROWTH_DAYS * DAY_MS);
