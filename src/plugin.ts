@@ -128,7 +128,10 @@ export function retentionServiceFor(services: Pick<PluginServices, "config" | "s
     ...(database.path === ":memory:" ? {} : {
       runner: (budget: RetentionBudget) => runOnRetentionThread({
         databasePath: database.path, archiveDirectory: config.retentionArchiveDirectory, budget,
-        settings: { retentionMaxDatabaseMb: config.retentionMaxDatabaseMb, retentionMaxAgeDays: config.retentionMaxAgeDays, retentionPruneEndedSessions: config.retentionPruneEndedSessions },
+        settings: {
+          retentionMaxDatabaseMb: config.retentionMaxDatabaseMb, retentionMaxAgeDays: config.retentionMaxAgeDays,
+          retentionPruneEndedSessions: config.retentionPruneEndedSessions,
+        },
       }, { logger, onCallingThread: () => service.run({ apply: true, budget }) }),
     }),
   });

@@ -13,19 +13,22 @@ import type { ConversationId, SummaryRecord } from "../records.js";
 import type { ExpandQueryResult, ExpansionHint } from "../retrieval/delegated-expansion.js";
 import type { Description } from "../retrieval/describe.js";
 import { findCandidates } from "../retrieval/expansion-candidates.js";
+import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES } from "../retrieval/file-content.js";
 import type { GrepRequest, GrepResult } from "../retrieval/grep.js";
 import { notFound, type RecallCaller, type RecallScope } from "../retrieval/recall-access.js";
 import type { RecallServices } from "../retrieval/recall-services.js";
-import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES } from "../retrieval/file-content.js";
 import type { FilePageOptions, Located } from "../retrieval/retrieval-engine.js";
 import type { ExpandResult } from "../retrieval/summary-expansion.js";
+import { answerTokensFor, toolResultCharsFor } from "../retrieval/window-share.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { ConversationStore } from "../store/store.js";
-import { answerTokensFor, toolResultCharsFor } from "../retrieval/window-share.js";
 
 /** A file page is never cut below this (the smallest `maxBytes` lcm_describe accepts). */
 const MIN_PAGE_CHARS = 1_000;
-/** What a file description shows besides its exploration summary and page: ids, name, sizes, the page's position and note (about 700 characters). */
+/**
+ * What a file description shows besides its exploration summary and page: ids, name, sizes, the page's position and
+ * its note (about 700 characters).
+ */
 const DESCRIBE_OVERHEAD_CHARS = 800;
 
 /** Who reads: an agent's tool call in a session, or the operator at the CLI (any conversation, or one agent's). */
