@@ -9,6 +9,7 @@ import type { FileId, LargeFileRecord, MessageId, SummaryId, SummaryRecord } fro
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { FileContentPage, FileContentReader, FileLinePage } from "./file-content.js";
 import { isoTime } from "./iso-time.js";
+import { toolResultCharsFor } from "./window-share.js";
 
 /** Leaf summaries list at most this many source message ids (the seq range covers the rest). */
 const MAX_SOURCE_MESSAGE_IDS = 500;
@@ -142,6 +143,38 @@ export async function describeFile(file: LargeFileRecord, reader: FileContentRea
     content,
     contentNote,
   };
+}
+
+/** A file page is never cut below this (the smallest `maxBytes` lcm_describe accepts). */
+const MIN_PAGE_CHARS = 1_000;
+/**
+ * What a file description shows besides its exploration summary and page: ids, name, sizes, the page's position and
+ * its note (about 700 characters).
+ */
+const DESCRIBE_OVERHEAD_CHARS = 800;
+
+/**
+ * describeFile with a page that fits a model window of `windowTokens` (window-share.ts), less the file's exploration
+ * summary and metadata: a byte page is capped; a line page is read again with fewer lines until its text fits (at
+ * least one line). The note says when the window made the page smaller than asked.
+ */
+export async function describeFileWithin(
+  file: LargeFileRecord, reader: FileContentReader, page: FilePageRequest, windowTokens: number,
+): Promise<FileDescription> {
+  const pageChars = Math.max(MIN_PAGE_CHARS, toolResultCharsFor(windowTokens) - file.explorationSummary.length - DESCRIBE_OVERHEAD_CHARS);
+  const noted = (description: FileDescription): FileDescription => description.contentNote === null ? description
+    : { ...description, contentNote: `${description.contentNote} (pages are sized to this conversation's model window of ${windowTokens} tokens)` };
+  if (page.unit === "bytes") {
+    const description = await describeFile(file, reader, { ...page, maxBytes: Math.min(page.maxBytes, pageChars) });
+    return page.maxBytes > pageChars ? noted(description) : description;
+  }
+  let maxLines = page.maxLines;
+  for (let reads = 1; ; reads++) {
+    const description = await describeFile(file, reader, { ...page, maxLines });
+    const text = description.content?.text;
+    if (text === undefined || text.length <= pageChars || maxLines === 1) return reads > 1 ? noted(description) : description;
+    maxLines = Math.max(1, Math.min(maxLines - 1, Math.floor((maxLines * pageChars) / text.length)));
+  }
 }
 
 async function readPage(file: LargeFileRecord, reader: FileContentReader, page: FilePageRequest): Promise<FilePage | null> {

@@ -9,7 +9,7 @@ import { FILE_ID_PATTERN, SUMMARY_ID_PATTERN, type LargeFileRecord, type Summary
 import type { LargeFileStore } from "../store/large-file-store.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { SummaryReadStore } from "../store/store.js";
-import { describeFile, describeSummary, type Description } from "./describe.js";
+import { describeFile, describeFileWithin, describeSummary, type Description, type FilePageRequest } from "./describe.js";
 import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, type FileContentReader } from "./file-content.js";
 import type { FileSearchSource } from "./file-search.js";
 import { grep, type GrepRequest, type GrepResult } from "./grep.js";
@@ -89,14 +89,18 @@ export class RetrievalEngine {
 
   /**
    * Describes what `locate` found. Files show one page of content: by lines when `startLine` or `maxLines` is
-   * given, else by bytes from `offset`. Callers reject a request that mixes the two.
+   * given, else by bytes from `offset`. Callers reject a request that mixes the two. With `windowTokens` (the
+   * reader's model window), the page fits it (describe.ts describeFileWithin).
    */
-  async describe(located: Located, page: FilePageOptions = {}): Promise<Description> {
+  async describe(located: Located, page: FilePageOptions = {}, windowTokens: number | null = null): Promise<Description> {
     if (located.kind === "summary") return describeSummary(this.deps.store, located.summary);
     const byLines = page.startLine !== undefined || page.maxLines !== undefined;
-    return describeFile(located.file, this.deps.files, byLines
+    const request: FilePageRequest = byLines
       ? { unit: "lines", startLine: page.startLine ?? 1, maxLines: page.maxLines ?? DEFAULT_PAGE_LINES }
-      : { unit: "bytes", offset: page.offset ?? 0, maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES });
+      : { unit: "bytes", offset: page.offset ?? 0, maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES };
+    return windowTokens === null
+      ? describeFile(located.file, this.deps.files, request)
+      : describeFileWithin(located.file, this.deps.files, request, windowTokens);
   }
 
   async grep(request: GrepRequest): Promise<GrepResult> {

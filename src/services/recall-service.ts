@@ -13,23 +13,14 @@ import type { ConversationId, SummaryRecord } from "../records.js";
 import type { ExpandQueryResult, ExpansionHint } from "../retrieval/delegated-expansion.js";
 import type { Description } from "../retrieval/describe.js";
 import { findCandidates } from "../retrieval/expansion-candidates.js";
-import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES } from "../retrieval/file-content.js";
 import type { GrepRequest, GrepResult } from "../retrieval/grep.js";
 import { notFound, type RecallCaller, type RecallScope } from "../retrieval/recall-access.js";
 import type { RecallServices } from "../retrieval/recall-services.js";
 import type { FilePageOptions, Located } from "../retrieval/retrieval-engine.js";
 import type { ExpandResult } from "../retrieval/summary-expansion.js";
-import { answerTokensFor, toolResultCharsFor } from "../retrieval/window-share.js";
+import { answerTokensFor } from "../retrieval/window-share.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { ConversationStore } from "../store/store.js";
-
-/** A file page is never cut below this (the smallest `maxBytes` lcm_describe accepts). */
-const MIN_PAGE_CHARS = 1_000;
-/**
- * What a file description shows besides its exploration summary and page: ids, name, sizes, the page's position and
- * its note (about 700 characters).
- */
-const DESCRIBE_OVERHEAD_CHARS = 800;
 
 /** Who reads: an agent's tool call in a session, or the operator at the CLI (any conversation, or one agent's). */
 export type RecallReader = { kind: "agent"; caller: RecallCaller } | { kind: "operator"; agentId?: string };
@@ -102,34 +93,8 @@ export class RecallService {
     const located = await this.deps.recall.retrieval.locate(id, "id");
     if (!located) throw notFound(id, "id");
     await this.authorize(reader, scope, located, id, "id");
-    const windowTokens = reader.kind === "agent" ? scope.currentWindowTokens : null;
-    if (located.kind === "file" && windowTokens !== null) return this.describeFileWithin(located, page, windowTokens);
-    return this.deps.recall.retrieval.describe(located, page);
-  }
-
-  /**
-   * A file's description with a page of content that fits the caller's model window (retrieval/window-share.ts), less
-   * its exploration summary and metadata: a byte page is capped; a line page is read again with fewer lines until its
-   * text fits (at least one line). The note says when the window made the page smaller than asked.
-   */
-  private async describeFileWithin(located: Located & { kind: "file" }, page: FilePageOptions, windowTokens: number): Promise<Description> {
-    const { retrieval } = this.deps.recall;
-    const pageChars = Math.max(MIN_PAGE_CHARS, toolResultCharsFor(windowTokens) - located.file.explorationSummary.length - DESCRIBE_OVERHEAD_CHARS);
-    const windowNote = ` (pages are sized to this conversation's model window of ${windowTokens} tokens)`;
-    const noted = (description: Description): Description =>
-      description.type === "file" && description.contentNote !== null ? { ...description, contentNote: description.contentNote + windowNote } : description;
-    if (page.startLine === undefined && page.maxLines === undefined) {
-      const asked = page.maxBytes ?? DEFAULT_PAGE_BYTES;
-      const description = await retrieval.describe(located, { ...page, maxBytes: Math.min(asked, pageChars) });
-      return asked > pageChars ? noted(description) : description;
-    }
-    let maxLines = page.maxLines ?? DEFAULT_PAGE_LINES;
-    for (let reads = 1; ; reads++) {
-      const description = await retrieval.describe(located, { ...page, maxLines });
-      const text = description.type === "file" ? description.content?.text : undefined;
-      if (text === undefined || text.length <= pageChars || maxLines === 1) return reads > 1 ? noted(description) : description;
-      maxLines = Math.max(1, Math.min(maxLines - 1, Math.floor((maxLines * pageChars) / text.length)));
-    }
+    // An agent's file page fits its model window (retrieval/window-share.ts).
+    return this.deps.recall.retrieval.describe(located, page, reader.kind === "agent" ? scope.currentWindowTokens : null);
   }
 
   /** lcm_expand_query and `lcm expand --prompt`: the summaries to start from, then a bounded expansion answers. */
