@@ -13,7 +13,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../contracts.js";
 import { logOnce } from "../runtime/log-once.js";
-import type { RetentionBudget, RetentionReport } from "../services/retention-service.js";
+import { type RetentionBudget, type RetentionReport, roundTenth } from "../services/retention-service.js";
 import type { RetentionSettings } from "./retention-policy.js";
 
 /** What the worker gets (structured clone: plain data only). */
@@ -94,7 +94,7 @@ export function runOnRetentionThread(
           return;
         case "report":
           settle(() => resolve({
-            ...message.report, thread: "worker", callerLoopMaxDelayMs: tenths(delays.max / 1e6), callerBusyMs: tenths(busyMs),
+            ...message.report, thread: "worker", callerLoopMaxDelayMs: roundTenth(delays.max / 1e6), callerBusyMs: roundTenth(busyMs),
           }));
           return;
         case "error":
@@ -108,8 +108,4 @@ export function runOnRetentionThread(
     worker.on("error", (error) => failed(error.message));
     worker.on("exit", (code) => failed(`exited (code ${code}) before it reported`));
   });
-}
-
-function tenths(ms: number): number {
-  return Math.round(ms * 10) / 10;
 }

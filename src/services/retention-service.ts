@@ -354,7 +354,8 @@ export class RetentionService {
   }
 }
 
-function roundTenth(ms: number): number {
+/** A report's milliseconds, in 0.1 ms steps. */
+export function roundTenth(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
 
