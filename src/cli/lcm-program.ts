@@ -74,7 +74,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
   command("grep", "Search all stored history (the lcm_grep engine): messages, summaries, or stored files")
     .argument("<pattern>", "a regular expression (default) or words (--mode full_text)")
     .option("--mode <mode>", "regex or full_text", "regex")
-    .option("--scope <scope>", "messages, summaries, both or files", "both")
+    .option("--scope <scope>", "both (messages with the content stored aside from them, and summaries), messages, summaries or files", "both")
     .option("--conversation <id>", "only this conversation")
     .option("--agent <id>", "only this agent's conversations")
     .option("--since <time>", "only after this ISO 8601 time")

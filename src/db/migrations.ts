@@ -465,6 +465,59 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX context_items_message ON context_items (message_id) WHERE message_id IS NOT NULL;
     `,
   },
+  {
+    version: 11,
+    name: "content stored aside is searched like messages: chunks of stored files in a full-text index",
+    // specs/019-one-search.md. Every stored file gets a row in `file_index` (a trigger on large_files, whatever
+    // writes the file: a turn, an import, a restore): the message believed to hold its reference (the newest of its
+    // conversation when the file row is written, which is the message's own transaction for a turn; checked when
+    // read), how far its content is indexed, and whether it cannot be (missing, binary). The indexer reads the file
+    // from disk in pieces and writes `file_chunks` (a few KB each, with byte range and first line) and `files_fts`
+    // (the same analysed words as messages_fts) in one transaction per piece. Deleting a file row deletes its chunks.
+    up: `
+      CREATE TABLE file_index (
+        file_key        INTEGER PRIMARY KEY,
+        file_id         TEXT NOT NULL UNIQUE,
+        conversation_id INTEGER NOT NULL,
+        message_id      INTEGER,
+        created_at      INTEGER NOT NULL,
+        indexed_bytes   INTEGER NOT NULL DEFAULT 0,
+        indexed_lines   INTEGER NOT NULL DEFAULT 1,
+        state           TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'indexed', 'unavailable', 'binary')),
+        reason          TEXT
+      );
+      CREATE INDEX file_index_pending ON file_index (file_key) WHERE state = 'pending';
+      CREATE INDEX file_index_conversation ON file_index (conversation_id, state);
+      CREATE TABLE file_chunks (
+        chunk_id   INTEGER PRIMARY KEY,
+        file_key   INTEGER NOT NULL REFERENCES file_index (file_key),
+        byte_start INTEGER NOT NULL,
+        byte_end   INTEGER NOT NULL,
+        line_start INTEGER NOT NULL
+      );
+      CREATE INDEX file_chunks_file ON file_chunks (file_key, byte_start);
+      CREATE VIRTUAL TABLE files_fts USING fts5 (
+        words, derived, content = '', contentless_delete = 1, tokenize = 'ascii'
+      );
+      INSERT INTO files_fts (files_fts, rank) VALUES ('automerge', 0);
+      CREATE TRIGGER large_files_index_insert AFTER INSERT ON large_files BEGIN
+        INSERT OR IGNORE INTO file_index (file_id, conversation_id, message_id, created_at) VALUES (
+          new.file_id, new.conversation_id,
+          (SELECT message_id FROM messages WHERE conversation_id = new.conversation_id ORDER BY seq DESC LIMIT 1),
+          coalesce((SELECT created_at FROM messages WHERE conversation_id = new.conversation_id ORDER BY seq DESC LIMIT 1), new.created_at)
+        );
+      END;
+      CREATE TRIGGER large_files_index_delete AFTER DELETE ON large_files BEGIN
+        DELETE FROM files_fts WHERE rowid IN (
+          SELECT c.chunk_id FROM file_index f JOIN file_chunks c ON c.file_key = f.file_key WHERE f.file_id = old.file_id
+        );
+        DELETE FROM file_chunks WHERE file_key = (SELECT file_key FROM file_index WHERE file_id = old.file_id);
+        DELETE FROM file_index WHERE file_id = old.file_id;
+      END;
+      INSERT INTO file_index (file_id, conversation_id, created_at)
+        SELECT file_id, conversation_id, created_at FROM large_files ORDER BY created_at, file_id;
+    `,
+  },
 ];
 
 /**

@@ -5,6 +5,7 @@
  * Date can hold with the original value kept in meta) may be applied;
  * destructive ones are only described, for an operator to decide.
  */
+import type { SearchIndexName } from "../store/integrity-store.js";
 import type { ConversationId } from "../records.js";
 
 export type FindingKind =
@@ -32,7 +33,7 @@ export interface Finding {
 
 export type RepairAction =
   | { kind: "recount_conversation"; conversationId: ConversationId }
-  | { kind: "rebuild_fts"; table: "messages_fts" | "summaries_fts" }
+  | { kind: "rebuild_fts"; table: SearchIndexName }
   | { kind: "normalize_timestamps"; conversationId: ConversationId }
   | { kind: "manual"; finding: Finding; advice: string };
 

@@ -10,6 +10,7 @@
  * `check` covers whole conversations (for `/lcm doctor`); `checkRecent` covers a bounded window of the newest
  * context items (for `maintain`, where it must stay cheap whatever the history size).
  */
+import type { SearchIndexName } from "../store/integrity-store.js";
 import type { Clock } from "../contracts.js";
 import { sanitizeToolCallId } from "../messages/message-codec.js";
 import type { ConversationId } from "../records.js";
@@ -59,7 +60,7 @@ export class IntegrityChecker {
       options.onProgress?.(conversationsChecked, ids.length);
     }
     if (options.includeIndexes !== false) {
-      for (const table of ["messages_fts", "summaries_fts"] as const) {
+      for (const table of ["messages_fts", "summaries_fts", "files_fts"] as const) {
         const problem = await this.deps.store.ftsIntegrity(table);
         checksRun++;
         if (problem) findings.push({ kind: "fts_out_of_sync", conversationId: null, subject: table, detail: problem });
@@ -97,7 +98,7 @@ export class IntegrityChecker {
         recounted.add(finding.conversationId);
         nonDestructive.push({ kind: "recount_conversation", conversationId: finding.conversationId });
       } else if (finding.kind === "fts_out_of_sync") {
-        nonDestructive.push({ kind: "rebuild_fts", table: finding.subject as "messages_fts" | "summaries_fts" });
+        nonDestructive.push({ kind: "rebuild_fts", table: finding.subject as SearchIndexName });
       } else if (finding.kind === "timestamp_out_of_range" && finding.conversationId !== null) {
         if (!retimed.has(finding.conversationId)) nonDestructive.push({ kind: "normalize_timestamps", conversationId: finding.conversationId });
         retimed.add(finding.conversationId);

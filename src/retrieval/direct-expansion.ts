@@ -1,21 +1,21 @@
 /**
  * The bounded direct expansion used when no helper sub-agent can run: gather excerpts under the candidate
  * summaries within a token budget and present them for one model call (or, with no model, to the agent itself).
- * Source messages are ranked together across every candidate by how well they match the question (all words,
- * phrase, closeness, BM25 over its rare words: text-ranking.ts), best first, each quoted as a window around its
- * hits rather than from its top; then the candidate summaries, then a shallow walk down the DAG fills what budget
- * is left. Excerpts stay in that order, best first, so a smaller budget keeps the best of them (`bestWithin`).
+ * Source messages, and the content they stored aside, are ranked together across every candidate by how well they
+ * match the question (all words, phrase, closeness, BM25 over its rare words: text-ranking.ts), best first, each
+ * quoted as a window around its hits rather than from its top; then the candidate summaries, then a shallow walk
+ * down the DAG fills what budget is left. An excerpt cut to the budget keeps the window around what matched. Excerpts stay in that order, best first, so a smaller budget keeps the best of them (`bestWithin`).
  */
 import type { TokenEstimator } from "../contracts.js";
-import type { SummaryId, SummaryRecord } from "../records.js";
-import { QueryMatcher } from "../search/text-matcher.js";
+import type { MessageId, SummaryId, SummaryRecord } from "../records.js";
+import { type DocumentMatch, QueryMatcher } from "../search/text-matcher.js";
 import type { TextQuery } from "../search/text-query.js";
-import type { MessageHitRow, RetrievalStore } from "../store/retrieval-store.js";
+import type { RetrievalStore } from "../store/retrieval-store.js";
 import { isoTime } from "./iso-time.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
 import { compareScores } from "./text-ranking.js";
-import { messageReader } from "./text-readers.js";
+import { fileChunkReader, messageReader } from "./text-readers.js";
 import { searchText, type TextHit } from "./text-search.js";
 import { quoteWindow } from "./text-snippet.js";
 
@@ -25,6 +25,11 @@ const MATCHED_MESSAGES_PER_SUMMARY = 8;
 const QUOTE_CHARACTERS = 1_200;
 /** Time for finding the matching messages under all candidates together. */
 const SEARCH_BUDGET_MS = 1_500;
+/** Stored files not indexed yet read directly when looking for matching content under the candidates. */
+const UNINDEXED_FILES = 50;
+/** A window cut to the budget is sized by this many characters per token (prose), and holds at least this many. */
+const CHARACTERS_PER_TOKEN = 3;
+const MIN_WINDOW_CHARACTERS = 200;
 
 export interface Excerpt {
   /** The candidate summary this excerpt was found under. */
@@ -60,21 +65,41 @@ export async function rankSources(
   candidates: readonly SummaryRecord[],
   query: TextQuery,
   perSummary = MATCHED_MESSAGES_PER_SUMMARY,
-): Promise<{ hit: TextHit<MessageHitRow>; summary: SummaryRecord }[]> {
-  const ranked: { hit: TextHit<MessageHitRow>; summary: SummaryRecord }[] = [];
+): Promise<RankedSource[]> {
+  const ranked: RankedSource[] = [];
+  const keep = (source: RankedSource, under: readonly SummaryRecord[]) => {
+    const summary = under.find((candidate) => source.message.seq >= candidate.seqStart && source.message.seq <= candidate.seqEnd);
+    if (summary && ranked.filter((known) => known.summary === summary).length < perSummary) ranked.push({ ...source, summary });
+  };
   for (const conversationId of new Set(candidates.map((summary) => summary.conversationId))) {
     const under = candidates.filter((summary) => summary.conversationId === conversationId);
-    const reader = messageReader(store, {
-      conversationIds: [conversationId], since: null, before: null,
-      seqRange: { from: Math.min(...under.map((summary) => summary.seqStart)), to: Math.max(...under.map((summary) => summary.seqEnd)) },
-    });
-    const found = await searchText(reader, { query, sort: "relevance", limit: perSummary * under.length * 2, budgetMs: SEARCH_BUDGET_MS, alwaysSomeWords: true });
-    for (const hit of found.hits) {
-      const summary = under.find((candidate) => hit.row.seq >= candidate.seqStart && hit.row.seq <= candidate.seqEnd);
-      if (summary && ranked.filter((known) => known.summary === summary).length < perSummary) ranked.push({ hit, summary });
+    const seqRange = { from: Math.min(...under.map((summary) => summary.seqStart)), to: Math.max(...under.map((summary) => summary.seqEnd)) };
+    const filter = { conversationIds: [conversationId], since: null, before: null };
+    const request = { query, sort: "relevance" as const, limit: perSummary * under.length * 2, budgetMs: SEARCH_BUDGET_MS, alwaysSomeWords: true };
+    for (const hit of (await searchText(messageReader(store, { ...filter, seqRange }), request)).hits) {
+      keep({ hit, message: hit.row, summary: under[0]! }, under);
+    }
+    // Content the messages under the candidates stored aside (a paste, a tool output) is their text too.
+    const unindexed = (await store.unindexedFiles(filter, UNINDEXED_FILES)).files;
+    const files = await searchText(fileChunkReader(store, filter, unindexed, new Map()), request);
+    const references = await store.fileReferences(files.hits.map((hit) => hit.row));
+    const seenFiles = new Set<string>();
+    for (const hit of files.hits) {
+      const reference = references.get(hit.row.fileId);
+      if (!reference || seenFiles.has(hit.row.fileId)) continue;
+      seenFiles.add(hit.row.fileId);
+      keep({ hit, message: reference, summary: under[0]!, fileId: hit.row.fileId }, under);
     }
   }
-  return ranked.sort((left, right) => compareScores(left.hit.score, left.hit.row.createdAt, right.hit.score, right.hit.row.createdAt));
+  return ranked.sort((left, right) => compareScores(left.hit.score, left.message.createdAt, right.hit.score, right.message.createdAt));
+}
+
+/** A source that matches the question: a message, or content it stored aside (`fileId`), under a candidate summary. */
+export interface RankedSource {
+  hit: TextHit<{ text: string }>;
+  message: { messageId: MessageId; seq: number; role: string; createdAt: number };
+  summary: SummaryRecord;
+  fileId?: string;
 }
 
 export async function collectExcerpts(
@@ -87,14 +112,18 @@ export async function collectExcerpts(
   const seen = new Set<string>();
   let used = 0;
   let truncated = false;
-  const add = (key: string, excerpt: Omit<Excerpt, "tokenCount">): boolean => {
+  /** Adds an excerpt within the budget; one too long for what is left keeps a window around what matched (`match`). */
+  const add = (key: string, excerpt: Omit<Excerpt, "tokenCount">, match: DocumentMatch | null = null): boolean => {
     if (seen.has(key)) return true;
     const left = budget - used;
     if (left <= 0) {
       truncated = true;
       return false;
     }
-    const fitted = fitToTokens(excerpt.text, left, deps.tokens);
+    let fitted = fitToTokens(excerpt.text, left, deps.tokens);
+    if (fitted.cut && match && match.hits.some((hits) => hits.length > 0)) {
+      fitted = fitToTokens(quoteWindow(match, Math.max(MIN_WINDOW_CHARACTERS, left * CHARACTERS_PER_TOKEN)).text, left, deps.tokens);
+    }
     if (fitted.text === "") {
       truncated = true;
       return false;
@@ -108,12 +137,13 @@ export async function collectExcerpts(
 
   const matcher = query ? new QueryMatcher(query.groups.flat()) : null;
   if (query) {
-    for (const { hit, summary } of await rankSources(deps.store, candidates, query)) {
+    for (const { hit, message, summary, fileId } of await rankSources(deps.store, candidates, query)) {
       const quoted = quoteWindow(hit.match, QUOTE_CHARACTERS);
       if (quoted.cut) truncated = true;
-      const message = hit.row;
-      const header = `[message ${message.messageId} · ${message.role} · ${isoTime(message.createdAt)} · under ${summary.summaryId}]`;
-      if (!add(`m${message.messageId}`, { summaryId: summary.summaryId, time: message.createdAt, header, text: quoted.text })) break;
+      const where = fileId ? ` · in ${fileId}` : "";
+      const header = `[message ${message.messageId} · ${message.role} · ${isoTime(message.createdAt)} · under ${summary.summaryId}${where}]`;
+      const key = fileId ? `f${fileId}` : `m${message.messageId}`;
+      if (!add(key, { summaryId: summary.summaryId, time: message.createdAt, header, text: quoted.text }, hit.match)) break;
     }
   }
   for (const summary of candidates) {
@@ -129,7 +159,7 @@ export async function collectExcerpts(
         ? add(`m${item.messageId}`, {
             summaryId: summary.summaryId, time: Date.parse(item.createdAt),
             header: `[message ${item.messageId} · ${item.role} · ${item.createdAt} · under ${item.summaryId}]`, text: item.content,
-          })
+          }, matcher?.match(item.content) ?? null)
         : add(`s${item.summaryId}`, {
             summaryId: summary.summaryId, time: Date.parse(item.earliestAt),
             header: `[${item.summaryId} · ${item.kind} summary · ${item.earliestAt} to ${item.latestAt}]`, text: item.content,

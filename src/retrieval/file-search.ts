@@ -44,6 +44,8 @@ export interface FileMatch {
   snippet: string;
   /** The lcm_describe call that reads the lines around the hit. */
   hint: string;
+  /** Full text over everything stored: the query's terms this file's chunk holds, as typed. */
+  matchedTerms?: string[];
 }
 
 export interface FileSearchResult {

@@ -45,6 +45,11 @@ export interface TextSourceReader<Row extends { text: string }> {
   candidates(prepared: PreparedTextQuery, selection: TextSelection, window: { from: number; to: number }, limit: number): Promise<TextCandidates<Row>>;
   /** Rows with id in [from, to), newest first, passing `contains`. */
   scan(window: { from: number; to: number }, contains: ContainsFilter | null): Promise<Row[]>;
+  /**
+   * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
+   * matched before the index, within the search's time budget.
+   */
+  unindexed?(): AsyncIterable<Row[]>;
   idOf(row: Row): number;
   timeOf(row: Row): number;
 }
@@ -106,12 +111,20 @@ export async function searchText<Row extends { text: string }>(
   const notes: string[] = [];
   let truncated = false;
   // Newest first: rows not indexed yet are the newest of all.
-  const tail = await scanTail(reader, prepared, terms, groups, matcher, started + request.budgetMs, now, (row) => consider(row, null, true));
+  const deadline = started + request.budgetMs;
+  const tail = await scanTail(reader, prepared, terms, groups, matcher, deadline, now, (row) => consider(row, null, true));
+  const unindexed = tail.stoppedAt === null ? await scanUnindexed(reader, groups, matcher, deadline, now, (row) => consider(row, null, true)) : "read";
   if (tail.stoppedAt !== null) {
     truncated = true;
     notes.push(
       `${prepared.newest - prepared.indexedThrough} of the newest rows are not in the full-text index yet (maintenance adds them); ` +
         `the search read them directly down to row ${tail.stoppedAt} before its ${request.budgetMs} ms budget ran out, and did not search older history.`,
+    );
+  } else if (unindexed === "stopped") {
+    truncated = true;
+    notes.push(
+      `Content stored aside that is not in the full-text index yet (maintenance adds it) was read directly until the ${request.budgetMs} ms ` +
+        "budget ran out; older stored content and the indexed history were not searched. Narrow with since/before, or search again shortly.",
     );
   } else {
     const wantAll = request.sort === "relevance" ? Math.max(ALL_WORDS_CANDIDATES, request.limit) : request.limit;
@@ -239,6 +252,32 @@ async function scanTail<Row extends { text: string }>(
     await yieldToEventLoop();
   }
   return { stoppedAt: null };
+}
+
+/** Reads and matches the rows in no index (TextSourceReader.unindexed) until the deadline: "stopped" when it ran out. */
+async function scanUnindexed<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  groups: readonly number[][],
+  matcher: QueryMatcher,
+  deadline: number,
+  now: () => number,
+  take: (row: Row) => Promise<void>,
+): Promise<"read" | "stopped"> {
+  if (!reader.unindexed) return "read";
+  const batches = reader.unindexed()[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await batches.next();
+      if (next.done) return "read";
+      if (now() > deadline) return "stopped";
+      for (const row of next.value) {
+        if (QueryMatcher.holdsGroup(matcher.match(row.text), groups.length > 0 ? groups : [[]])) await take(row);
+      }
+      await yieldToEventLoop();
+    }
+  } finally {
+    await batches.return?.();
+  }
 }
 
 /**

@@ -43,6 +43,12 @@ export function quoteWindow(match: DocumentMatch, maxCharacters: number): { text
   return { text: `${from > 0 ? "[…] " : ""}${text.slice(from, to)}${to < text.length ? " […]" : ""}`, cut: true };
 }
 
+/** Where a snippet of `match` is centred: the hit with the most distinct terms near it; null without hits. */
+export function snippetCenter(match: DocumentMatch): { start: number; end: number } | null {
+  const hits = allHits(match);
+  return hits.length > 0 ? bestPlace(match, hits) : null;
+}
+
 function allHits(match: DocumentMatch): TermHit[] {
   const hits = match.hits.flat().sort((left, right) => left.start - right.start || right.end - left.end);
   // Overlapping hits (a word found as itself and as a fragment of another term) are marked once.

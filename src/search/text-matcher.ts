@@ -102,6 +102,11 @@ export class QueryMatcher {
     terms.forEach((term, index) => {
       primary.push((flavour) => `${flavour.before}${words(term, flavour)}${term.prefix ? "" : flavour.after}`);
       this.primaryAlternatives.push({ term: index, kind: term.prefix ? "prefix" : "exact" });
+      // The same term written another way (a number and its unit with or without the space) is the term itself.
+      for (const written of term.alternatives ?? []) {
+        primary.push((flavour) => `${flavour.before}${written.map(escape).join(flavour.separators)}${flavour.after}`);
+        this.primaryAlternatives.push({ term: index, kind: "exact" });
+      }
     });
     terms.forEach((term, index) => {
       // A function word counts only as itself (its hits place a phrase); its other forms mean nothing.

@@ -5,7 +5,7 @@
 import { chmodSync, rmSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FileDescription } from "../../src/retrieval/describe.js";
-import type { FileMatch } from "../../src/retrieval/grep.js";
+import type { FileMatch, GrepMatch } from "../../src/retrieval/grep.js";
 import { fileBlock } from "../large-files/generated-inputs.js";
 import { userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
@@ -151,8 +151,23 @@ describe("lcm_grep scope files", () => {
     expect(textOf(await broken.call("lcm_grep", { pattern: "OPS", scope: "files" }))).toContain('"unavailableFiles"');
   });
 
-  it("keeps scope both to messages and summaries: file content is not searched there", async () => {
-    const both = detailsOf<FileGrepDetails>(await env.call("lcm_grep", { pattern: "ERR_LEDGER_TIMEOUT" }));
-    expect(both).toMatchObject({ scope: "both", matchCount: 0 });
+  it("finds a line inside a stored file with the default scope, on the message that holds the file, in either mode", async () => {
+    for (const mode of ["regex", "full_text"] as const) {
+      const result = detailsOf<{ scope: string; matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "ERR_LEDGER_TIMEOUT", mode }));
+      expect(result.scope).toBe("both");
+      expect(result.matches).toHaveLength(1);
+      expect(result.matches[0]).toMatchObject({
+        type: "message", seq: 1, role: "user", conversationId: env.conversationId(MAIN),
+        inFile: { fileId: logId, fileName: "app.log", line: 137, read: `lcm_describe(id: ${logId}, startLine: 127)` },
+      });
+      expect(result.matches[0]!.snippet).toContain("ERR_LEDGER_TIMEOUT");
+    }
+    // The byte offset is where the match starts in the stored file.
+    const [hit] = detailsOf<{ matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "ERR_LEDGER_TIMEOUT" })).matches;
+    const offset = hit!.type === "message" ? hit!.inFile!.byteOffset : -1;
+    expect(Buffer.from(APP_LOG).subarray(offset, offset + 18).toString()).toBe("ERR_LEDGER_TIMEOUT");
+    // Another agent's stored file stays private.
+    const ops = detailsOf<{ matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "OPS-SECRET-1" }));
+    expect(ops.matches).toEqual([]);
   });
 });

@@ -46,7 +46,9 @@ export async function grepCommand(runtime: CliRuntime, pattern: string, options:
       switch (match.type) {
         case "message":
           return `[conversation ${match.conversationId} · message ${match.id} · seq ${match.seq} · ${match.role} · ${match.createdAt}` +
-            `${match.coveringSummaryId ? ` · under ${match.coveringSummaryId}` : ""}] ${preview(match.snippet, 200)}`;
+            `${match.coveringSummaryId ? ` · under ${match.coveringSummaryId}` : ""}` +
+            `${match.inFile ? ` · in ${match.inFile.fileId} line ${match.inFile.line}` : ""}` +
+            `${match.alsoIn?.length ? ` · also in ${match.alsoIn.join(", ")}` : ""}] ${preview(match.snippet, 200)}`;
         case "summary":
           return `[conversation ${match.conversationId} · ${match.summaryId} · ${match.kind} d${match.depth} · ${match.latestAt}] ${preview(match.snippet, 200)}`;
         default:

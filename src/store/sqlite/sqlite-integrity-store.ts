@@ -5,7 +5,7 @@
  */
 import type { Database } from "../../db/database.js";
 import type { ConversationId } from "../../records.js";
-import type { IntegrityStore, ItemForPairing, SummaryMismatch } from "../integrity-store.js";
+import type { IntegrityStore, ItemForPairing, SearchIndexName, SummaryMismatch } from "../integrity-store.js";
 import { SqliteSearchIndex } from "./sqlite-search-index.js";
 import { findTimestampsOutOfRange, repairTimestampsNow } from "./sqlite-timestamp-repair.js";
 
@@ -180,14 +180,17 @@ export class SqliteIntegrityStore implements IntegrityStore {
     );
   }
 
-  async ftsIntegrity(table: "messages_fts" | "summaries_fts"): Promise<string | null> {
+  async ftsIntegrity(table: SearchIndexName): Promise<string | null> {
+    // Stored content is not caught up first (it may be gigabytes): its index holds exactly the chunks it lists.
+    if (table === "files_fts") return await this.index.files.verify();
     await this.index.indexPending();
     return await this.index.verify(table);
   }
 
-  async rebuildFts(table: "messages_fts" | "summaries_fts"): Promise<void> {
+  async rebuildFts(table: SearchIndexName): Promise<void> {
     // The indexes are contentless (schema 8): started over, then filled again in batches as at first.
-    await this.index.rebuild(table);
+    if (table === "files_fts") await this.index.files.rebuild();
+    else await this.index.rebuild(table);
   }
 
   async timestampsOutOfRange(conversationId: ConversationId): Promise<{ messageIds: number[]; summaryIds: string[] }> {
