@@ -16,13 +16,15 @@ import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
 import { compareScores } from "./text-ranking.js";
 import { fileChunkReader, messageReader } from "./text-readers.js";
-import { searchText, type TextHit } from "./text-search.js";
+import { prepareTogether, searchText, type TextHit } from "./text-search.js";
 import { quoteWindow } from "./text-snippet.js";
 
 /** Best-matching source messages read under each candidate summary. */
 const MATCHED_MESSAGES_PER_SUMMARY = 8;
 /** Longest quote of one message, in characters (about 300 tokens of prose), centred on its hits. */
 const QUOTE_CHARACTERS = 1_200;
+/** The core of a quote (about three lines), what a small answer shows of an excerpt that does not fit whole. */
+const CORE_CHARACTERS = 300;
 /** Time for finding the matching messages under all candidates together. */
 const SEARCH_BUDGET_MS = 1_500;
 /** Stored files not indexed yet read directly when looking for matching content under the candidates. */
@@ -38,6 +40,8 @@ export interface Excerpt {
   header: string;
   text: string;
   tokenCount: number;
+  /** A shorter window around what matched (about three lines), shown instead when the whole excerpt does not fit. */
+  core?: { text: string; tokenCount: number };
 }
 
 export interface ExcerptSet {
@@ -66,22 +70,26 @@ export async function rankSources(
   query: TextQuery,
   perSummary = MATCHED_MESSAGES_PER_SUMMARY,
 ): Promise<RankedSource[]> {
-  const ranked: RankedSource[] = [];
+  const found: RankedSource[] = [];
   const keep = (source: RankedSource, under: readonly SummaryRecord[]) => {
     const summary = under.find((candidate) => source.message.seq >= candidate.seqStart && source.message.seq <= candidate.seqEnd);
-    if (summary && ranked.filter((known) => known.summary === summary).length < perSummary) ranked.push({ ...source, summary });
+    if (summary) found.push({ ...source, summary });
   };
   for (const conversationId of new Set(candidates.map((summary) => summary.conversationId))) {
     const under = candidates.filter((summary) => summary.conversationId === conversationId);
     const seqRange = { from: Math.min(...under.map((summary) => summary.seqStart)), to: Math.max(...under.map((summary) => summary.seqEnd)) };
     const filter = { conversationIds: [conversationId], since: null, before: null };
     const request = { query, sort: "relevance" as const, limit: perSummary * under.length * 2, budgetMs: SEARCH_BUDGET_MS, alwaysSomeWords: true };
-    for (const hit of (await searchText(messageReader(store, { ...filter, seqRange }), request)).hits) {
+    // Content the messages under the candidates stored aside (a paste, a tool output) is their text too, ranked
+    // with them: one collection for how rare a word is.
+    const unindexed = (await store.unindexedFiles(filter, UNINDEXED_FILES)).files;
+    const messages = messageReader(store, { ...filter, seqRange });
+    const stored = fileChunkReader(store, filter, unindexed, new Map());
+    const [forMessages, forFiles] = await prepareTogether([{ reader: messages }, { reader: stored, passages: true }], query);
+    for (const hit of (await searchText(messages, { ...request, ...forMessages })).hits) {
       keep({ hit, message: hit.row, summary: under[0]! }, under);
     }
-    // Content the messages under the candidates stored aside (a paste, a tool output) is their text too.
-    const unindexed = (await store.unindexedFiles(filter, UNINDEXED_FILES)).files;
-    const files = await searchText(fileChunkReader(store, filter, unindexed, new Map()), request);
+    const files = await searchText(stored, { ...request, ...forFiles });
     const references = await store.fileReferences(files.hits.map((hit) => hit.row));
     const seenFiles = new Set<string>();
     for (const hit of files.hits) {
@@ -91,7 +99,14 @@ export async function rankSources(
       keep({ hit, message: reference, summary: under[0]!, fileId: hit.row.fileId }, under);
     }
   }
-  return ranked.sort((left, right) => compareScores(left.hit.score, left.message.createdAt, right.hit.score, right.message.createdAt));
+  // Best first across messages and stored content, then at most `perSummary` under each candidate.
+  found.sort((left, right) => compareScores(left.hit.score, left.message.createdAt, right.hit.score, right.message.createdAt));
+  const perCandidate = new Map<SummaryRecord, number>();
+  return found.filter((source) => {
+    const count = perCandidate.get(source.summary) ?? 0;
+    perCandidate.set(source.summary, count + 1);
+    return count < perSummary;
+  });
 }
 
 /** A source that matches the question: a message, or content it stored aside (`fileId`), under a candidate summary. */
@@ -112,8 +127,11 @@ export async function collectExcerpts(
   const seen = new Set<string>();
   let used = 0;
   let truncated = false;
-  /** Adds an excerpt within the budget; one too long for what is left keeps a window around what matched (`match`). */
-  const add = (key: string, excerpt: Omit<Excerpt, "tokenCount">, match: DocumentMatch | null = null): boolean => {
+  /**
+   * Adds an excerpt within the budget; one too long for what is left keeps a window around what matched (`match`),
+   * and its core is that window at CORE_CHARACTERS, for an answer too small to show it whole.
+   */
+  const add = (key: string, excerpt: Omit<Excerpt, "tokenCount" | "core">, match: DocumentMatch | null = null): boolean => {
     if (seen.has(key)) return true;
     const left = budget - used;
     if (left <= 0) {
@@ -129,15 +147,26 @@ export async function collectExcerpts(
       return false;
     }
     seen.add(key);
-    excerpts.push({ ...excerpt, text: fitted.text, tokenCount: fitted.tokenCount });
+    const core = match && fitted.text.length > CORE_CHARACTERS && match.hits.some((hits) => hits.length > 0)
+      ? quoteWindow(match, CORE_CHARACTERS).text
+      : null;
+    excerpts.push({
+      ...excerpt, text: fitted.text, tokenCount: fitted.tokenCount,
+      ...(core !== null ? { core: { text: core, tokenCount: deps.tokens.estimate(core) } } : {}),
+    });
     used += fitted.tokenCount;
     if (fitted.cut) truncated = true;
     return !fitted.cut;
   };
 
-  const matcher = query ? new QueryMatcher(query.groups.flat()) : null;
+  const queryMatcher = query ? new QueryMatcher(query.groups.flat()) : null;
+  // How telling each term is, from the sources' search: what summaries and walked messages are centred on too.
+  let weights: readonly number[] | undefined;
+  const match = (text: string): DocumentMatch | null => (queryMatcher ? { ...queryMatcher.match(text), ...(weights ? { weights } : {}) } : null);
   if (query) {
-    for (const { hit, message, summary, fileId } of await rankSources(deps.store, candidates, query)) {
+    const sources = await rankSources(deps.store, candidates, query);
+    weights = sources[0]?.hit.match.weights;
+    for (const { hit, message, summary, fileId } of sources) {
       const quoted = quoteWindow(hit.match, QUOTE_CHARACTERS);
       if (quoted.cut) truncated = true;
       const where = fileId ? ` · in ${fileId}` : "";
@@ -148,7 +177,8 @@ export async function collectExcerpts(
   }
   for (const summary of candidates) {
     const header = `[${summary.summaryId} · ${summary.kind} summary · ${isoTime(summary.earliestAt)} to ${isoTime(summary.latestAt)}]`;
-    const text = matcher ? quoteWindow(matcher.match(summary.content), 4 * QUOTE_CHARACTERS).text : summary.content;
+    const matched = match(summary.content);
+    const text = matched ? quoteWindow(matched, 4 * QUOTE_CHARACTERS).text : summary.content;
     if (!add(`s${summary.summaryId}`, { summaryId: summary.summaryId, time: summary.earliestAt, header, text })) break;
   }
   for (const summary of candidates) {
@@ -159,7 +189,7 @@ export async function collectExcerpts(
         ? add(`m${item.messageId}`, {
             summaryId: summary.summaryId, time: Date.parse(item.createdAt),
             header: `[message ${item.messageId} · ${item.role} · ${item.createdAt} · under ${item.summaryId}]`, text: item.content,
-          }, matcher?.match(item.content) ?? null)
+          }, match(item.content))
         : add(`s${item.summaryId}`, {
             summaryId: summary.summaryId, time: Date.parse(item.earliestAt),
             header: `[${item.summaryId} · ${item.kind} summary · ${item.earliestAt} to ${item.latestAt}]`, text: item.content,
@@ -181,15 +211,21 @@ export function formatExcerpts(excerpts: readonly Excerpt[]): string {
   return excerpts.map((excerpt) => `${excerpt.header}\n${excerpt.text}`).join("\n\n");
 }
 
-/** The best excerpts (in collection order) whose headers and texts fit `budget` tokens together. */
+/**
+ * The best excerpts (in collection order) whose headers and texts fit `budget` tokens together; one that does not
+ * fit whole is kept as its core (the window around what matched) when that fits.
+ */
 export function bestWithin(excerpts: readonly Excerpt[], budget: number, tokens: TokenEstimator): Excerpt[] {
   const kept: Excerpt[] = [];
   let used = 0;
   for (const excerpt of excerpts) {
-    const cost = excerpt.tokenCount + tokens.estimate(excerpt.header) + 2;
-    if (used + cost > budget) continue;
-    kept.push(excerpt);
-    used += cost;
+    const header = tokens.estimate(excerpt.header) + 2;
+    const shown = used + excerpt.tokenCount + header <= budget ? excerpt
+      : excerpt.core && used + excerpt.core.tokenCount + header <= budget ? { ...excerpt, ...excerpt.core }
+      : null;
+    if (!shown) continue;
+    kept.push(shown);
+    used += shown.tokenCount + header;
   }
   return kept;
 }

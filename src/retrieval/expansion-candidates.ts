@@ -48,12 +48,14 @@ async function search(retrieval: Pick<RetrievalEngine, "grep" | "locate">, conve
     const own = match.type === "summary" ? [match.summaryId]
       : match.type === "message" ? [...(match.alsoIn ?? []), ...(match.coveringSummaryId ? [match.coveringSummaryId] : [])]
       : [];
+    // One candidate per match: a summary already chosen that covers it, else the first that does. A message
+    // repeated at every depth of the DAG would otherwise take every slot, and the next match none.
     const id = own.find((candidate) => ids.includes(candidate)) ?? own[0];
     if (!id) continue;
     if (match.type === "message" && hints.length < MAX_HINTS && (ids.includes(id) || ids.length < MAX_CANDIDATES)) {
       hints.push({ messageId: match.id, summaryId: id, snippet: match.snippet });
     }
-    for (const candidate of own) if (!ids.includes(candidate) && ids.length < MAX_CANDIDATES) ids.push(candidate);
+    if (!ids.includes(id) && ids.length < MAX_CANDIDATES) ids.push(id);
   }
   const candidates: SummaryRecord[] = [];
   for (const id of ids) {

@@ -22,7 +22,7 @@ import { regexSearch, type RegexStrategy, type SearchScope } from "./regex-searc
 import type { UnreadableFiles } from "./stored-content.js";
 import { compareScores, type DocumentScore } from "./text-ranking.js";
 import { fileChunkReader, messageReader, summaryReader } from "./text-readers.js";
-import { searchText, type TextHit } from "./text-search.js";
+import { prepareTogether, searchText, type TextHit } from "./text-search.js";
 import { snippetCenter, textSnippet } from "./text-snippet.js";
 
 export type GrepMode = "regex" | "full_text";
@@ -137,9 +137,18 @@ async function grepText(
   const textRequest = { query, sort: request.sort, limit: request.limit, budgetMs };
   const started = performance.now();
   const remaining = () => Math.max(1, budgetMs - (performance.now() - started));
-  const messages = scope === "summaries" ? null : await searchText(messageReader(store, filter), textRequest);
-  const files = scope === "summaries" ? null : await searchText(fileChunkReader(store, filter, unindexed, unreadable), { ...textRequest, budgetMs: remaining() });
-  const summaries = scope === "messages" ? null : await searchText(summaryReader(store, filter), { ...textRequest, budgetMs: remaining() });
+  // The sources are ranked together: one collection for how rare a word is (text-search.ts prepareTogether).
+  const readers = {
+    messages: scope === "summaries" ? null : messageReader(store, filter),
+    files: scope === "summaries" ? null : fileChunkReader(store, filter, unindexed, unreadable),
+    summaries: scope === "messages" ? null : summaryReader(store, filter),
+  };
+  const inScope = (["messages", "files", "summaries"] as const).filter((source) => readers[source] !== null);
+  const together = await prepareTogether(inScope.map((source) => ({ reader: readers[source]!, passages: source === "files" })), query);
+  const requestFor = (source: (typeof inScope)[number]) => ({ ...textRequest, budgetMs: remaining(), ...together[inScope.indexOf(source)]! });
+  const messages = readers.messages ? await searchText(readers.messages, requestFor("messages")) : null;
+  const files = readers.files ? await searchText(readers.files, requestFor("files")) : null;
+  const summaries = readers.summaries ? await searchText(readers.summaries, requestFor("summaries")) : null;
   const references = await store.fileReferences((files?.hits ?? []).map((hit) => hit.row));
   const terms = messages?.terms ?? summaries?.terms ?? files?.terms ?? [];
   const scored = (hit: TextHit<unknown>, candidate: Candidate): Candidate => ({

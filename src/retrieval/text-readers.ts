@@ -7,6 +7,7 @@ import type {
 } from "../store/retrieval-store.js";
 import { type UnreadableFiles, unindexedChunks, withChunkTexts } from "./stored-content.js";
 import type { TextSourceReader } from "./text-search.js";
+import { passageWords } from "./text-snippet.js";
 
 export function messageReader(store: RetrievalStore, filter: TextFilter): TextSourceReader<MessageHitRow> {
   return {
@@ -48,5 +49,7 @@ export function fileChunkReader(
     unindexed: () => unindexedChunks(unindexed, unreadable),
     idOf: (row) => row.chunkId,
     timeOf: (row) => row.createdAt,
+    // A chunk is cut at about 4 KB whatever was said: it is scored by the passage holding its hits.
+    lengthOf: (_row, match) => passageWords(match),
   };
 }

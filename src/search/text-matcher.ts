@@ -24,6 +24,11 @@ export interface DocumentMatch {
   hits: TermHit[][];
   /** The text the offsets refer to: the document, or its folded form when folding changed its length. */
   text: string;
+  /**
+   * How telling each term is (its inverse document frequency), when the search that matched knows: snippets and
+   * excerpts centre on the rarest terms rather than the most (retrieval/text-snippet.ts).
+   */
+  weights?: readonly number[];
 }
 
 /** An unquoted last word with a digit and at least this long also matches as the start of a longer word. */

@@ -6,6 +6,7 @@
  */
 import { rmSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { bestWithin } from "../../src/retrieval/direct-expansion.js";
 import type { GrepMatch, MessageMatch } from "../../src/retrieval/grep.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, MAIN, type RecallEnv } from "../helpers/recall.js";
@@ -89,6 +90,44 @@ describe("content stored aside is searched by default", () => {
   });
 });
 
+describe("the index of content stored aside", () => {
+  const doctor = async (env: RecallEnv, args: string) => (await env.api.command("lcm").handler({
+    agentId: MAIN.agentId, sessionKey: MAIN.sessionKey, sessionId: MAIN.sessionId, args, commandBody: `/lcm ${args}`,
+  })).text;
+
+  it("is checked by the doctor, started over by its repair, and found again after", async () => {
+    const env = createRecallEnv({ config: { largeFileTokenThreshold: 150 } });
+    await env.commit(MAIN, [userMessage(paste(400, 333, "the vault token is VT-5521-QUILL")), assistantMessage("Noted.")]);
+    await maintain(env);
+    expect(await doctor(env, "doctor")).toContain("No problems found");
+    // A chunk row lost behind the index's back: entries and chunks no longer agree.
+    env.db.run("DELETE FROM file_chunks WHERE chunk_id = (SELECT max(chunk_id) FROM file_chunks)");
+    const report = await doctor(env, "doctor");
+    expect(report).toMatch(/fts_out_of_sync files_fts: files_fts holds 4 rows but file_chunks 3/);
+    expect(await doctor(env, "doctor repair")).toMatch(/Applied 1 safe repair/);
+    expect(indexedChunks(env)).toBe(0);
+    // Until maintenance indexes it again, the search reads the content directly; then through the index.
+    expect((await grep(env, { pattern: "VT-5521-QUILL" })).matches[0]).toMatchObject({ seq: 1, inFile: { line: 333 } });
+    await maintain(env);
+    expect(indexedChunks(env)).toBeGreaterThan(0);
+    expect(await doctor(env, "doctor")).toContain("No problems found");
+    expect((await grep(env, { pattern: "VT-5521-QUILL" })).matches[0]).toMatchObject({ seq: 1, inFile: { line: 333 } });
+  });
+
+  it("drops a stored file's chunks with its row, so nothing points at content that is gone", async () => {
+    const env = createRecallEnv({ config: { largeFileTokenThreshold: 150 } });
+    await env.commit(MAIN, [userMessage(paste(300, 200, "gone soon: GS-1")), assistantMessage("ok")]);
+    await maintain(env);
+    expect(indexedChunks(env)).toBeGreaterThan(0);
+    env.db.run("PRAGMA foreign_keys = OFF");
+    env.db.run("DELETE FROM large_files");
+    env.db.run("PRAGMA foreign_keys = ON");
+    expect(indexedChunks(env)).toBe(0);
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM file_index")!.n).toBe(0);
+    expect(await doctor(env, "doctor")).toContain("No problems found");
+  });
+});
+
 describe("sources before copies", () => {
   /** 60 exchanges with one unique identifier in exchange 7, compacted into a DAG several levels deep. */
   async function compactedSession(): Promise<{ env: RecallEnv; needleSeq: number }> {
@@ -136,6 +175,90 @@ describe("sources before copies", () => {
     env.db.run("INSERT INTO summaries_fts (summaries_fts) VALUES ('delete-all')");
     const result = await grep(env, { pattern: "freeze Fridays", mode: "full_text" });
     expect(result.matches.map((match) => match.id)).toEqual([summary.summary_id]);
+  });
+});
+
+describe("excerpts that hold the detail", () => {
+  it("lcm_expand_query without a model quotes a detail stored aside, around its rarest word, in an 8k window's answer", async () => {
+    const env = createRecallEnv({
+      config: { largeFileTokenThreshold: 150, freshTailCount: 4, leafChunkTokens: 400, leafMinFanout: 2, condensedMinFanout: 2, leafTargetTokens: 80, condensedTargetTokens: 80 },
+    });
+    const decoys = (from: number) => Array.from({ length: 12 }, (_, index) => [
+      userMessage(`question ${from + index}: when is the staging deploy key review for the web team?`),
+      assistantMessage(`answer ${from + index}: the staging deploy key review is on the list, as every week`),
+    ]).flat();
+    await env.commit(MAIN, decoys(1));
+    // The detail sits in a paste, far from its head, among lines holding more of the question's words than it does:
+    // an excerpt centred where most words meet would quote those lines; centred on the rarest word, the detail.
+    const lines = Array.from({ length: 300 }, (_, index) => `line ${index}: what is the staging deploy key for the web team? ask again`);
+    lines[219] = `(${"-".repeat(100)})`;
+    lines[220] = "zqvaultera uses KEY-99-QUILL, rotated monthly";
+    lines[221] = `(${"-".repeat(100)})`;
+    await env.commit(MAIN, [userMessage(lines.join("\n")), assistantMessage("Noted.")]);
+    await env.commit(MAIN, decoys(100));
+    await maintain(env);
+    for (let round = 0; round < 4; round++) {
+      await env.api.engine().compact({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey, force: true, compactionTarget: "threshold", tokenBudget: 600 });
+    }
+    const paste = env.db.get<{ message_id: number }>("SELECT message_id FROM messages WHERE seq = 25")!;
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM context_items WHERE message_id = ?", paste.message_id)!.n).toBe(0);
+    // What assemble records when OpenClaw states an 8k window: the answer is capped at 12% of it.
+    env.db.run("UPDATE conversations SET last_window_tokens = 8192 WHERE session_id = ?", MAIN.sessionId);
+    const result = await env.call("lcm_expand_query", { prompt: "What is the staging deploy key for zqvaultera?", query: "zqvaultera staging deploy key" });
+    const answer = result.content.map((part) => part.text).join("\n");
+    expect(detailsOf<{ mode: string }>(result).mode).toBe("excerpts");
+    expect(answer).toContain("KEY-99-QUILL");
+    expect(answer).toMatch(/\[message \d+ · user · .* · in file_[0-9a-f]{16}\]/);
+  });
+});
+
+describe("an answer too small for every excerpt", () => {
+  // A word-count estimator makes the arithmetic visible: header 2 words + 2, texts as counted.
+  const words = { estimate: (text: string) => text.split(/\s+/).filter(Boolean).length };
+  const excerpt = (id: number, text: string, core?: string) => ({
+    summaryId: "sum_0000000000000001", time: id, header: `[message ${id}]`, text, tokenCount: words.estimate(text),
+    ...(core ? { core: { text: core, tokenCount: words.estimate(core) } } : {}),
+  });
+
+  it("keeps an excerpt that does not fit whole as the window around what matched, in its place", () => {
+    const first = excerpt(1, "a ".repeat(60));
+    const second = excerpt(2, `${"b ".repeat(80)} KEY-1 ${"b ".repeat(80)}`, "b b KEY-1 b b");
+    const third = excerpt(3, "c ".repeat(10));
+    // Budget 100: the first costs 64, the second whole 167 (no), its core 9 (yes), the third 14 (yes).
+    const kept = bestWithin([first, second, third], 100, words);
+    expect(kept.map((item) => item.text)).toEqual([first.text, "b b KEY-1 b b", third.text]);
+  });
+});
+
+describe("ranked together", () => {
+  it("puts the paste holding a question's rare subject above short messages holding its common words", async () => {
+    const env = createRecallEnv({ config: { largeFileTokenThreshold: 150 } });
+    const teams = ["zqbalo", "zqkemi", "zqnura", "zqsoti", "zqvuwe", "zqxayo", "zqdarfen", "zqgilhom"];
+    for (const team of teams) {
+      await env.commit(MAIN, [userMessage(`Note for the roster: the ${team} team keeps its on-call rotation on Tuesdays.`), assistantMessage("Noted.")]);
+    }
+    const lines = Array.from({ length: 200 }, (_, index) => `${index}: build ${index} passed, nothing to report on this run`);
+    lines[120] = "Note for the roster: the on-call rotation for the zqgilhomxa team moves to Hiroshi every Tuesday.";
+    await env.commit(MAIN, [userMessage(lines.join("\n")), assistantMessage("Noted.")]);
+    for (const team of teams) await env.commit(MAIN, [userMessage(`The ${team} team's on-call rotation moves every Tuesday.`), assistantMessage("ok")]);
+    await maintain(env);
+    const result = await grep(env, { pattern: "Who takes over the zqgilhomxa on-call rotation on Tuesdays?", mode: "full_text" });
+    expect(result.matches[0]).toMatchObject({ type: "message", seq: 17, inFile: { line: 121 } });
+  });
+});
+
+describe("one collection for how rare a word is", () => {
+  it("does not rank a paste first for a word common in the messages because few pastes hold it", async () => {
+    const env = createRecallEnv({ config: { largeFileTokenThreshold: 150 } });
+    for (let index = 1; index <= 30; index++) await env.commit(MAIN, [userMessage(`release checklist step ${index} is done`)]);
+    await env.commit(MAIN, [userMessage("release the release branch today")]);
+    const lines = Array.from({ length: 200 }, (_, index) => `${index}: build ${index} passed, nothing to report on this run`);
+    lines[100] = "the release went out";
+    await env.commit(MAIN, [userMessage(lines.join("\n"))]);
+    await maintain(env);
+    // Counted apart, "release" is in 31 of 32 messages (worth nothing) but in 1 of 5 chunks of pastes (worth a lot).
+    const result = await grep(env, { pattern: "release", mode: "full_text" });
+    expect(result.matches[0]).toMatchObject({ type: "message", seq: 31 });
   });
 });
 
