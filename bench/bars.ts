@@ -88,8 +88,8 @@ export const BARS: Bar[] = [
   { label: "forced sweep of one conversation holding the whole history, engine seconds", phase: "compaction.sweep.whole-history", figure: value("engineSeconds"), unit: "s", comparison: "<=", target: 30 },
   { label: "longest event-loop block during that sweep", phase: "compaction.sweep.whole-history", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
   { label: "largest write-ahead log during that sweep", phase: "compaction.sweep.whole-history", figure: value("maxWalMb"), unit: "MB", comparison: "<=", target: 64 },
-  { label: "recall: top-5 recall of the weakest query form (recall.forms)", phase: "recall.forms", figure: value("pluginMin"), unit: "%", comparison: ">=", target: 99, judgedAt: 10_000 },
-  { label: "recall: lcm_expand_query excerpts quoting the detail", phase: "recall.forms", figure: value("excerptsAll"), unit: "%", comparison: ">=", target: 95, judgedAt: 10_000 },
+  { label: "recall: top-5 recall of the weakest query form, near misses planted, half the details stored aside (recall.forms)", phase: "recall.forms", figure: value("pluginMin"), unit: "%", comparison: ">=", target: 99 },
+  { label: "recall: lcm_expand_query excerpts quoting the detail, weakest query form", phase: "recall.forms", figure: value("excerptsMin"), unit: "%", comparison: ">=", target: 95 },
   { label: "questions: lcm_grep evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "grepRecallAt5", "bm25RecallAt5"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },
   { label: "questions: lcm_expand_query evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "expandRecallAt5", "bm25RecallAt5Compacted"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },
 ];

@@ -56,6 +56,8 @@ const PASTE_LINES = 110;
 const OUTPUT_LINES = 150;
 /** Share of ordinary user messages that carry a paste in the stored-aside session. */
 const PASTE_SHARE = 0.6;
+/** Near misses planted for every detail: more than the five places a detail must rank in. */
+const DECOYS = 6;
 
 const HAN = "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话儿者向情部正名定女问力机给等几很业最间新什打便位因重被走电四第门相次东政海口使教西再平真听世气信北少关并内加化由却代军产入先山五太水万市眼体别处总才场师书比住员九笑性通目华报立马命张活难神数件安表原车白应路期叫死常提感金何更反合放做系计或司利受光王果亲界及今京务制解各任至清物台象记边共风战干接它许八特觉望直服毛林题建南度统色字请交爱让认算论百吃义科怎元社术结六功指思非流每青管夫连远资队跟带花快条院变联言权往展该领传近留红治决周保达办运武半候七必城父强步完革深区即求品士转量空甚众技轻程告江语英基派满式李息写呢识极令黄德收脸钱党倒未持取设始版双历越史商千片容研像找友孩站广改议形委早房音火际则首单据导影失拿网香似斯专石若兵弟谁校读志飞观争究包组造落视济喜离虽坏兴切须土验证另";
 const KATAKANA = "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン";
@@ -128,9 +130,10 @@ export function buildRecallCorpus(seed: number, messages: number, detailsPerForm
 function plant(form: QueryForm, coined: () => string, random: Random): Planting {
   const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 0 });
   const assistant = (text: string): AgentMessage => ({ role: "assistant", content: [{ type: "text", text }], timestamp: 0, stopReason: "stop" });
-  const [a, b, c, d] = [coined(), coined(), coined(), coined()];
-  const one = (detail: Planting["detail"], message: AgentMessage, decoys: AgentMessage[]): Planting =>
-    ({ detail, turn: [message], at: 0, decoys: decoys.map((decoy) => [decoy]) });
+  const [a, b, c] = [coined(), coined(), coined()];
+  /** A detail in one message and DECOYS near misses, `decoy(i)` the i-th (alternating its shapes). */
+  const one = (detail: Planting["detail"], message: AgentMessage, decoy: (index: number) => AgentMessage): Planting =>
+    ({ detail, turn: [message], at: 0, decoys: Array.from({ length: DECOYS }, (_, index) => [decoy(index)]) });
   switch (form) {
     case "command (regex)": {
       const command = `curl -s -H "Authorization: Bearer $TOKEN" "https://api.${a}.internal/v1/${b}?limit=${random.int(10, 999)}"`;
@@ -143,10 +146,9 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
         detail: { grep: { pattern: escapeRegex(typed), mode: "regex" }, substring: typed, question: `Which curl command queried the ${a} API?`, answer: `api.${a}.internal/v1/${b}` },
         turn: call(command, `toolu_recall_${a}`),
         at: 0,
-        decoys: [
-          call(`curl -s -H "Authorization: Bearer $TOKEN" "https://api.${a}.internal/v2/${b}?limit=5"`, `toolu_recall_${a}_v2`),
-          call(`curl -s "https://api.${a}.internal/v1/${c}"`, `toolu_recall_${a}_${c}`),
-        ],
+        decoys: Array.from({ length: DECOYS }, (_, index) => index % 2 === 0
+          ? call(`curl -s -H "Authorization: Bearer $TOKEN" "https://api.${a}.internal/v${index + 2}/${b}?limit=5"`, `toolu_recall_${a}_v${index}`)
+          : call(`curl -s -H "Authorization: Bearer $TOKEN" "https://api.${a}.internal/v1/${coined()}"`, `toolu_recall_${a}_${index}`)),
       };
     }
     case "unique id (regex)": {
@@ -155,7 +157,9 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: escapeRegex(id), mode: "regex" }, substring: id, question: `What happened in incident ${id}?`, answer: id },
         user(`Incident ${id}: the ${a} queue stalled for twelve minutes; page ${b} if it recurs.`),
-        [user(`Incident INC-${date}-${suffix(random)}: the ${a} queue was slow again.`), assistant(`Closed INC-${date}-${suffix(random)} as a duplicate of the ${a} stall.`)],
+        (index) => index % 2 === 0
+          ? user(`Incident INC-${date}-${suffix(random)}: the ${a} queue was slow again.`)
+          : assistant(`Closed INC-${date}-${suffix(random)} as a duplicate of the ${a} stall.`),
       );
     }
     case "hash prefix": {
@@ -164,7 +168,7 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: hash.slice(0, 8), mode: "full_text" }, substring: hash.slice(0, 8), question: `What did commit ${hash.slice(0, 8)} change?`, answer: hash.slice(0, 12) },
         assistant(`Pushed ${hash} to origin: it removes the ${a} fallback from the ${b} loader.`),
-        [assistant(`Pushed ${nearMiss()} to origin: it restores the ${a} fallback.`), assistant(`Reverted ${nearMiss()} on the ${b} loader.`)],
+        (index) => (index % 2 === 0 ? assistant(`Pushed ${nearMiss()} to origin: it restores the ${a} fallback.`) : assistant(`Reverted ${nearMiss()} on the ${b} loader.`)),
       );
     }
     case "camelCase part": {
@@ -172,7 +176,9 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: `${cap(b)}${cap(c)}`, mode: "full_text" }, substring: `${cap(b)}${cap(c)}`, question: `Which service class did we add for ${b} ${c}?`, answer: name },
         user(`Add a ${name} that caches the results for an hour.`),
-        [user(`Rename ${cap(a)}${cap(b)}${cap(d)}Service before the release.`), user(`The ${cap(d)}${cap(c)}Handler stays as it is.`)],
+        (index) => (index % 2 === 0
+          ? user(`Rename ${cap(a)}${cap(b)}${cap(coined())}Service before the release.`)
+          : user(`The ${cap(coined())}${cap(c)}Handler stays as it is; ${cap(b)} is unrelated.`)),
       );
     }
     case "snake_case part": {
@@ -180,7 +186,7 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: `${b}_${c}`, mode: "full_text" }, substring: `${b}_${c}`, question: `Which column holds the ${b} ${c} id?`, answer: name },
         assistant(`The join uses the column ${name}, which is indexed.`),
-        [assistant(`The column ${a}_${b}_${d}_id is not indexed yet.`), assistant(`Drop ${d}_${c}_id from the export.`)],
+        (index) => (index % 2 === 0 ? assistant(`The column ${a}_${b}_${coined()}_id is not indexed yet.`) : assistant(`Drop ${coined()}_${c}_id and ${b}_id from the export.`)),
       );
     }
     case "function name part": {
@@ -189,7 +195,7 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: a, mode: "full_text" }, substring: a, question: `Which function reads a ${a} value?`, answer: `def ${name}(value)` },
         assistant(`The helper is defined as:\n${code}`),
-        [assistant(`The ${a} values arrive from the ${b} queue.`), user(`Why does format_${c} never see ${d}?`)],
+        (index) => (index % 2 === 0 ? assistant(`The ${a} values arrive from the ${coined()} queue.`) : user(`Why does format_${coined()} never see a ${a}?`)),
       );
     }
     case "path component": {
@@ -197,7 +203,7 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: `${b}/${c}`, mode: "full_text" }, substring: `${b}/${c}`, question: `Which file under ${b} did we edit?`, answer: path },
         user(`Look at ${path} before the refactor.`),
-        [user(`Look at src/${a}/${b}/${d}.ts as well.`), user(`And src/${d}/${c}/${b}.ts is generated.`)],
+        (index) => (index % 2 === 0 ? user(`Look at src/${a}/${b}/${coined()}.ts as well.`) : user(`And src/${coined()}/${c}/${b}.ts is generated.`)),
       );
     }
     case "number and unit": {
@@ -208,42 +214,43 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
       return one(
         { grep: { pattern: `${a} ${typed}`, mode: "full_text" }, substring: `${a} ${typed}`, question: `What was the p99 latency of ${a}?`, answer: written },
         assistant(`The p99 of ${a} was ${written} under load.`),
-        [assistant(`The p99 of ${a} was ${random.int(1_000, 99_999)}.${random.int(10, 99)} ms after the fix.`), assistant(`The p50 of ${b} was ${written}.`)],
+        (index) => (index % 3 === 2
+          ? assistant(`The p50 of ${coined()} was ${written}.`)
+          : assistant(`The p99 of ${a} was ${random.int(1_000, 99_999)}.${random.int(10, 99)}${index % 3 === 0 ? " " : ""}ms after the fix.`)),
       );
     }
     case "Chinese": {
       const run = Array.from({ length: 8 }, () => HAN[random.int(0, HAN.length - 1)]).join("");
       const part = run.slice(2, 6);
-      const nearMiss = run.slice(0, 4) + Array.from({ length: 4 }, () => HAN[random.int(0, HAN.length - 1)]).join("");
       return one(
         { grep: { pattern: part, mode: "full_text" }, substring: part, question: `${part}是什么？`, answer: run },
         user(`记录一下：${run}，明天再确认。`),
-        [user(`另外：${nearMiss}，不用确认。`)],
+        () => user(`另外：${run.slice(0, 4) + Array.from({ length: 4 }, () => HAN[random.int(0, HAN.length - 1)]).join("")}，不用确认。`),
       );
     }
     case "Japanese": {
       const word = Array.from({ length: 6 }, () => KATAKANA[random.int(0, KATAKANA.length - 1)]).join("");
       const part = word.slice(1, 5);
-      const nearMiss = word.slice(0, 4) + KATAKANA[random.int(0, KATAKANA.length - 1)]!.repeat(2);
       return one(
         { grep: { pattern: part, mode: "full_text" }, substring: part, question: `${part}について教えて`, answer: word },
         assistant(`${word}の設定は完了しました。`),
-        [assistant(`${nearMiss}の設定はまだです。`)],
+        () => assistant(`${word.slice(0, 4) + KATAKANA[random.int(0, KATAKANA.length - 1)]!.repeat(2)}の設定はまだです。`),
       );
     }
     case "emoji-adjacent word":
       return one(
         { grep: { pattern: `${a} ${b}`, mode: "full_text" }, substring: `${a} ${b}`, question: `What happened with ${a}?`, answer: `${a} ${b}` },
         user(`🤖${a} ${b}🚀 finished, 👍🏽thanks`),
-        [user(`🤖${a} ${c}🚀 failed`), user(`${d} ${b} is next`)],
+        (index) => (index % 2 === 0 ? user(`🤖${a} ${coined()}🚀 failed`) : user(`${coined()} ${b} is next`)),
       );
     case "word form": {
       const [base, past] = VERBS[random.int(0, VERBS.length - 1)]!;
-      const [, otherPast] = VERBS.filter(([verb]) => verb !== base)[random.int(0, VERBS.length - 2)]!;
       return one(
         { grep: { pattern: `${base} ${a}`, mode: "full_text" }, substring: `${base} ${a}`, question: `When did we ${base} ${a}?`, answer: `${past} the ${a}` },
         assistant(`We ${past} the ${a} cluster on ${WEEKDAYS[random.int(0, 6)]} after the review.`),
-        [assistant(`We ${otherPast} the ${a} cluster on ${WEEKDAYS[random.int(0, 6)]}.`), assistant(`We ${past} the ${b} cluster too.`)],
+        (index) => (index % 2 === 0
+          ? assistant(`We ${VERBS.filter(([verb]) => verb !== base)[random.int(0, VERBS.length - 2)]![1]} the ${a} cluster on ${WEEKDAYS[random.int(0, 6)]}.`)
+          : assistant(`We ${past} the ${coined()} cluster too.`)),
       );
     }
     case "several words": {
@@ -254,18 +261,21 @@ function plant(form: QueryForm, coined: () => string, random: Random): Planting 
         detail: { grep: { pattern: typed, mode: "full_text" }, substring: typed, question: `What did we plan to ${typed}?`, answer: `${words.join(" ")} ${b}` },
         turn: [decoy([...words].reverse()), assistant(`Plan: ${words.join(" ")} ${b} next week.`)],
         at: 1,
-        decoys: [[decoy([words[2]!, words[0]!, words[4]!, words[1]!, words[3]!])], [assistant(`Plan: ${words.slice(0, 3).join(" ")} ${c} later.`)]],
+        decoys: Array.from({ length: DECOYS }, (_, index) => [index % 2 === 0
+          ? decoy(shuffle(words, random))
+          : assistant(`Plan: ${shuffle(words, random).slice(0, 3).join(" ")} ${coined()} later.`)]),
       };
     }
     case "question": {
       const name = NAMES[random.int(0, NAMES.length - 1)]!;
       const day = WEEKDAYS[random.int(0, 6)]!;
-      const otherDay = WEEKDAYS.filter((weekday) => weekday !== day)[random.int(0, 5)]!;
       const question = `Who takes over the ${a} on-call rotation on ${day}s?`;
       return one(
         { grep: { pattern: question, mode: "full_text" }, substring: question, question, answer: `${a} team moves to ${name}` },
         user(`Note for the roster: the on-call rotation for the ${a} team moves to ${name} every ${day}.`),
-        [user(`Note for the roster: the ${a} team keeps its on-call rotation on ${otherDay}s.`), user(`The ${b} team's on-call rotation moves every ${day}.`)],
+        (index) => (index % 2 === 0
+          ? user(`Note for the roster: the ${a} team keeps its on-call rotation on ${WEEKDAYS.filter((weekday) => weekday !== day)[random.int(0, 5)]!}s.`)
+          : user(`The ${coined()} team's on-call rotation moves every ${day}.`)),
       );
     }
   }

@@ -82,6 +82,7 @@ export async function runRecallQualityPhase(context: BenchContext): Promise<Phas
     values.details = [...all.values()].reduce((sum, tally) => sum + tally.details, 0);
     values.pluginMin = Math.min(...[...all.values()].map((tally) => percent(tally.plugin, tally.details)));
     values.excerptsAll = percent(excerpts, compacted);
+    values.excerptsMin = Math.min(...[...all.values()].filter((tally) => tally.compacted > 0).map((tally) => percent(tally.excerpts, tally.compacted)));
     values.excerptDetails = compacted;
     if (misses.length > 0) values.misses = misses.join(" | ");
     context.log(`    recall.forms: lowest form ${values.pluginMin}%, excerpts ${values.excerptsAll}% (${compacted} compacted details)`);

@@ -214,7 +214,7 @@ describe("excerpts that hold the detail", () => {
 
 describe("an answer too small for every excerpt", () => {
   // A word-count estimator makes the arithmetic visible: header 2 words + 2, texts as counted.
-  const words = { estimate: (text: string) => text.split(/\s+/).filter(Boolean).length };
+  const words = { estimate: (text: string) => text.split(/\s+/).filter(Boolean).length, imageTokens: 0 };
   const excerpt = (id: number, text: string, core?: string) => ({
     summaryId: "sum_0000000000000001", time: id, header: `[message ${id}]`, text, tokenCount: words.estimate(text),
     ...(core ? { core: { text: core, tokenCount: words.estimate(core) } } : {}),
