@@ -127,7 +127,7 @@ export const MUTATIONS: Mutation[] = [
       find: "  return key === undefined ? `fp:${fingerprintOf(message)}` : `${key}#${fingerprintOf(message)}`;",
       replace: "  return key === undefined ? `fp:${fingerprintOf(message)}` : `${key}#${fingerprintOf(message)}#${Math.random()}`;",
     }],
-    runs: [{ files: ["test/engine/durable-commit.test.ts"] }],
+    runs: [{ files: ["test/engine/identity.test.ts"] }],
   },
   {
     id: "M8",
