@@ -16,6 +16,7 @@ import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { seededRandom } from "../helpers/agent-session.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
+import { sentTokens } from "../helpers/sent-tokens.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 afterEach(() => resetSharedCircuitBreakers());
@@ -62,6 +63,8 @@ async function playSession(seed: number, turns: number) {
       runtimeSettings: { limits: { promptTokenBudget: firstBudget, maxOutputTokens: reserve } },
     });
     expect(first.estimatedTokens, `turn ${turn}: first assemble`).toBeLessThanOrEqual(firstBudget);
+    // What is sent, recounted with a real tokenizer (summary XML included), fits too.
+    expect(sentTokens(first), `turn ${turn}: first assemble, recounted`).toBeLessThanOrEqual(firstBudget);
     checks.assembles++;
 
     const messages: AgentMessage[] = [userMessage(prompt)];
@@ -79,6 +82,7 @@ async function playSession(seed: number, turns: number) {
       // Within the first budget less what the loop added beyond the prompt.
       const loopGrowth = pending - Math.ceil(prompt.length / 4);
       expect(loop.estimatedTokens, `turn ${turn}: tool-loop assemble`).toBeLessThanOrEqual(Math.max(0, firstBudget - loopGrowth));
+      expect(sentTokens(loop), `turn ${turn}: tool-loop assemble, recounted`).toBeLessThanOrEqual(Math.max(0, firstBudget - loopGrowth));
       checks.assembles++;
     }
     messages.push(assistantMessage(text(logUniform(random, 5, 800), random)));
