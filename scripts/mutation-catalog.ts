@@ -189,4 +189,59 @@ export const MUTATIONS: Mutation[] = [
     }],
     runs: [{ files: ["test/large-files/interception.test.ts"] }],
   },
+  {
+    id: "M14",
+    breaks: "lcm_grep's default scope no longer reads content stored aside (pastes, tool outputs)",
+    edits: [
+      { file: "src/retrieval/grep.ts", find: "    files: scope === \"summaries\" ? null : fileChunkReader(", replace: "    files: true ? null : fileChunkReader(" },
+      { file: "src/retrieval/regex-search.ts", find: "    const files = searchesMessages && stored", replace: "    const files = false && stored" },
+    ],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts", "test/tools/lcm-grep-files.test.ts"] }],
+  },
+  {
+    id: "M15",
+    breaks: "summaries that repeat a matching message are listed on their own, ahead of it (no sources before copies)",
+    edits: [{ file: "src/retrieval/grep-ranking.ts", find: "      if (covered.length > 0) {", replace: "      if (covered.length > 0 && false) {" }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts", "test/cli/recall-commands.test.ts"] }],
+  },
+  {
+    id: "M16",
+    breaks: "a number and its unit are two terms again (33156.65 ms no longer finds 33156.65ms)",
+    edits: [{ file: "src/search/text-query.ts", find: "    const withUnit = previous ? joinUnit(previous, term) : null;", replace: "    const withUnit = null;" }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
+  },
+  {
+    id: "M17",
+    breaks: "snippets and excerpts centre where most query words meet, whatever their rarity",
+    edits: [{ file: "src/retrieval/text-snippet.ts", find: "  const weight = (term: number) => Math.max(MIN_WEIGHT, match.weights?.[term] ?? 1);", replace: "  const weight = (_term: number) => 1;" }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
+  },
+  {
+    id: "M18",
+    breaks: "a chunk of stored content is scored by its whole 4 KB, not by the passage holding its hits",
+    edits: [{ file: "src/retrieval/text-readers.ts", find: "    lengthOf: (_row, match) => passageWords(match),", replace: "    lengthOf: undefined," }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
+  },
+  {
+    id: "M19",
+    breaks: "messages and stored content are ranked with each source's own inverse document frequencies",
+    edits: [{
+      file: "src/retrieval/grep.ts",
+      find: "budgetMs: remaining(), ...together[inScope.indexOf(source)]! });",
+      replace: "budgetMs: remaining() });",
+    }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
+  },
+  {
+    id: "M20",
+    breaks: "lcm_expand_query's excerpts leave out content stored aside under the candidate summaries",
+    edits: [{ file: "src/retrieval/direct-expansion.ts", find: "    for (const hit of files.hits) {", replace: "    for (const hit of files.hits.slice(0, 0)) {" }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
+  },
+  {
+    id: "M21",
+    breaks: "an answer too small for an excerpt drops it instead of showing the window around what matched",
+    edits: [{ file: "src/retrieval/direct-expansion.ts", find: "      : excerpt.core && used", replace: "      : false && excerpt.core && used" }],
+    runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
+  },
 ];

@@ -1,10 +1,11 @@
 /**
  * The proof of recall (issues 14, 22, 31). `recall.forms`: two sessions (bench/recall-corpus.ts), stored in the
  * size's own database beside its history, so every search runs against that many messages:
- * - "ordinary": details planted in ordinary turns, summaries by the instant model, compacted in rounds;
+ * - "ordinary": details planted in ordinary turns, compacted in rounds;
  * - "stored aside": most user messages carry a ~1.5k-token paste and the details sit inside pastes and long tool
- *   outputs, stored aside as in an 8k window (a message over 600 tokens); summaries extractive (they keep ids word
- *   for word) in a deep DAG.
+ *   outputs, stored aside as in an 8k window (a message over 600 tokens).
+ * Both are summarized by the extractive summarizer (it keeps ids word for word, so every level above a detail
+ * repeats it) in a DAG about six levels deep.
  * Every detail has near-miss decoys planted after it. Each is looked up with the query an agent types, through
  * lcm_grep's execute with its default parameters, and counted found when the message holding it is among the
  * first five matches; beside it, a plain substring search (case-insensitive, newest first) over the messages'
@@ -21,10 +22,10 @@ const DETAILS_PER_FORM = 15;
 /** A forced compaction every this many messages: far more than five rounds. */
 const COMPACT_EVERY = 1_250;
 const TOP = 5;
+/** A deep DAG: small leaves, condensed two at a time (6 levels over the session). */
+const DEEP_DAG_SETTINGS = { leafChunkTokens: 2_000, leafMinFanout: 4, condensedMinFanout: 2, leafTargetTokens: 400, condensedTargetTokens: 400 };
 /** What an 8k window stores aside: a message of half its compaction budget (~1.2k tokens) or more; 600 to be sure. */
-const SMALL_WINDOW_SETTINGS = {
-  largeFileTokenThreshold: 600, leafChunkTokens: 2_000, leafMinFanout: 4, condensedMinFanout: 2, leafTargetTokens: 400, condensedTargetTokens: 400,
-};
+const SMALL_WINDOW_SETTINGS = { ...DEEP_DAG_SETTINGS, largeFileTokenThreshold: 600 };
 
 interface FormTally {
   details: number;
@@ -49,7 +50,7 @@ export async function runRecallQualityPhase(context: BenchContext): Promise<Phas
     const started = performance.now();
     const session = await storeQualitySession(`recall-${name}`, corpus.plan, corpus.turns, {
       compactEvery: COMPACT_EVERY, tokenBudget: storedAside ? 8_000 : 32_000, startTime: Date.UTC(2026, 3, 1),
-      databasePath: context.databasePath, ...(storedAside ? { config: SMALL_WINDOW_SETTINGS, extractive: true } : {}),
+      databasePath: context.databasePath, config: storedAside ? SMALL_WINDOW_SETTINGS : DEEP_DAG_SETTINGS, extractive: true,
     });
     // Maintenance indexes what waits, as the turns after would.
     await session.host.engine().maintain({ sessionId: corpus.plan.sessionId, sessionKey: corpus.plan.sessionKey });

@@ -21,9 +21,10 @@ export function recallTables(sizes: readonly SizeResult[]): string[] {
     `### Recall (${measured.map(({ size }) => `${size.label} run ${size.measuredAt.slice(0, 16).replace("T", " ")}`).join("; ")})`,
     "",
     `Two sessions stored in each size's database beside its history, ${first.details} planted details, each with six near misses ` +
-      `planted after it: an ordinary one (${session("ordinary")}, summaries by the instant model) and one where most user ` +
+      `planted after it, summarized by the extractive summarizer (which repeats ids at every level above them): an ordinary ` +
+      `session (${session("ordinary")}) and one where most user ` +
       `messages carry a ~1.5k-token paste and the details sit inside pastes and long tool outputs, stored aside as in an 8k window ` +
-      `(${session("storedAside")}, extractive summaries; ${first["storedAside.storedFiles"]} stored files, ` +
+      `(${session("storedAside")}; ${first["storedAside.storedFiles"]} stored files, ` +
       `${first["storedAside.storedMb"]} MB; ${first["storedAside.detailsInsideStoredContent"]} details inside stored content). ` +
       "Found: the detail's message among the first five matches of lcm_grep with its default parameters and the query as an agent " +
       "types it; substring: a plain case-insensitive substring search, newest first, over the messages' stored text; excerpts: " +

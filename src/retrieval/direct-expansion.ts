@@ -10,14 +10,15 @@ import type { TokenEstimator } from "../contracts.js";
 import type { MessageId, SummaryId, SummaryRecord } from "../records.js";
 import { type DocumentMatch, QueryMatcher } from "../search/text-matcher.js";
 import type { TextQuery } from "../search/text-query.js";
-import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { FileChunkHitRow, RetrievalStore } from "../store/retrieval-store.js";
 import { isoTime } from "./iso-time.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
 import { compareScores } from "./text-ranking.js";
 import { fileChunkReader, messageReader } from "./text-readers.js";
 import { prepareTogether, searchText, type TextHit } from "./text-search.js";
-import { quoteWindow } from "./text-snippet.js";
+import { textAround } from "./stored-content.js";
+import { quoteWindow, snippetCenter } from "./text-snippet.js";
 
 /** Best-matching source messages read under each candidate summary. */
 const MATCHED_MESSAGES_PER_SUMMARY = 8;
@@ -96,7 +97,7 @@ export async function rankSources(
       const reference = references.get(hit.row.fileId);
       if (!reference || seenFiles.has(hit.row.fileId)) continue;
       seenFiles.add(hit.row.fileId);
-      keep({ hit, message: reference, summary: under[0]!, fileId: hit.row.fileId }, under);
+      keep({ hit, message: reference, summary: under[0]!, fileId: hit.row.fileId, stored: hit.row }, under);
     }
   }
   // Best first across messages and stored content, then at most `perSummary` under each candidate.
@@ -115,6 +116,8 @@ export interface RankedSource {
   message: { messageId: MessageId; seq: number; role: string; createdAt: number };
   summary: SummaryRecord;
   fileId?: string;
+  /** For stored content: where the matching chunk is, so the quote can be read around the match from the file. */
+  stored?: Pick<FileChunkHitRow, "path" | "byteStart" | "text">;
 }
 
 export async function collectExcerpts(
@@ -166,13 +169,17 @@ export async function collectExcerpts(
   if (query) {
     const sources = await rankSources(deps.store, candidates, query);
     weights = sources[0]?.hit.match.weights;
-    for (const { hit, message, summary, fileId } of sources) {
-      const quoted = quoteWindow(hit.match, QUOTE_CHARACTERS);
+    for (const { hit, message, summary, fileId, stored } of sources) {
+      // Stored content is quoted from its file around the match, across the chunk's ends.
+      const center = stored ? snippetCenter(hit.match) : null;
+      const around = stored && center ? await textAround(stored, center.start, QUOTE_CHARACTERS) : null;
+      const matched = (around !== null ? match(around) : null) ?? hit.match;
+      const quoted = quoteWindow(matched, QUOTE_CHARACTERS);
       if (quoted.cut) truncated = true;
       const where = fileId ? ` · in ${fileId}` : "";
       const header = `[message ${message.messageId} · ${message.role} · ${isoTime(message.createdAt)} · under ${summary.summaryId}${where}]`;
       const key = fileId ? `f${fileId}` : `m${message.messageId}`;
-      if (!add(key, { summaryId: summary.summaryId, time: message.createdAt, header, text: quoted.text }, hit.match)) break;
+      if (!add(key, { summaryId: summary.summaryId, time: message.createdAt, header, text: quoted.text }, matched)) break;
     }
   }
   for (const summary of candidates) {

@@ -4,7 +4,7 @@
  * here too, from where its indexing stopped, in the same chunks the indexer makes (search/content-chunks.ts), so a
  * paste of this very turn is found before maintenance indexes it. A file that cannot be read is left out and named.
  */
-import { readFileRanges, readFilePiece } from "../large-files/file-scan.js";
+import { readByteRange, readFileRanges, readFilePiece } from "../large-files/file-scan.js";
 import type { FileId } from "../records.js";
 import { chunkContent } from "../search/content-chunks.js";
 import type { FileChunkHitRow, UnindexedFile } from "../store/retrieval-store.js";
@@ -67,4 +67,18 @@ function describeReadError(error: unknown, path: string): string {
   if (code === "ENOENT") return `missing (moved or deleted) at ${path}`;
   if (code === "EACCES" || code === "EPERM") return `not readable (permission denied) at ${path}`;
   return `not readable (${error instanceof Error ? error.message : String(error)})`;
+}
+
+/**
+ * The stored file's text around a place in one of its chunks (`at`, a character index of the chunk's text),
+ * `bytes` long and centred on it, across the chunk's ends: a quote of a match near a chunk's start or end keeps what
+ * the previous or next chunk holds (a definition split at a chunk boundary). Null when the file cannot be read.
+ */
+export async function textAround(chunk: Pick<FileChunkHitRow, "path" | "byteStart" | "text">, at: number, bytes: number): Promise<string | null> {
+  const offset = chunk.byteStart + Buffer.byteLength(chunk.text.slice(0, at), "utf8");
+  try {
+    return (await readByteRange(chunk.path, Math.max(0, offset - Math.floor(bytes / 2)), bytes)).text;
+  } catch {
+    return null; // the file went away since the search read it: the caller quotes the chunk it has
+  }
 }
