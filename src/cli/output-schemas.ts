@@ -182,7 +182,9 @@ const ExportedConversationSchema = Type.Object({
 });
 
 export const ExportOutputSchema = Type.Object({
-  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]), path: Type.String(), databasePath: Type.String(),
+  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]),
+  /** True when `lcm import jsonl` restores the file exactly; false for Markdown, or stored files written without content. */
+  lossless: Type.Boolean(), missingFileIds: Type.Array(Type.String()), path: Type.String(), databasePath: Type.String(),
   bytes: Count, durationMs: Count, conversations: Type.Array(ExportedConversationSchema),
 });
 

@@ -31,7 +31,7 @@ describe("IntegrityChecker", () => {
     const report = await checker.check();
     expect(report.findings).toEqual([]);
     expect(report.conversationsChecked).toBe(1);
-    expect(report.checksRun).toBe(13); // 11 per conversation + 2 indexes
+    expect(report.checksRun).toBe(14); // 12 per conversation + 2 indexes
     expect(report.complete).toBe(true);
   });
 
