@@ -132,7 +132,9 @@ async function* largeFileRecords(db: Database, conversationId: number): AsyncGen
     for (const file of page) {
       let contentBase64: string | null;
       try {
-        contentBase64 = (await readFile(file[6])).toString("base64");
+        const content = await readFile(file[6]);
+        // A file of another size than recorded is damaged: written as missing rather than as content no import accepts.
+        contentBase64 = content.length === file[4] ? content.toString("base64") : null;
       } catch {
         // Recorded as missing (the end record counts it); `lcm doctor` reports the same file as large_file_missing.
         contentBase64 = null;

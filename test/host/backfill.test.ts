@@ -44,36 +44,40 @@ describe("lcm import openclaw against OpenClaw 2026.9.6's own store", () => {
   /** The standalone `lcm` bin of the staged plugin, outside OpenClaw: it reads OpenClaw's agent database read-only. */
   function lcmBin(args: string[]): ImportOutput {
     const result = spawnSync(process.execPath, [join(PLUGIN_STAGE_DIR, "dist", "src", "cli", "bin.js"), ...args, "--json"], {
-      env: hostEnv(suite.home), encoding: "utf8", timeout: 120_000,
+      env: hostEnv(suite.home), encoding: "utf8", timeout: 240_000,
     });
     expect(result.status, result.stderr).toBe(0);
     return JSON.parse(result.stdout) as ImportOutput;
   }
 
-  it("stores every turn OpenClaw's own engine ran, exactly once, through either reader", async () => {
+  it("chats on OpenClaw's own engine: LCM stores nothing", async () => {
     await first.say("before lcm turn 1: the harbour code is 7741");
     await first.say("before lcm turn 2: a line\u2028separator and a paragraph\u2029separator");
     await first.say("before lcm turn 3: remember the harbour");
     await second.say("a second session before lcm");
     // OpenClaw's engine served them: LCM stored nothing (its database may not even exist yet).
     expect(existsSync(suite.database.path) ? suite.database.messages(first.sessionKey) : []).toEqual([]);
+  }, 600_000);
 
-    const stateDir = join(suite.home, ".openclaw");
-    const plan = lcmBin(["import", "openclaw", "--state-dir", stateDir, "--db", suite.database.path]);
-    // Two sessions of three and one turns: eight messages, read from the agent database while the gateway runs.
+  it("the lcm bin's dry run reads OpenClaw's agent database while the gateway runs", () => {
+    const plan = lcmBin(["import", "openclaw", "--state-dir", join(suite.home, ".openclaw"), "--db", suite.database.path]);
+    // Two sessions of three and one turns: eight messages.
     expect(plan).toMatchObject({ dryRun: true, reader: "agent-database", importedMessages: 8, byStatus: { imported: 2, failed: 0, unavailable: 0 } });
+  });
 
-    const applied = parseJsonOutput<ImportOutput>(await suite.cli.runOk(["lcm", "import", "openclaw", "--apply", "--json"], { timeoutMs: 180_000 }));
+  it("openclaw lcm import openclaw --apply stores every turn exactly once, through the host's own reader", async () => {
+    const applied = parseJsonOutput<ImportOutput>(await suite.cli.runOk(["lcm", "import", "openclaw", "--apply", "--json"], { timeoutMs: 300_000 }));
     expect(applied).toMatchObject({ dryRun: false, reader: "host", importedMessages: 8, byStatus: { imported: 2, failed: 0, unavailable: 0 } });
     await first.expectStoredExactlyOnce();
     await second.expectStoredExactlyOnce();
     expect(suite.database.messages(first.sessionKey)[2]!.content).toContain("a line\u2028separator and a paragraph\u2029separator");
+  }, 600_000);
 
-    // The other reader finds the same identities: nothing twice.
-    const again = lcmBin(["import", "openclaw", "--state-dir", stateDir, "--db", suite.database.path, "--apply"]);
+  it("the other reader finds the same identities: a second run stores nothing", async () => {
+    const again = lcmBin(["import", "openclaw", "--state-dir", join(suite.home, ".openclaw"), "--db", suite.database.path, "--apply"]);
     expect(again).toMatchObject({ reader: "agent-database", importedMessages: 0, byStatus: { "up-to-date": 2 } });
     await first.expectStoredExactlyOnce();
-  });
+  }, 600_000);
 
   it("once LCM is selected, the next turn's model request carries the backfilled history", async () => {
     suite.reconfigure({ contextEngine: "lcm" });
@@ -87,5 +91,5 @@ describe("lcm import openclaw against OpenClaw 2026.9.6's own store", () => {
     // Bootstrap continued from the backfill's cursor: the new turn is stored once, after the backfilled ones.
     await first.expectStoredExactlyOnce();
     expect(suite.healthProblems()).toEqual([]);
-  });
+  }, 900_000);
 });

@@ -67,7 +67,7 @@ describe("lcm export of a conversation retention pruned", () => {
 });
 
 describe("lcm export with a stored file it cannot read", () => {
-  async function withLostFile() {
+  async function withLostFile(damage: (path: string) => void = (path) => rmSync(path)) {
     const dir = tempDir();
     const databasePath = join(dir, "lcm.db");
     await buildDatabase({
@@ -77,7 +77,7 @@ describe("lcm export with a stored file it cannot read", () => {
     const db = openDatabase(databasePath);
     const { file_id: fileId, storage_path: path } = db.get<{ file_id: string; storage_path: string }>("SELECT file_id, storage_path FROM large_files")!;
     db.close();
-    rmSync(path);
+    damage(path);
     return { dir, databasePath, fileId };
   }
 
@@ -88,6 +88,12 @@ describe("lcm export with a stored file it cannot read", () => {
     expect([run.code, run.stderr]).toEqual([EXIT.unavailable, expect.stringMatching(new RegExp(`stored file ${fileId} of conversation 1 cannot be read .* not be lossless; nothing was written`))]);
     expect(run.stdout).not.toMatch(/lossless/);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it("fails the same way for a stored file of another size than recorded (damaged), which no import would accept", async () => {
+    const { dir, databasePath, fileId } = await withLostFile((path) => writeFileSync(path, "truncated"));
+    const run = await runLcm(["export", "1", "--format", "jsonl", "--out", join(dir, "export.jsonl"), "--db", databasePath]);
+    expect([run.code, run.stderr]).toEqual([EXIT.unavailable, expect.stringMatching(new RegExp(`stored file ${fileId} .* cannot be read`))]);
   });
 
   it("with --allow-missing-files, exports the record without content and says it is not lossless", async () => {

@@ -131,17 +131,26 @@ describe("lcm import openclaw on OpenClaw's agent databases", () => {
   it("under openclaw lcm, reads the agent databases' sessions through the host's own reader", async () => {
     const { stateDir, databasePath } = stateFolder();
     const host = new RecordingHostReader({ "s-main": exchanges(2, 5, "viahost"), "s-zip": [], "s-cold": exchanges(1, 5, "restored"), "s-ops": [] });
+    // The host's own state folder (OPENCLAW_STATE_DIR), as `openclaw lcm` runs against it.
     const applied = await runJson<Output>(
-      ["import", "openclaw", "--state-dir", stateDir, "--db", databasePath, "--apply"], ImportOpenClawOutputSchema, { environment: { hostTranscripts: host } },
+      ["import", "openclaw", "--db", databasePath, "--apply"], ImportOpenClawOutputSchema,
+      { env: { OPENCLAW_STATE_DIR: stateDir }, environment: { hostTranscripts: host } },
     );
     // The host's reader answers for every session of the databases (the cold one too: it restores what it archived).
     expect(applied).toMatchObject({ reader: "host", importedMessages: 6, byStatus: { imported: 2, "up-to-date": 2 } });
     expect(host.reads.map((read) => read.sessionId).sort()).toEqual(["s-cold", "s-main", "s-ops", "s-zip"]);
+    // Its SDK cannot load, or --state-dir names another folder than the host's: the files are read.
     const unavailable = new RecordingHostReader({}, false);
     const fallback = await runJson<Output>(
-      ["import", "openclaw", "--state-dir", stateDir, "--db", join(tempDir(), "other.db")], ImportOpenClawOutputSchema, { environment: { hostTranscripts: unavailable } },
+      ["import", "openclaw", "--db", join(tempDir(), "other.db")], ImportOpenClawOutputSchema,
+      { env: { OPENCLAW_STATE_DIR: stateDir }, environment: { hostTranscripts: unavailable } },
     );
     expect(fallback).toMatchObject({ reader: "agent-database", importedMessages: 74 });
+    const elsewhere = await runJson<Output>(
+      ["import", "openclaw", "--state-dir", stateDir, "--db", join(tempDir(), "third.db")], ImportOpenClawOutputSchema,
+      { env: { OPENCLAW_STATE_DIR: tempDir() }, environment: { hostTranscripts: host } },
+    );
+    expect(elsewhere).toMatchObject({ reader: "agent-database", importedMessages: 74 });
   });
 
   it("exits 0 with a report when a session cannot be read, and 3 for a missing state folder", async () => {

@@ -67,7 +67,8 @@ export async function importOpenClawCommand(
   runtime: CliRuntime, options: { apply: boolean; agent?: string; stateDir?: string },
 ): Promise<CommandOutput<ImportOpenClawOutput>> {
   const started = performance.now();
-  const stateDir = resolve(options.stateDir ?? runtime.environment.env.OPENCLAW_STATE_DIR?.trim() ?? join(homedir(), ".openclaw"));
+  const hostStateDir = resolve(runtime.environment.env.OPENCLAW_STATE_DIR?.trim() || join(homedir(), ".openclaw"));
+  const stateDir = resolve(options.stateDir ?? hostStateDir);
   const agentsDirectory = join(stateDir, "agents");
   if (!existsSync(agentsDirectory)) {
     throw new CliError(EXIT.notFound, `No OpenClaw sessions under ${stateDir} (no agents folder). Pass --state-dir <path> (or set OPENCLAW_STATE_DIR) to OpenClaw's state folder.`);
@@ -77,7 +78,7 @@ export async function importOpenClawCommand(
   }
   const survey = await surveyHostSessions(stateDir, options.agent);
   try {
-    const reader = await transcriptReader(runtime.environment, survey);
+    const reader = await transcriptReader(runtime.environment, survey, stateDir === hostStateDir);
     const deps = { transcriptSource: reader.source };
     const run = options.apply ? await backfill(runtime, survey.sessions, deps) : await preview(runtime, survey.sessions, deps);
     return report(runtime, options.apply, stateDir, survey, reader.kind, run, Math.round(performance.now() - started));
@@ -87,15 +88,16 @@ export async function importOpenClawCommand(
 }
 
 /**
- * Who reads the sessions of agent databases: OpenClaw's own reader when the command runs inside OpenClaw and its SDK
- * loads, else the database files, read-only.
+ * Who reads the sessions of agent databases: OpenClaw's own reader when the command runs inside OpenClaw, on OpenClaw's
+ * own state folder, and its SDK loads; else the database files, read-only.
  */
 async function transcriptReader(
-  environment: CliEnvironment, survey: HostSessionSurvey,
+  environment: CliEnvironment, survey: HostSessionSurvey, isHostStateDir: boolean,
 ): Promise<{ kind: ImportOpenClawOutput["reader"]; source: TranscriptSource | undefined }> {
   if (survey.stores.size === 0) return { kind: null, source: undefined };
   const host = environment.hostTranscripts;
-  if (host && (await host.isAvailable())) return { kind: "host", source: host };
+  // The host's reader reads the host's own state folder: another one given with --state-dir is read from its files.
+  if (host && isHostStateDir && (await host.isAvailable())) return { kind: "host", source: host };
   return { kind: "agent-database", source: new AgentStoreTranscriptSource(survey.stores) };
 }
 
