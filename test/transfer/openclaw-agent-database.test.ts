@@ -95,6 +95,20 @@ describe("lcm import openclaw on OpenClaw's agent databases", () => {
       .toEqual(["zip1", "zip1", "zip2", "zip2", "zip3", "zip3", "zip4", "zip4"]);
   });
 
+  it("leaves each conversation a cursor in the host's own format, so the host's reader continues from it", async () => {
+    const { stateDir, databasePath } = stateFolder();
+    await runJson(["import", "openclaw", "--state-dir", stateDir, "--db", databasePath, "--apply"], ImportOpenClawOutputSchema);
+    const db = openDatabase(databasePath);
+    const state = JSON.parse(db.get<{ state: string }>("SELECT bootstrap_state AS state FROM conversations WHERE session_id = 's-main'")!.state) as { source: string; cursor: string };
+    db.close();
+    // The host parses its cursor and accepts it only if encoding it again gives the same text: these keys, this order
+    // (seen on OpenClaw 2026.9.6: {"agentId":"main","generation":"39fc…","sessionId":"063c…","lastEventSeq":11,"lastMessagePosition":7,"version":1}).
+    // Session header, model change, then 60 messages: events 2-61, message positions 0-59.
+    expect(state.source).toBe("host");
+    expect(Buffer.from(state.cursor, "base64url").toString("utf8"))
+      .toBe('{"agentId":"main","generation":"gen-s-main","sessionId":"s-main","lastEventSeq":61,"lastMessagePosition":59,"version":1}');
+  });
+
   it("never changes an agent database nor leaves anything beside it", async () => {
     const { stateDir, databasePath } = stateFolder();
     const before = agentFiles(stateDir);
