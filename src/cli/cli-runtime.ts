@@ -8,6 +8,7 @@ import { access } from "node:fs/promises";
 import type { Clock, CompletionModel, TokenEstimator } from "../contracts.js";
 import { systemClock } from "../contracts.js";
 import type { Database } from "../db/database.js";
+import type { ProbedTranscriptSource } from "../engine/transcript-source.js";
 import { describeError } from "../errors.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { processMetrics } from "../metrics/lcm-metrics.js";
@@ -32,6 +33,11 @@ export interface CliEnvironment {
   env: NodeJS.ProcessEnv;
   /** The OpenClaw config the host loaded (`openclaw lcm`); the standalone bin reads openclaw.json itself. */
   hostConfig?: unknown;
+  /**
+   * Under `openclaw lcm`: the host's own transcript reader (plugin-sdk session-transcript-runtime), which `import
+   * openclaw` uses for sessions in OpenClaw's store. Absent in the standalone bin, which reads that store's file.
+   */
+  hostTranscripts?: ProbedTranscriptSource;
   /** A model for `compact` and `expand --prompt` (the host's plugin model under `openclaw lcm`). */
   model?: CompletionModel | undefined;
   clock?: Clock;

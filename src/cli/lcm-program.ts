@@ -154,12 +154,16 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--agent <id>", "every conversation of this agent, archived ones included")
     .requiredOption("--format <format>", "jsonl or markdown")
     .requiredOption("--out <path>", "the file to write")
-    .option("--force", "replace the file if it exists")
-    .action((conversation: string | undefined, options: CommonOptions & { agent?: string; format: string; out: string; force?: boolean }) =>
+    .option("--force", "replace the file if it exists (never the database itself)")
+    .option("--allow-missing-files", "export stored files that cannot be read without their content (the export is then not lossless)")
+    .action((conversation: string | undefined, options: CommonOptions & { agent?: string; format: string; out: string; force?: boolean; allowMissingFiles?: boolean }) =>
       run("export", options, (runtime) => exportCommand(runtime, {
         ...(conversation !== undefined ? { conversation: positiveInteger(conversation, "conversation") } : {}),
         ...(options.agent !== undefined ? { agent: options.agent } : {}),
-      }, { format: choice(options.format, ["jsonl", "markdown"], "--format"), out: options.out, force: options.force === true })));
+      }, {
+        format: choice(options.format, ["jsonl", "markdown"], "--format"), out: options.out, force: options.force === true,
+        allowMissingFiles: options.allowMissingFiles === true,
+      })));
 
   command("retention", "What the retention settings would archive and remove (dry run); --apply does it")
     .option("--apply", "archive (gzip JSONL) and remove what the policy selects, then give the space back")

@@ -2,9 +2,11 @@
  * `openclaw lcm …`: the plugin's CLI registration. The registrar runs when OpenClaw needs the command (its
  * descriptor keeps it lazy) and imports the command tree only then, so loading the plugin for a turn never loads
  * the CLI. Commands run in the CLI process against the database file, gateway running or not; the OpenClaw config
- * the host loaded names the database, and the host's model (api.runtime.llm) summarizes for `compact`.
+ * the host loaded names the database, the host's model (api.runtime.llm) summarizes for `compact`, and the host's
+ * transcript reader serves `import openclaw`.
  */
 import type { CompletionModel } from "../contracts.js";
+import { openClawTranscriptSource } from "../engine/transcript-source.js";
 import type { CliCommandDescriptor, CliRegistrar } from "../host/openclaw-types.js";
 import { CLI_COMMANDS } from "../manifest.js";
 import { EXIT } from "./exit-codes.js";
@@ -27,6 +29,7 @@ export function lcmCliRegistrar(model: () => CompletionModel | undefined): CliRe
       stderr: process.stderr,
       env: process.env,
       hostConfig: config ?? {},
+      hostTranscripts: openClawTranscriptSource(),
       get model() {
         return model();
       },

@@ -182,7 +182,9 @@ const ExportedConversationSchema = Type.Object({
 });
 
 export const ExportOutputSchema = Type.Object({
-  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]), path: Type.String(), databasePath: Type.String(),
+  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]),
+  /** True when `lcm import jsonl` restores the file exactly; false for Markdown, or stored files written without content. */
+  lossless: Type.Boolean(), missingFileIds: Type.Array(Type.String()), path: Type.String(), databasePath: Type.String(),
   bytes: Count, durationMs: Count, conversations: Type.Array(ExportedConversationSchema),
 });
 
@@ -200,6 +202,13 @@ const BackfillStatusSchema = Type.Union(["imported", "up-to-date", "ignored", "e
 
 export const ImportOpenClawOutputSchema = Type.Object({
   dryRun: Type.Boolean(), stateDir: Type.String(), databasePath: Type.String(), databaseCreated: Type.Boolean(), sessions: Count, importedMessages: Count,
+  /** How sessions in OpenClaw's agent databases were read: its own reader (openclaw lcm), the file read-only, or none found. */
+  reader: Nullable(Type.Union([Type.Literal("host"), Type.Literal("agent-database")])),
+  agents: Type.Array(Type.Object({
+    agentId: Type.String(), database: Nullable(Type.String()), sessionsDirectory: Nullable(Type.String()), sessions: Count,
+  })),
+  /** What was found and not read, and why. */
+  unread: Type.Array(Type.Object({ agentId: Type.String(), subject: Type.String(), sessionKey: Nullable(Type.String()), reason: Type.String() })),
   byStatus: Type.Object({ imported: Count, "up-to-date": Count, ignored: Count, empty: Count, unavailable: Count, failed: Count }),
   indexed: Count, durationMs: Count,
   results: Type.Array(Type.Object({

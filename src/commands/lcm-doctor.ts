@@ -65,6 +65,8 @@ function describeAction(action: RepairAction): string {
       return `rebuild ${action.table}`;
     case "normalize_timestamps":
       return `normalize the stored times of conversation ${action.conversationId}`;
+    case "clear_unreadable_columns":
+      return `clear the unreadable bootstrap cursor or last compaction of conversation ${action.conversationId}`;
     case "manual":
       return `${action.finding.kind}: ${action.advice}`;
   }

@@ -518,6 +518,14 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT file_id, conversation_id, created_at FROM large_files ORDER BY created_at, file_id;
     `,
   },
+  {
+    version: 12,
+    name: "restored conversations: retention leaves them alone for a while",
+    // `lcm import jsonl` restores an export or a retention archive exactly, old times included; `restored_at` is when
+    // (this database's fact, not exported). Retention counts a restored conversation as active from then
+    // (retention/retention-policy.ts restoreHoldMs), so the next run does not archive again what was just restored.
+    up: `ALTER TABLE conversations ADD COLUMN restored_at INTEGER;`,
+  },
 ];
 
 /**

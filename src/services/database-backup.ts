@@ -10,6 +10,7 @@ import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import * as sqlite from "node:sqlite";
 import { LCM_APPLICATION_ID } from "../db/database-file.js";
+import { assertNotDatabaseFile } from "../db/database-target.js";
 import { LcmError } from "../errors.js";
 
 export interface BackupOptions {
@@ -35,9 +36,7 @@ type BackupFunction = (source: sqlite.DatabaseSync, path: string, options?: {
 
 export async function backupDatabase(source: sqlite.DatabaseSync, sourcePath: string, targetPath: string, options: BackupOptions = {}): Promise<BackupResult> {
   const target = resolve(targetPath);
-  if (target === resolve(sourcePath)) {
-    throw new LcmError("invalid_input", `The backup target ${target} is the database itself; give another path.`, { parameter: "path" });
-  }
+  assertNotDatabaseFile(target, sourcePath, "backup");
   if (existsSync(target) && !options.overwrite) {
     throw new LcmError("invalid_input", `${target} exists already; choose another path, or pass --force to replace it.`, { parameter: "path" });
   }

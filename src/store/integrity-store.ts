@@ -54,4 +54,15 @@ export interface IntegrityStore {
    * recomputed from their sources. One transaction; returns how many rows were rewritten.
    */
   repairTimestamps(conversationId: ConversationId): Promise<{ messages: number; summaries: number }>;
+  /**
+   * Stored JSON no reader can use (store/conversation-columns.ts): a conversation column of the wrong shape (bootstrap
+   * cursor, last compaction, last reset), message meta that is not a JSON object, part meta or raw part data that is
+   * not JSON, summary file ids that are not a JSON array. `subject` names the row, `what` the column.
+   */
+  unreadableValues(conversationId: ConversationId): Promise<{ subject: string; what: string }[]>;
+  /**
+   * Sets an unreadable bootstrap cursor or last compaction to NULL (bootstrap then reads the transcript from its start,
+   * identity keys storing nothing twice; status shows no last compaction); returns the columns cleared.
+   */
+  clearUnreadableColumns(conversationId: ConversationId): Promise<string[]>;
 }

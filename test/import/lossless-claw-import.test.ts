@@ -176,10 +176,11 @@ describe("stored files", () => {
     );
     expect(found.matches.map((match) => match.snippet).join(" ")).toContain("is rotated monthly");
     expect(JSON.stringify(found)).toContain(`${IMAGE_FILE_ID} (screenshot.png) is binary content`);
-    // An export carries the image's bytes (lcm import jsonl writes them back as they were).
+    // An export carries the image's bytes (lcm import jsonl writes them back as they were); the conversation also holds
+    // the file missing from disk, which the export refuses to drop silently: --allow-missing-files says so.
     const out = join(tempDir(), "export.jsonl");
     const conversationId = rows(db, "SELECT conversation_id AS n FROM large_files WHERE file_id = '" + IMAGE_FILE_ID + "'");
-    await runJson(["export", String(conversationId), "--format", "jsonl", "--out", out, "--db", db], ExportOutputSchema);
+    await runJson(["export", String(conversationId), "--format", "jsonl", "--out", out, "--allow-missing-files", "--db", db], ExportOutputSchema);
     const exported = readFileSync(out, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; fileId?: string; contentBase64?: string });
     expect(exported.find((record) => record.fileId === IMAGE_FILE_ID)?.contentBase64).toBe(IMAGE_BYTES.toString("base64"));
     // lcm doctor sees the one file that is missing, and nothing else.

@@ -31,7 +31,7 @@ describe("IntegrityChecker", () => {
     const report = await checker.check();
     expect(report.findings).toEqual([]);
     expect(report.conversationsChecked).toBe(1);
-    expect(report.checksRun).toBe(14); // 11 per conversation + 3 indexes (messages, summaries, stored content)
+    expect(report.checksRun).toBe(15); // 12 per conversation + 3 indexes (messages, summaries, stored content)
     expect(report.complete).toBe(true);
   });
 

@@ -2,8 +2,9 @@
  * The SQLite side of SearchIndex: the contentless full-text indexes `messages_fts` and `summaries_fts` (schema
  * version 8), written in batches after the rows themselves, and the term dictionary written with them.
  *
- * `search_index_state.through` is the highest row id in each index. Rows are never deleted and ids only grow, so
- * the rows waiting are exactly `id > through`, a rowid range. One transaction indexes a chunk of them and advances
+ * `search_index_state.through` is the highest row id in each index. New rows get ids above every row left, and a
+ * deletion that removes the newest rows (retention, an import that is taken back) lowers the mark to the newest row
+ * left (sqlite-retention-store.ts lowerIndexedThrough), so the rows waiting are exactly `id > through`, a rowid range. One transaction indexes a chunk of them and advances
  * `through` with it, so a crash leaves both or neither. What is indexed is computed here, in JavaScript, by the
  * backend-neutral analysis (search/text-analysis.ts): the words of the searchable text (tool-call arguments
  * decoded) and their fragments; the tables tokenize only on the spaces between them.
