@@ -35,6 +35,9 @@ function schemaOf(setting: SettingSpec): Record<string, unknown> {
   return schema;
 }
 
+/** The plugin's version (the manifest's; the MCP server reports it too). */
+export const PLUGIN_VERSION = "0.1.0";
+
 export function buildManifest(): Record<string, unknown> {
   return {
     id: "lcm",
@@ -42,7 +45,7 @@ export function buildManifest(): Record<string, unknown> {
     description:
       "Lossless context engine: every message persisted in SQLite, older turns summarized into a DAG, summaries " +
       "plus a fresh tail assembled within budget, and recall tools (lcm_grep, lcm_describe, lcm_expand_query).",
-    version: "0.1.0",
+    version: PLUGIN_VERSION,
     kind: "context-engine",
     categories: ["context"],
     activation: { onStartup: true },

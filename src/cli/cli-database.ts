@@ -14,7 +14,11 @@ import { MIGRATIONS } from "../db/migrations.js";
 import { describeError, isLcmError } from "../errors.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
-export type AccessMode = "read" | "write" | "prefer-write";
+/**
+ * "read-live": read-only, but never `immutable`, so a long-lived reader (`lcm mcp`) sees what a gateway commits while
+ * it runs; SQLite may then leave an empty `-wal` and `-shm` beside a file that had none.
+ */
+export type AccessMode = "read" | "read-live" | "write" | "prefer-write";
 
 export interface CliDatabase {
   database: Database;
@@ -53,7 +57,7 @@ export function openCliDatabase(path: string, mode: AccessMode, pathSource: stri
         "upgrade a write does. Run any write command (e.g. `lcm doctor`) on a writable file, or let the gateway open it first.");
   }
   const notice = mode === "prefer-write" && writeProblem !== null ? `opened read-only: ${writeProblem}` : null;
-  return { database: openReadOnly(path), readOnly: true, notice };
+  return { database: openReadOnly(path, mode === "read-live"), readOnly: true, notice };
 }
 
 function openForWriting(path: string): Database {
@@ -68,10 +72,10 @@ function openForWriting(path: string): Database {
   }
 }
 
-function openReadOnly(path: string): Database {
+function openReadOnly(path: string, live: boolean): Database {
   const message = `${path} is open read-only for this command`;
   try {
-    const database = new Database(path, { location: readOnlyLocation(path), readOnly: { message, details: { databasePath: path } } });
+    const database = new Database(path, { location: live ? path : readOnlyLocation(path), readOnly: { message, details: { databasePath: path } } });
     database.raw.exec("PRAGMA temp_store = MEMORY");
     database.raw.prepare("SELECT count(*) FROM sqlite_schema").get();
     return database;

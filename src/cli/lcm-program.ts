@@ -19,6 +19,7 @@ import { defineImportOpenClawCommand } from "./commands/import-openclaw-command.
 import { describeCommand, expandCommand, grepCommand } from "./commands/recall-commands.js";
 import { retentionCommand } from "./commands/retention-command.js";
 import { statusCommand } from "./commands/status-command.js";
+import { DEFAULT_MAX_RESULT_CHARS, type McpCommandOptions } from "../mcp/mcp-settings.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import { positiveInteger } from "./format.js";
@@ -170,6 +171,17 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--vacuum", "once, for a file created before incremental vacuum: rewrite it (VACUUM) so freed space can be given back")
     .action((options: CommonOptions & { apply?: boolean; vacuum?: boolean }) =>
       run("retention", options, (runtime) => retentionCommand(runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
+
+  lcm.command("mcp").description("Serve the history to MCP clients (Claude Code, Codex, …): recall tools and resources, over stdio or --http")
+    .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+    .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
+    .option("--agent <id>", "serve this agent's conversations (repeatable)", (id: string, ids: string[]) => [...ids, id], [] as string[])
+    .option("--all-agents", "serve every agent's conversations")
+    .option("--max-result-chars <n>", "longest text of one tool result or resource", String(DEFAULT_MAX_RESULT_CHARS))
+    .option("--writable", "open the database for writing, so searches index what waits for the full-text index (default: read-only)")
+    .option("--http <address>", "serve Streamable HTTP at 127.0.0.1:PORT/mcp instead of stdio (loopback only; bearer token from LCM_MCP_TOKEN)")
+    // Imported when used: the MCP SDK is not loaded for the other commands.
+    .action(async (options: CommonOptions & McpCommandOptions) => (await import("../mcp/mcp-command.js")).runMcpCommand(environment, options));
 
   const importGroup = importCommandGroup(lcm);
   defineImportJsonlCommand(importGroup, environment);

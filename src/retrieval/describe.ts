@@ -9,7 +9,7 @@ import type { FileId, LargeFileRecord, MessageId, SummaryId, SummaryRecord } fro
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { FileContentPage, FileContentReader, FileLinePage } from "./file-content.js";
 import { isoTime } from "./iso-time.js";
-import { toolResultCharsFor } from "./window-share.js";
+import { describeLimit, type ResultLimit } from "./window-share.js";
 
 /** Leaf summaries list at most this many source message ids (the seq range covers the rest). */
 const MAX_SOURCE_MESSAGE_IDS = 500;
@@ -154,16 +154,16 @@ const MIN_PAGE_CHARS = 1_000;
 const DESCRIBE_OVERHEAD_CHARS = 800;
 
 /**
- * describeFile with a page that fits a model window of `windowTokens` (window-share.ts), less the file's exploration
+ * describeFile with a page that fits `limit` (window-share.ts: a model window, or a number of characters), less the file's exploration
  * summary and metadata: a byte page is capped; a line page is read again with fewer lines until its text fits (at
  * least one line). The note says when the window made the page smaller than asked.
  */
 export async function describeFileWithin(
-  file: LargeFileRecord, reader: FileContentReader, page: FilePageRequest, windowTokens: number,
+  file: LargeFileRecord, reader: FileContentReader, page: FilePageRequest, limit: ResultLimit,
 ): Promise<FileDescription> {
-  const pageChars = Math.max(MIN_PAGE_CHARS, toolResultCharsFor(windowTokens) - file.explorationSummary.length - DESCRIBE_OVERHEAD_CHARS);
+  const pageChars = Math.max(MIN_PAGE_CHARS, limit.maxChars - file.explorationSummary.length - DESCRIBE_OVERHEAD_CHARS);
   const noted = (description: FileDescription): FileDescription => description.contentNote === null ? description
-    : { ...description, contentNote: `${description.contentNote} (pages are sized to this conversation's model window of ${windowTokens} tokens)` };
+    : { ...description, contentNote: `${description.contentNote} (pages are sized to ${limit.windowTokens !== null ? `this conversation's model window of ${limit.windowTokens} tokens` : describeLimit(limit)})` };
   if (page.unit === "bytes") {
     const description = await describeFile(file, reader, { ...page, maxBytes: Math.min(page.maxBytes, pageChars) });
     return page.maxBytes > pageChars ? noted(description) : description;

@@ -15,6 +15,7 @@ import type { FileSearchSource } from "./file-search.js";
 import { grep, type GrepRequest, type GrepResult } from "./grep.js";
 import { isoTime } from "./iso-time.js";
 import { expandSummary, type ExpandRequest, type ExpandResult } from "./summary-expansion.js";
+import type { ResultLimit } from "./window-share.js";
 
 /** Retention archives a grep result names at most. */
 const ARCHIVES_NAMED = 5;
@@ -89,18 +90,18 @@ export class RetrievalEngine {
 
   /**
    * Describes what `locate` found. Files show one page of content: by lines when `startLine` or `maxLines` is
-   * given, else by bytes from `offset`. Callers reject a request that mixes the two. With `windowTokens` (the
-   * reader's model window), the page fits it (describe.ts describeFileWithin).
+   * given, else by bytes from `offset`. Callers reject a request that mixes the two. With a `limit` (the reader's
+   * model window, or a number of characters), the page fits it (describe.ts describeFileWithin).
    */
-  async describe(located: Located, page: FilePageOptions = {}, windowTokens: number | null = null): Promise<Description> {
+  async describe(located: Located, page: FilePageOptions = {}, limit: ResultLimit | null = null): Promise<Description> {
     if (located.kind === "summary") return describeSummary(this.deps.store, located.summary);
     const byLines = page.startLine !== undefined || page.maxLines !== undefined;
     const request: FilePageRequest = byLines
       ? { unit: "lines", startLine: page.startLine ?? 1, maxLines: page.maxLines ?? DEFAULT_PAGE_LINES }
       : { unit: "bytes", offset: page.offset ?? 0, maxBytes: page.maxBytes ?? DEFAULT_PAGE_BYTES };
-    return windowTokens === null
+    return limit === null
       ? describeFile(located.file, this.deps.files, request)
-      : describeFileWithin(located.file, this.deps.files, request, windowTokens);
+      : describeFileWithin(located.file, this.deps.files, request, limit);
   }
 
   async grep(request: GrepRequest): Promise<GrepResult> {

@@ -24,6 +24,38 @@ export function answerTokensFor(windowTokens: number): number {
 }
 
 /**
+ * The size one recall result may take, whoever asked: an agent's model window (a share of it), or a fixed number of
+ * characters (the MCP server's --max-result-chars). `windowTokens` is set for the first, so notes can name the window.
+ */
+export interface ResultLimit {
+  maxChars: number;
+  /** The longest lcm_expand_query answer, in tokens. */
+  answerTokens: number;
+  windowTokens: number | null;
+}
+
+/** The limit for an agent whose model window is `windowTokens`; null (no limit) when the window is not known. */
+export function windowLimit(windowTokens: number | null): ResultLimit | null {
+  if (windowTokens === null || !(windowTokens > 0)) return null;
+  return { maxChars: toolResultCharsFor(windowTokens), answerTokens: answerTokensFor(windowTokens), windowTokens };
+}
+
+/**
+ * A limit of `maxChars` characters. The answer gets four fifths of it at four characters a token (English prose; the
+ * rest is the result's metadata), at least 100 tokens.
+ */
+export function characterLimit(maxChars: number): ResultLimit {
+  return { maxChars, answerTokens: Math.max(100, Math.floor((maxChars * 0.8) / 4)), windowTokens: null };
+}
+
+/** How a note names the limit a result was cut to: "this conversation's model window (8192 tokens)". */
+export function describeLimit(limit: ResultLimit): string {
+  return limit.windowTokens !== null
+    ? `this conversation's model window (${limit.windowTokens} tokens)`
+    : `the result limit of ${limit.maxChars} characters`;
+}
+
+/**
  * The longest prefix of `items` whose rendering (`render(count)`) fits `maxChars`, at least one item: by bisection,
  * since the rendering grows with the count. Returns the count.
  */

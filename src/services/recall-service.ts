@@ -2,14 +2,15 @@
  * Recall, host-free: grep, describe, expand and expand-query with their orchestration (who may read which
  * conversations, locating and authorizing an id, choosing the summaries to expand, charging a helper's grant),
  * shared by the agent's tools (src/tools/*, which only parse parameters and format results) and the `lcm` CLI.
- * Two kinds of reader: an agent in a session (RecallAccess decides: its own conversation, its agent's, a grant)
- * and the operator at the CLI, who owns the database and may read any conversation. Searches and expansions are
- * timed into the metrics.
+ * Three kinds of reader: an agent in a session (RecallAccess decides: its own conversation, its agent's, a grant),
+ * the operator at the CLI, who owns the database and may read any conversation, and an outside client over MCP
+ * (src/mcp/), which reads the conversations of the agents it was given, never a delegated helper's. Searches and
+ * expansions are timed into the metrics.
  */
 import type { Clock } from "../contracts.js";
 import { LcmError } from "../errors.js";
 import { type LcmMetrics, processMetrics } from "../metrics/lcm-metrics.js";
-import type { ConversationId, SummaryRecord } from "../records.js";
+import type { ConversationId, ConversationRecord, SummaryRecord } from "../records.js";
 import type { ExpandQueryResult, ExpansionHint } from "../retrieval/delegated-expansion.js";
 import type { Description } from "../retrieval/describe.js";
 import { findCandidates } from "../retrieval/expansion-candidates.js";
@@ -18,12 +19,19 @@ import { notFound, type RecallCaller, type RecallScope } from "../retrieval/reca
 import type { RecallServices } from "../retrieval/recall-services.js";
 import type { FilePageOptions, Located } from "../retrieval/retrieval-engine.js";
 import type { ExpandResult } from "../retrieval/summary-expansion.js";
-import { answerTokensFor } from "../retrieval/window-share.js";
+import { characterLimit, type ResultLimit, windowLimit } from "../retrieval/window-share.js";
+import { isExpansionSessionKey } from "../store/grant-store.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { ConversationStore } from "../store/store.js";
 
-/** Who reads: an agent's tool call in a session, or the operator at the CLI (any conversation, or one agent's). */
-export type RecallReader = { kind: "agent"; caller: RecallCaller } | { kind: "operator"; agentId?: string };
+/**
+ * Who reads: an agent's tool call in a session; the operator at the CLI (any conversation, or one agent's); or an
+ * outside client over MCP: the conversations of `agentIds` (null: every agent's), results within `maxResultChars`.
+ */
+export type RecallReader =
+  | { kind: "agent"; caller: RecallCaller }
+  | { kind: "operator"; agentId?: string }
+  | { kind: "client"; agentIds: readonly string[] | null; maxResultChars: number };
 
 /** Which conversations: the current one (agents), one named, or all readable ones. */
 export interface ScopeRequest {
@@ -47,8 +55,8 @@ export interface GrepOutcome {
   searchedConversations: number;
   /** The result's note, or why nothing could be searched. */
   note: string | null;
-  /** The caller's model window, when its conversation has one recorded (tools size their output to it). */
-  windowTokens: number | null;
+  /** How long the result may be: an agent's model window, when its conversation has one recorded, or a client's limit. */
+  limit: ResultLimit | null;
 }
 
 export interface ExpandQueryInput extends ScopeRequest {
@@ -82,7 +90,7 @@ export class RecallService {
     try {
       const result = await this.deps.recall.retrieval.grep({ ...request, conversationIds: scope.conversationIds });
       const note = scope.conversationIds.length === 0 ? "No history is stored for this conversation yet." : result.note;
-      return { result, searchedConversations: scope.conversationIds.length, note, windowTokens: scope.currentWindowTokens };
+      return { result, searchedConversations: scope.conversationIds.length, note, limit: this.limit(reader, scope) };
     } finally {
       this.metrics.searchLatency.observe({ mode: request.mode }, performance.now() - started);
     }
@@ -93,8 +101,8 @@ export class RecallService {
     const located = await this.deps.recall.retrieval.locate(id, "id");
     if (!located) throw notFound(id, "id");
     await this.authorize(reader, scope, located, id, "id");
-    // An agent's file page fits its model window (retrieval/window-share.ts).
-    return this.deps.recall.retrieval.describe(located, page, reader.kind === "agent" ? scope.currentWindowTokens : null);
+    // An agent's file page fits its model window, a client's its limit (retrieval/window-share.ts).
+    return this.deps.recall.retrieval.describe(located, page, this.limit(reader, scope));
   }
 
   /** lcm_expand_query and `lcm expand --prompt`: the summaries to start from, then a bounded expansion answers. */
@@ -127,20 +135,20 @@ export class RecallService {
         citedIds: [], expandedSummaryCount: 0, totalSourceTokens: 0, truncated: false, mode: "none", candidateSummaryIds: [], note: null,
       };
     }
-    // The operator expands as the agent that owns the history (a delegated helper would run as that agent).
+    // The operator and a client expand as the agent that owns the history (a delegated helper would run as that agent).
     const caller: RecallCaller = reader.kind === "agent"
       ? reader.caller
-      : { agentId: reader.agentId ?? (await this.deps.conversations?.getConversation(candidates[0]!.conversationId))?.agentId ?? "main" };
-    // An agent's answer also fits its model window (retrieval/window-share.ts), whatever it asked for.
-    const windowTokens = reader.kind === "agent" ? scope.currentWindowTokens : null;
-    const maxTokens = windowTokens === null ? input.maxTokens : Math.min(input.maxTokens, answerTokensFor(windowTokens));
+      : { agentId: (reader.kind === "operator" ? reader.agentId : undefined) ?? (await this.deps.conversations?.getConversation(candidates[0]!.conversationId))?.agentId ?? "main" };
+    // An agent's answer also fits its model window, a client's its limit (retrieval/window-share.ts), whatever it asked for.
+    const limit = this.limit(reader, scope);
+    const maxTokens = limit === null ? input.maxTokens : Math.min(input.maxTokens, limit.answerTokens);
     return this.timed("query", () => this.deps.recall.expansion.expandQuery({
       caller, prompt: input.prompt, candidates, query: input.query, hints, maxTokens, ...(input.signal ? { signal: input.signal } : {}),
     }));
   }
 
-  /** `lcm expand`: the operator walks down the DAG from a summary. */
-  async walk(reader: RecallReader & { kind: "operator" }, input: WalkInput): Promise<ExpandResult> {
+  /** `lcm expand`, and lcm_expand over MCP: the operator or a client walks down the DAG from a summary. */
+  async walk(reader: RecallReader & { kind: "operator" | "client" }, input: WalkInput): Promise<ExpandResult> {
     const located = await this.locateSummary(input.summaryId);
     const scope = await this.scope(reader, {});
     await this.authorize(reader, scope, located, input.summaryId, "summaryId");
@@ -193,7 +201,8 @@ export class RecallService {
       });
     }
     const conversations = this.deps.conversations;
-    if (!conversations) throw new Error("RecallService: the operator's scope needs the `conversations` store.");
+    if (!conversations) throw new Error("RecallService: the operator's and clients' scopes need the `conversations` store.");
+    if (reader.kind === "client") return this.clientScope(reader, request);
     if (request.conversationId !== undefined) {
       const conversation = await conversations.getConversation(request.conversationId);
       if (!conversation || (reader.agentId !== undefined && conversation.agentId !== reader.agentId)) {
@@ -205,8 +214,50 @@ export class RecallService {
     return { conversationIds, kind: "all", currentConversationId: null, currentWindowTokens: null, grant: null };
   }
 
+  /**
+   * A client reads the conversations of its agents (allowCrossAgentRecall's rule, with the agents named when the server
+   * started), never a delegated helper's: all of them by default (it has no conversation of its own), or one named.
+   */
+  private async clientScope(reader: RecallReader & { kind: "client" }, request: ScopeRequest): Promise<RecallScope> {
+    const conversations = this.deps.conversations!;
+    if (request.conversationId !== undefined && request.allConversations) {
+      throw new LcmError("invalid_input", 'Pass either "conversationId" or "allConversations", not both.', { parameter: "conversationId" });
+    }
+    const scope = { kind: "all" as const, currentConversationId: null, currentWindowTokens: null, grant: null };
+    if (request.conversationId !== undefined) {
+      const conversation = await conversations.getConversation(request.conversationId);
+      if (!conversation || !isReadableBy(reader, conversation)) {
+        throw new LcmError(
+          "not_found",
+          `Parameter "conversationId": conversation ${request.conversationId} does not exist or belongs to an agent this server does not serve. Omit it to search every conversation it serves (lcm_conversations lists them).`,
+          { parameter: "conversationId" },
+        );
+      }
+      return { ...scope, kind: "conversation", conversationIds: [conversation.conversationId] };
+    }
+    if (reader.agentIds === null) return { ...scope, conversationIds: await conversations.listRecallConversationIds(null) };
+    const perAgent = await Promise.all(reader.agentIds.map((agentId) => conversations.listRecallConversationIds(agentId)));
+    return { ...scope, conversationIds: perAgent.flat().sort((left, right) => left - right) };
+  }
+
+  private limit(reader: RecallReader, scope: RecallScope): ResultLimit | null {
+    if (reader.kind === "agent") return windowLimit(scope.currentWindowTokens);
+    return reader.kind === "client" ? characterLimit(reader.maxResultChars) : null;
+  }
+
   private async authorize(reader: RecallReader, scope: RecallScope, located: Located, id: string, parameter: string): Promise<void> {
     if (reader.kind === "agent") return this.deps.recall.access.authorize(reader.caller, scope, located.conversationId, id, parameter);
+    if (reader.kind === "client") {
+      if (scope.conversationIds.includes(located.conversationId as ConversationId)) return;
+      const conversation = await this.deps.conversations!.getConversation(located.conversationId);
+      // Another agent's id is "not stored" for this client: it learns nothing about that history.
+      if (!conversation || !isReadableBy(reader, conversation)) throw notFound(id, parameter);
+      throw new LcmError(
+        "forbidden",
+        `Parameter "${parameter}": ${id} belongs to conversation ${located.conversationId}, not the conversation searched. Pass conversationId: ${located.conversationId}, or omit it.`,
+        { parameter, conversationId: located.conversationId },
+      );
+    }
     if (!scope.conversationIds.includes(located.conversationId as ConversationId)) {
       throw new LcmError("not_found", `${id} belongs to conversation ${located.conversationId}, outside the conversations asked for.`, { parameter });
     }
@@ -220,4 +271,10 @@ export class RecallService {
       this.metrics.expandLatency.observe({ kind }, performance.now() - started);
     }
   }
+}
+
+/** Whether a client may read a conversation: one of its agents', and not a delegated expansion helper's. */
+function isReadableBy(reader: RecallReader & { kind: "client" }, conversation: ConversationRecord): boolean {
+  if (isExpansionSessionKey(conversation.sessionKey)) return false;
+  return reader.agentIds === null || reader.agentIds.includes(conversation.agentId);
 }

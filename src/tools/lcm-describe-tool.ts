@@ -8,7 +8,8 @@ import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, MAX_PAGE_BYTES, MAX_PAGE_LINES 
 import type { FilePage } from "../retrieval/describe.js";
 import { callerOf, recallService, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
 import { invalid, ToolParams } from "./tool-params.js";
-import { formatJson, runTool, textResult } from "./tool-result.js";
+import { formatJson, runTool, textResult, type ToolResult } from "./tool-result.js";
+import type { RecallReader, RecallService } from "../services/recall-service.js";
 
 export const LCM_DESCRIBE = "lcm_describe";
 
@@ -19,7 +20,8 @@ const DESCRIPTION = [
   "where the next page starts. For the original wording under a summary use lcm_expand_query.",
 ].join(" ");
 
-const PARAMETERS = Type.Object({
+/** lcm_describe's parameters (the MCP server offers the same). */
+export const LCM_DESCRIBE_PARAMETERS = Type.Object({
   id: Type.String({ description: "sum_… or file_…" }),
   ...SCOPE_PARAMETERS,
   startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Files: first line, 1-based." })),
@@ -35,46 +37,49 @@ export function createLcmDescribeTool(deps: RecallToolDeps, context: ToolContext
     name: LCM_DESCRIBE,
     label: "LCM describe",
     description: DESCRIPTION,
-    parameters: PARAMETERS,
+    parameters: LCM_DESCRIBE_PARAMETERS,
     catalogMode: "direct-only",
     execute: (_toolCallId, rawParams, signal) =>
-      runTool(LCM_DESCRIBE, deps.logger, signal, async () => {
-        const params = new ToolParams(rawParams, KNOWN);
-        const id = params.string("id", { required: true, maxLength: 200 }).trim();
-        const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
-        const allConversations = params.boolean("allConversations") ?? false;
-        const offset = params.integer("offset", { min: 0, max: Number.MAX_SAFE_INTEGER });
-        const maxBytes = params.integer("maxBytes", { min: 1_000, max: MAX_PAGE_BYTES });
-        const startLine = params.integer("startLine", { min: 1, max: Number.MAX_SAFE_INTEGER });
-        const maxLines = params.integer("maxLines", { min: 1, max: MAX_PAGE_LINES });
-        const byteParameter = offset !== undefined ? "offset" : maxBytes !== undefined ? "maxBytes" : null;
-        const lineParameter = startLine !== undefined ? "startLine" : maxLines !== undefined ? "maxLines" : null;
-        if (byteParameter && lineParameter) {
-          throw invalid(lineParameter, `cannot be combined with "${byteParameter}": page a file either by lines (startLine, maxLines) or by bytes (offset, maxBytes)`);
-        }
-        const description = await recallService(deps).describe(
-          { kind: "agent", caller: callerOf(context) }, id,
-          { ...(conversationId !== undefined ? { conversationId } : {}), allConversations },
-          {
-            ...(offset !== undefined ? { offset } : {}),
-            ...(maxBytes !== undefined ? { maxBytes } : {}),
-            ...(startLine !== undefined ? { startLine } : {}),
-            ...(maxLines !== undefined ? { maxLines } : {}),
-          },
-        );
-        if (description.type === "summary") {
-          const { content, ...metadata } = description;
-          return textResult(`${formatJson(metadata)}\n\ncontent:\n${content}`, description);
-        }
-        const { explorationSummary, content, ...metadata } = description;
-        const text = [
-          formatJson({ ...metadata, contentPage: content && pageFields(content) }),
-          `\nexplorationSummary:\n${explorationSummary}`,
-          ...(content ? [`\ncontent (${pageLabel(content)}):\n${content.text}`] : []),
-        ].join("\n");
-        return textResult(text, description);
-      }),
+      runTool(LCM_DESCRIBE, deps.logger, signal, () => lcmDescribe(recallService(deps), { kind: "agent", caller: callerOf(context) }, rawParams)),
   };
+}
+
+/** lcm_describe for `reader` (the agent tool, the MCP server's tool and its summary resources). */
+export async function lcmDescribe(service: RecallService, reader: RecallReader, rawParams: unknown): Promise<ToolResult> {
+  const params = new ToolParams(rawParams, KNOWN);
+  const id = params.string("id", { required: true, maxLength: 200 }).trim();
+  const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
+  const allConversations = params.boolean("allConversations") ?? false;
+  const offset = params.integer("offset", { min: 0, max: Number.MAX_SAFE_INTEGER });
+  const maxBytes = params.integer("maxBytes", { min: 1_000, max: MAX_PAGE_BYTES });
+  const startLine = params.integer("startLine", { min: 1, max: Number.MAX_SAFE_INTEGER });
+  const maxLines = params.integer("maxLines", { min: 1, max: MAX_PAGE_LINES });
+  const byteParameter = offset !== undefined ? "offset" : maxBytes !== undefined ? "maxBytes" : null;
+  const lineParameter = startLine !== undefined ? "startLine" : maxLines !== undefined ? "maxLines" : null;
+  if (byteParameter && lineParameter) {
+    throw invalid(lineParameter, `cannot be combined with "${byteParameter}": page a file either by lines (startLine, maxLines) or by bytes (offset, maxBytes)`);
+  }
+  const description = await service.describe(
+    reader, id,
+    { ...(conversationId !== undefined ? { conversationId } : {}), allConversations },
+    {
+      ...(offset !== undefined ? { offset } : {}),
+      ...(maxBytes !== undefined ? { maxBytes } : {}),
+      ...(startLine !== undefined ? { startLine } : {}),
+      ...(maxLines !== undefined ? { maxLines } : {}),
+    },
+  );
+  if (description.type === "summary") {
+    const { content, ...metadata } = description;
+    return textResult(`${formatJson(metadata)}\n\ncontent:\n${content}`, description);
+  }
+  const { explorationSummary, content, ...metadata } = description;
+  const text = [
+    formatJson({ ...metadata, contentPage: content && pageFields(content) }),
+    `\nexplorationSummary:\n${explorationSummary}`,
+    ...(content ? [`\ncontent (${pageLabel(content)}):\n${content.text}`] : []),
+  ].join("\n");
+  return textResult(text, description);
 }
 
 /** The page's position, without its text (shown once, below the metadata). */

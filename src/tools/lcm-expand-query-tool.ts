@@ -10,7 +10,8 @@ import type { ExpandQueryResult } from "../retrieval/delegated-expansion.js";
 import { isExpansionSessionKey } from "../store/grant-store.js";
 import { callerOf, recallService, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
-import { formatJson, runTool, textResult } from "./tool-result.js";
+import { formatJson, runTool, textResult, type ToolResult } from "./tool-result.js";
+import type { RecallReader, RecallService } from "../services/recall-service.js";
 
 export const LCM_EXPAND_QUERY = "lcm_expand_query";
 export const DEFAULT_ANSWER_TOKENS = 2_000;
@@ -26,7 +27,8 @@ function description(deps: RecallToolDeps): string {
   ].join(" ");
 }
 
-const PARAMETERS = Type.Object({
+/** lcm_expand_query's parameters (the MCP server offers the same). */
+export const LCM_EXPAND_QUERY_PARAMETERS = Type.Object({
   prompt: Type.String({ description: "The question.", minLength: 1 }),
   query: Type.Optional(Type.String()),
   summaryIds: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_SUMMARY_IDS })),
@@ -43,7 +45,7 @@ export function createLcmExpandQueryTool(deps: RecallToolDeps, context: ToolCont
     name: LCM_EXPAND_QUERY,
     label: "LCM expand query",
     description: description(deps),
-    parameters: PARAMETERS,
+    parameters: LCM_EXPAND_QUERY_PARAMETERS,
     catalogMode: "direct-only",
     execute: (_toolCallId, rawParams, signal) =>
       runTool(LCM_EXPAND_QUERY, deps.logger, signal, async () => {
@@ -51,20 +53,25 @@ export function createLcmExpandQueryTool(deps: RecallToolDeps, context: ToolCont
         if (isExpansionSessionKey(caller.sessionKey)) {
           throw new LcmError("forbidden", "A delegated expansion cannot start another one; use lcm_expand on the summaries you were given.");
         }
-        const params = new ToolParams(rawParams, KNOWN);
-        const prompt = params.string("prompt", { required: true, maxLength: 4_000 });
-        const query = params.string("query", { maxLength: 1_000 }) ?? null;
-        const summaryIds = params.stringList("summaryIds", { maxItems: MAX_SUMMARY_IDS, maxLength: 200 });
-        const maxTokens = params.integer("maxTokens", { min: 100, max: MAX_ANSWER_TOKENS }) ?? DEFAULT_ANSWER_TOKENS;
-        const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
-        const allConversations = params.boolean("allConversations") ?? false;
-        const result = await recallService(deps).expandQuery({ kind: "agent", caller }, {
-          prompt, query, summaryIds, maxTokens, ...(conversationId !== undefined ? { conversationId } : {}), allConversations,
-          ...(signal ? { signal } : {}),
-        });
-        return render(result);
+        return lcmExpandQuery(recallService(deps), { kind: "agent", caller }, rawParams, signal);
       }),
   };
+}
+
+/** lcm_expand_query for `reader` (the agent tool and the MCP server's tool). */
+export async function lcmExpandQuery(service: RecallService, reader: RecallReader, rawParams: unknown, signal?: AbortSignal): Promise<ToolResult> {
+  const params = new ToolParams(rawParams, KNOWN);
+  const prompt = params.string("prompt", { required: true, maxLength: 4_000 });
+  const query = params.string("query", { maxLength: 1_000 }) ?? null;
+  const summaryIds = params.stringList("summaryIds", { maxItems: MAX_SUMMARY_IDS, maxLength: 200 });
+  const maxTokens = params.integer("maxTokens", { min: 100, max: MAX_ANSWER_TOKENS }) ?? DEFAULT_ANSWER_TOKENS;
+  const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
+  const allConversations = params.boolean("allConversations") ?? false;
+  const result = await service.expandQuery(reader, {
+    prompt, query, summaryIds, maxTokens, ...(conversationId !== undefined ? { conversationId } : {}), allConversations,
+    ...(signal ? { signal } : {}),
+  });
+  return render(result);
 }
 
 function render(result: ExpandQueryResult) {

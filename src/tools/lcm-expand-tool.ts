@@ -10,7 +10,9 @@ import type { ExpandResult } from "../retrieval/summary-expansion.js";
 import { isExpansionSessionKey } from "../store/grant-store.js";
 import { callerOf, recallService, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
-import { formatJson, runTool, textResult } from "./tool-result.js";
+import { formatJson, runTool, textResult, type ToolResult } from "./tool-result.js";
+import { characterLimit } from "../retrieval/window-share.js";
+import type { RecallReader, RecallService, WalkInput } from "../services/recall-service.js";
 
 export const LCM_EXPAND = "lcm_expand";
 const MAX_DEPTH = 4;
@@ -23,7 +25,8 @@ const DESCRIPTION = [
   "`unexpandedSummaryIds` lists what was not opened.",
 ].join(" ");
 
-const PARAMETERS = Type.Object({
+/** lcm_expand's parameters (the MCP server offers the same). */
+export const LCM_EXPAND_PARAMETERS = Type.Object({
   summaryId: Type.String({ description: "The summary to open (sum_ + 16 hex digits)." }),
   depth: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DEPTH, description: "Levels below the summary to read. Default 1." })),
   includeMessages: Type.Optional(Type.Boolean({ description: "Include the original messages under leaf summaries. Default true." })),
@@ -39,24 +42,36 @@ export function createLcmExpandTool(deps: RecallToolDeps, context: ToolContext):
     name: LCM_EXPAND,
     label: "LCM expand",
     description: DESCRIPTION,
-    parameters: PARAMETERS,
+    parameters: LCM_EXPAND_PARAMETERS,
     catalogMode: "direct-only",
     execute: (_toolCallId, rawParams, signal) =>
       runTool(LCM_EXPAND, deps.logger, signal, async () => {
-        const params = new ToolParams(rawParams, KNOWN);
-        const summaryId = params.string("summaryId", { required: true, maxLength: 200 }).trim();
-        const depth = params.integer("depth", { min: 1, max: MAX_DEPTH }) ?? 1;
-        const includeMessages = params.boolean("includeMessages") ?? true;
-        const requestedCap = params.integer("tokenCap", { min: 1, max: Number.MAX_SAFE_INTEGER });
-        const { result, remainingTokens } = await recallService(deps).walkWithGrant(callerOf(context), {
-          summaryId, depth, includeMessages, ...(requestedCap !== undefined ? { tokenCap: requestedCap } : {}),
-        });
+        const { result, remainingTokens } = await recallService(deps).walkWithGrant(callerOf(context), readWalk(rawParams));
         return textResult(render(result, remainingTokens), { ...result, remainingTokens });
       }),
   };
 }
 
-function render(result: ExpandResult, remainingTokens: number): string {
+/**
+ * lcm_expand for an MCP client: the same parameters and result, without a grant (so no `remainingTokens`); the walk
+ * reads at most `tokenCap` tokens, by default what the client's result limit holds.
+ */
+export async function lcmExpandForClient(service: RecallService, reader: RecallReader & { kind: "client" }, rawParams: unknown): Promise<ToolResult> {
+  const input = readWalk(rawParams);
+  const result = await service.walk(reader, { ...input, tokenCap: input.tokenCap ?? characterLimit(reader.maxResultChars).answerTokens });
+  return textResult(render(result, undefined), result);
+}
+
+function readWalk(rawParams: unknown): WalkInput {
+  const params = new ToolParams(rawParams, KNOWN);
+  const summaryId = params.string("summaryId", { required: true, maxLength: 200 }).trim();
+  const depth = params.integer("depth", { min: 1, max: MAX_DEPTH }) ?? 1;
+  const includeMessages = params.boolean("includeMessages") ?? true;
+  const requestedCap = params.integer("tokenCap", { min: 1, max: Number.MAX_SAFE_INTEGER });
+  return { summaryId, depth, includeMessages, ...(requestedCap !== undefined ? { tokenCap: requestedCap } : {}) };
+}
+
+function render(result: ExpandResult, remainingTokens: number | undefined): string {
   const header = formatJson({
     summaryId: result.summaryId,
     itemCount: result.items.length,

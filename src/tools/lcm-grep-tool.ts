@@ -7,11 +7,12 @@ import { Type } from "@sinclair/typebox";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
 import type { GrepMode, GrepScope } from "../retrieval/grep.js";
 import { MAX_PATTERN_LENGTH } from "../retrieval/regex-policy.js";
-import { itemsThatFit, toolResultCharsFor } from "../retrieval/window-share.js";
+import { describeLimit, itemsThatFit, type ResultLimit } from "../retrieval/window-share.js";
+import type { RecallReader, RecallService } from "../services/recall-service.js";
 import type { SearchSort } from "../store/retrieval-store.js";
 import { callerOf, recallService, SCOPE_PARAMETERS, stringEnum, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
-import { formatJson, runTool, textResult } from "./tool-result.js";
+import { formatJson, runTool, textResult, type ToolResult } from "./tool-result.js";
 
 export const LCM_GREP = "lcm_grep";
 export const DEFAULT_GREP_LIMIT = 50;
@@ -40,7 +41,8 @@ const DESCRIPTION = [
   "inFile says where in stored content ([LCM File: file_…]) it matched: read on with its `read` call.",
 ].join(" ");
 
-const PARAMETERS = Type.Object({
+/** lcm_grep's parameters (the MCP server offers the same). */
+export const LCM_GREP_PARAMETERS = Type.Object({
   pattern: Type.String({ description: "A regex, or words (full_text).", minLength: 1 }),
   mode: Type.Optional(stringEnum(MODES, { description: 'Default "regex".', default: "regex" })),
   scope: Type.Optional(stringEnum(SCOPES, { description: 'Default "both": messages with their stored content, and summaries. "files": stored files only.', default: "both" })),
@@ -58,56 +60,63 @@ export function createLcmGrepTool(deps: RecallToolDeps, context: ToolContext): A
     name: LCM_GREP,
     label: "LCM grep",
     description: DESCRIPTION,
-    parameters: PARAMETERS,
+    parameters: LCM_GREP_PARAMETERS,
     catalogMode: "direct-only",
     execute: (_toolCallId, rawParams, signal) =>
-      runTool(LCM_GREP, deps.logger, signal, async () => {
-        const params = new ToolParams(rawParams, KNOWN);
-        const mode = params.choice("mode", MODES, "regex");
-        const pattern = params.string("pattern", { required: true, maxLength: mode === "regex" ? MAX_PATTERN_LENGTH : MAX_FULL_TEXT_LENGTH });
-        const request = {
-          mode,
-          scope: params.choice("scope", SCOPES, "both"),
-          since: params.time("since"),
-          before: params.time("before"),
-          limit: params.integer("limit", { min: 1, max: MAX_GREP_LIMIT }) ?? DEFAULT_GREP_LIMIT,
-          sort: params.choice("sort", SORTS, mode === "full_text" ? "relevance" : "recency"),
-        };
-        const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
-        const allConversations = params.boolean("allConversations") ?? false;
-        const { result, searchedConversations, note, windowTokens } = await recallService(deps).grep(
-          { kind: "agent", caller: callerOf(context) },
-          { ...request, pattern, ...(conversationId !== undefined ? { conversationId } : {}), allConversations },
-        );
-        const summary = {
-          matchCount: result.matches.length,
-          mode: result.mode,
-          scope: result.scope,
-          sort: result.sort,
-          searchedConversations,
-          limitReached: result.limitReached,
-          truncated: result.truncated,
-          ...(result.strategy ? { strategy: result.strategy } : {}),
-          ...(result.matched ? { matched: result.matched } : {}),
-          ...(result.filesInScope !== undefined ? { filesInScope: result.filesInScope, searchedFiles: result.searchedFiles } : {}),
-          ...(result.unavailableFiles?.length ? { unavailableFiles: result.unavailableFiles } : {}),
-          ...(note ? { note } : {}),
-          matches: result.matches,
-        };
-        return textResult(...fittedToWindow(summary, windowTokens));
-      }),
+      runTool(LCM_GREP, deps.logger, signal, () => lcmGrep(recallService(deps), { kind: "agent", caller: callerOf(context) }, rawParams)),
   };
 }
 
 /**
- * The result as text and details, with as many matches (in their order) as fit the caller's model window
- * (retrieval/window-share.ts); when some are left out, `shown` says how many are listed and the note how to narrow the search.
+ * lcm_grep for `reader`: reads the arguments, searches, and renders the matches that fit the reader's limit. The agent
+ * tool and the MCP server's lcm_grep both call it, so their parameters and results are the same.
  */
-function fittedToWindow<T extends { matchCount: number; note?: string; matches: unknown[] }>(summary: T, windowTokens: number | null): [string, unknown] {
-  const maxChars = toolResultCharsFor(windowTokens);
+export async function lcmGrep(service: RecallService, reader: RecallReader, rawParams: unknown): Promise<ToolResult> {
+  const params = new ToolParams(rawParams, KNOWN);
+  const mode = params.choice("mode", MODES, "regex");
+  const pattern = params.string("pattern", { required: true, maxLength: mode === "regex" ? MAX_PATTERN_LENGTH : MAX_FULL_TEXT_LENGTH });
+  const request = {
+    mode,
+    scope: params.choice("scope", SCOPES, "both"),
+    since: params.time("since"),
+    before: params.time("before"),
+    limit: params.integer("limit", { min: 1, max: MAX_GREP_LIMIT }) ?? DEFAULT_GREP_LIMIT,
+    sort: params.choice("sort", SORTS, mode === "full_text" ? "relevance" : "recency"),
+  };
+  const conversationId = params.integer("conversationId", { min: 1, max: Number.MAX_SAFE_INTEGER });
+  const allConversations = params.boolean("allConversations") ?? false;
+  const { result, searchedConversations, note, limit } = await service.grep(
+    reader,
+    { ...request, pattern, ...(conversationId !== undefined ? { conversationId } : {}), allConversations },
+  );
+  const summary = {
+    matchCount: result.matches.length,
+    mode: result.mode,
+    scope: result.scope,
+    sort: result.sort,
+    searchedConversations,
+    limitReached: result.limitReached,
+    truncated: result.truncated,
+    ...(result.strategy ? { strategy: result.strategy } : {}),
+    ...(result.matched ? { matched: result.matched } : {}),
+    ...(result.filesInScope !== undefined ? { filesInScope: result.filesInScope, searchedFiles: result.searchedFiles } : {}),
+    ...(result.unavailableFiles?.length ? { unavailableFiles: result.unavailableFiles } : {}),
+    ...(note ? { note } : {}),
+    matches: result.matches,
+  };
+  return textResult(...fittedToLimit(summary, limit));
+}
+
+/**
+ * The result as text and details, with as many matches (in their order) as fit the reader's limit: an agent's model
+ * window or a client's characters (retrieval/window-share.ts); when some are left out, `shown` says how many are listed
+ * and the note how to narrow the search.
+ */
+function fittedToLimit<T extends { matchCount: number; note?: string; matches: unknown[] }>(summary: T, limit: ResultLimit | null): [string, unknown] {
+  const maxChars = limit?.maxChars ?? Number.POSITIVE_INFINITY;
   const withMatches = (count: number) => {
-    if (count === summary.matches.length) return summary;
-    const omitted = `${summary.matches.length - count} more match(es) not shown, to fit this conversation's model window (${windowTokens} tokens): ` +
+    if (count === summary.matches.length || limit === null) return summary;
+    const omitted = `${summary.matches.length - count} more match(es) not shown, to fit ${describeLimit(limit)}: ` +
       "narrow the pattern, add since/before, or search one conversation.";
     return { ...summary, shown: count, note: summary.note ? `${summary.note} ${omitted}` : omitted, matches: summary.matches.slice(0, count) };
   };

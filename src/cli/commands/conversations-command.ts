@@ -54,7 +54,7 @@ export async function conversationsCommand(runtime: CliRuntime, options: { agent
   return { data: { databasePath: config.databasePath, count: rows.length, limit: options.limit, conversations: rows }, text };
 }
 
-function rowOf(listing: ConversationListing, defaultTokenBudget: number): ConversationRow {
+export function rowOf(listing: ConversationListing, defaultTokenBudget: number): ConversationRow {
   const conversation = listing.conversation;
   const budgetTokens = conversation.lastTokenBudget ?? defaultTokenBudget;
   const lifecycle = conversation as unknown as { archivedAt?: number | null; endedAt?: number | null };
