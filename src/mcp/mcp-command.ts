@@ -28,10 +28,11 @@ export async function runMcpCommand(environment: CliEnvironment, options: Common
     await noteAgentsWithoutHistory(backend, settings.agentIds, runtime);
     if (settings.http) {
       const listener = await listenMcpHttp(backend, settings.http);
-      runtime.note(`mcp: serving ${served} of ${runtime.settings.config.databasePath} (${access}) at ${listener.url}`);
       runtime.note(settings.http.tokenGenerated
         ? `mcp: bearer token (made up for this run; set ${TOKEN_VARIABLE} to choose one): ${settings.http.token}`
         : `mcp: bearer token from ${TOKEN_VARIABLE}`);
+      // Last: the address line tells a supervisor (or a test) that the server is ready.
+      runtime.note(`mcp: serving ${served} of ${runtime.settings.config.databasePath} (${access}) at ${listener.url}`);
       await stopSignal();
       await listener.close();
     } else {

@@ -89,10 +89,11 @@ export class ExpansionService {
     request.signal?.throwIfAborted();
     const now = this.deps.clock.now();
     const deadline = now + this.deps.config.expansionTimeoutMs;
-    await this.deps.grants.sweepGrants(now, now - GRANT_RETENTION_MS);
     let reason = "sub-agents are not available in this host";
     let modelAllowed = true;
     if (this.deps.subagent) {
+      // Only a delegation writes grants, so only one sweeps them: the direct answer also serves read-only connections.
+      await this.deps.grants.sweepGrants(now, now - GRANT_RETENTION_MS);
       const delegation = await this.delegate(this.deps.subagent, request, deadline);
       if (delegation.kind === "answered") return delegation.result;
       ({ reason, modelAllowed } = delegation);
