@@ -154,7 +154,7 @@ describe("lcm mcp --writable", () => {
       const newest = served.env.db.get<{ id: number }>("SELECT max(message_id) AS id FROM messages")!.id;
       expect(indexed()).toBeLessThan(newest);
       const found = await call("lcm_grep", { pattern: "rollback flag", mode: "full_text" }, writable);
-      expect((found.structuredContent as { matches: { snippet: string }[] }).matches[0]!.snippet).toContain("ROLLBACK-8830");
+      expect((found.structuredContent as { matches: { snippet: string }[] }).matches[0]!.snippet).toContain("-8830");
       expect(indexed()).toBe(newest);
       expect(writable.stderr()).toMatch(/\(writable \(searches may index what waits\)\) over stdio/);
     } finally {
