@@ -18,7 +18,7 @@ function toolMetadata(): Record<string, unknown> {
 
 /** The root CLI commands the plugin registers (`openclaw lcm …`), shown in `openclaw --help` before its code loads. */
 export const CLI_COMMANDS = [
-  { name: "lcm", description: "Inspect and maintain the LCM database: status, conversations, context, dag, grep, doctor, compact, backup, export, import, retention", hasSubcommands: true },
+  { name: "lcm", description: "Inspect and maintain the LCM database: status, conversations, context, dag, grep, doctor, compact, backup, export, import, retention; mcp serves it to MCP clients", hasSubcommands: true },
 ] as const;
 
 function schemaOf(setting: SettingSpec): Record<string, unknown> {

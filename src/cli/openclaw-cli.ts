@@ -11,11 +11,20 @@ import type { CliCommandDescriptor, CliRegistrar } from "../host/openclaw-types.
 import { CLI_COMMANDS } from "../manifest.js";
 import { EXIT } from "./exit-codes.js";
 
-/** The root commands with their machine-output rule: with --json, stdout holds only the JSON document. */
+/**
+ * The root commands with their machine-output rule: with --json, stdout holds only the JSON document; `lcm mcp` over
+ * stdio holds only MCP messages there (OpenClaw then sends its own start-up notes to stderr).
+ */
 export const CLI_DESCRIPTORS: CliCommandDescriptor[] = CLI_COMMANDS.map((command) => ({
   ...command,
-  machineOutput: ({ argv }) => argv.includes("--json"),
+  machineOutput: ({ argv }) => argv.includes("--json") || isMcpOverStdio(argv),
 }));
+
+/** Whether argv runs `lcm mcp` without --http. Pure and synchronous, as OpenClaw requires of machineOutput. */
+export function isMcpOverStdio(argv: readonly string[]): boolean {
+  const lcm = argv.indexOf("lcm");
+  return lcm >= 0 && argv[lcm + 1] === "mcp" && !argv.some((argument) => argument === "--http" || argument.startsWith("--http="));
+}
 
 export function lcmCliRegistrar(model: () => CompletionModel | undefined): CliRegistrar {
   return async ({ program, config }) => {

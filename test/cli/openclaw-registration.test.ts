@@ -36,6 +36,11 @@ describe("the plugin's operator surfaces", () => {
     expect(api.clis).toHaveLength(1);
     expect(api.clis[0]!.descriptors).toMatchObject([{ name: "lcm", hasSubcommands: true }]);
     expect(api.clis[0]!.descriptors[0]!.machineOutput!({ argv: ["lcm", "status", "--json"], stdoutIsTTY: true })).toBe(true);
+    // `openclaw lcm mcp` over stdio: stdout carries only MCP messages; over --http it is free for notes.
+    const machineOutput = (argv: string[]) => api.clis[0]!.descriptors[0]!.machineOutput!({ argv, stdoutIsTTY: false });
+    expect(machineOutput(["node", "openclaw", "lcm", "mcp", "--agent", "main"])).toBe(true);
+    expect(machineOutput(["node", "openclaw", "lcm", "mcp", "--http", "127.0.0.1:8765", "--agent", "main"])).toBe(false);
+    expect(machineOutput(["node", "openclaw", "lcm", "status"])).toBe(false);
     expect([...api.methods.keys()]).toEqual(["lcm.status"]);
     expect(api.routes).toEqual([]);
   });
