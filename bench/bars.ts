@@ -96,6 +96,9 @@ export const BARS: Bar[] = [
   searchBar("regex, rare pattern, all conversations", "grep.regex.rare.all", 100),
   searchBar("regex, common pattern, all conversations", "grep.regex.common.all", 100),
   latencyBar("lcm_describe", "describe", 5),
+  // Issue 29: the same lcm_grep call through `lcm mcp` over stdio, as a ratio of the in-process tool's, measured alternately.
+  { label: "lcm_grep over MCP stdio (full-text, rare term), p95 against the in-process tool's", phase: "mcp.grep.fts.rare.stdio", figure: value("p95Ratio"), unit: "×", comparison: "<=", target: 2, invalid: foundSomething },
+  { label: "lcm_grep over MCP stdio (regex, rare pattern), p95 against the in-process tool's", phase: "mcp.grep.regex.rare.stdio", figure: value("p95Ratio"), unit: "×", comparison: "<=", target: 2, invalid: foundSomething },
   { label: "compaction overhead per pass (engine time)", phase: "compaction.pass", figure: p95, unit: "ms p95", comparison: "<=", target: 10 },
   { label: "full sweep, engine seconds per 10M tokens", phase: "compaction.sweep", figure: value("engineSecondsPer10MTokens"), unit: "s", comparison: "<=", target: 30 },
   { label: "longest event-loop block during a turn's hooks", phase: "turn.hooks", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },

@@ -16,6 +16,7 @@ import { runAssemblePhases } from "./phases/assemble.js";
 import { runBacklogSweepPhases } from "./phases/backlog-sweep.js";
 import { runCompactionPhases } from "./phases/compaction.js";
 import { runIngestPhases } from "./phases/ingest.js";
+import { runMcpPhases } from "./phases/mcp.js";
 import { runOpenPhases } from "./phases/open.js";
 import { runQuestionAnsweringPhase } from "./phases/question-answering.js";
 import { runRecallPhases } from "./phases/recall.js";
@@ -39,6 +40,8 @@ const GROUPS: Record<string, (context: BenchContext) => Promise<PhaseResult[]> |
   assemble: runAssemblePhases,
   search: runSearchPhases,
   recall: runRecallPhases,
+  // Before the phases that write: the MCP server reads the dataset as the search phases do.
+  mcp: runMcpPhases,
   ingest: runIngestPhases,
   compaction: async (context) => [...(await runCompactionPhases(context)), ...(await runBacklogSweepPhases(context))],
   // Last: recall quality adds its sessions to the size's database, so its searches run against that history. The

@@ -8,7 +8,7 @@
  *   npm run bench                                  10k, 100k and 1M (about 10–15 min with a cold cache)
  *   npm run bench -- --sizes 10k,100k              chosen sizes
  *   npm run bench -- --phases assemble,search      chosen phase groups (storage, open, assemble, search,
- *                                                  recall, ingest, compaction)
+ *                                                  recall, mcp, ingest, compaction)
  *   npm run bench -- --repetitions 50 --seed 7     fewer samples per latency phase; another dataset
  *   npm run bench -- --rebuild                     regenerate the cached datasets
  *   npm run bench -- --no-write                    print only; leave results and docs untouched
