@@ -99,7 +99,7 @@ function describePhase(phase: PhaseResult): string {
   if (phase.latency) parts.push(`p50 ${phase.latency.p50} / p95 ${phase.latency.p95} / max ${phase.latency.max} ms`);
   if (phase.rate) parts.push(`${phase.rate.value.toLocaleString("en")} ${phase.rate.unit}`);
   if (phase.eventLoopMaxMs !== undefined) parts.push(`loop max ${phase.eventLoopMaxMs} ms`);
-  const keys = ["bytesPerTextByte", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes", "maxWalMb", "buildMaxWalMb", "longestGcPauseMs"];
+  const keys = ["bytesPerTextByte", "p50Ratio", "p95Ratio", "engineSeconds", "engineSecondsPer10MTokens", "assembledMessages", "hits", "passes", "maxWalMb", "buildMaxWalMb", "longestGcPauseMs"];
   for (const key of keys) if (phase.values?.[key] !== undefined) parts.push(`${key} ${phase.values[key]}`);
   // Per-hook longest blocks (turn.hooks), so the hook that blocks is named in the log.
   const blocks = Object.entries(phase.values ?? {}).filter(([key]) => key.endsWith(".eventLoopMaxMs"));

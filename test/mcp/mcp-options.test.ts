@@ -92,6 +92,11 @@ describe("lcm mcp results", () => {
     const expanded = (await client.callTool({ name: "lcm_expand", arguments: { summaryId: served.mainSummary } })) as CallResult;
     expect(expanded.content[0]!.text.length).toBeLessThanOrEqual(2_000);
     expect(expanded.structuredContent).toMatchObject({ truncated: true });
+    // A summary is not paged: its text is cut at the limit, with a line saying so.
+    const largest = served.env.db.get<{ id: string }>("SELECT summary_id AS id FROM summaries WHERE conversation_id = ? ORDER BY length(content) DESC LIMIT 1", served.mainConversation)!.id;
+    const described = (await client.callTool({ name: "lcm_describe", arguments: { id: largest } })) as CallResult;
+    expect(described.content[0]!.text.length).toBeLessThanOrEqual(2_000);
+    expect(described.content[0]!.text).toMatch(/\n…\[cut at 2000 characters, the server's result limit: ask for less .* larger --max-result-chars\]$/);
     const conversation = await client.readResource({ uri: `lcm://conversation/${served.mainConversation}` });
     expect((conversation.contents[0] as { text: string }).text.length).toBeLessThanOrEqual(2_000);
     const answer = (await client.callTool({ name: "lcm_expand_query", arguments: { prompt: "What is the deploy key?", query: "deploy key" } })) as CallResult;

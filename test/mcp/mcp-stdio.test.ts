@@ -4,8 +4,10 @@
  * the same summary), resources read, another agent's history is refused, and a malformed call is an MCP error or an
  * error result, never a crash.
  */
+import { existsSync } from "node:fs";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeSharedDatabase } from "../../src/db/connection-registry.js";
 import { LCM_GREP_PARAMETERS } from "../../src/tools/lcm-grep-tool.js";
 import { detailsOf, MAIN, OTHER_AGENT } from "../helpers/recall.js";
 import { userMessage } from "../helpers/messages.js";
@@ -159,6 +161,23 @@ describe("lcm mcp --writable", () => {
       expect(writable.stderr()).toMatch(/\(writable \(searches may index what waits\)\) over stdio/);
     } finally {
       await writable.close();
+    }
+  });
+});
+
+describe("lcm mcp started before the gateway", () => {
+  it("sees what a gateway writes after it started on a file with no write-ahead log (never opened immutable)", async () => {
+    const quiet = await buildServedDatabase();
+    closeSharedDatabase(quiet.env.databasePath); // as when no gateway runs: the last connection removes the -wal
+    expect(existsSync(`${quiet.env.databasePath}-wal`)).toBe(false);
+    const early = await startStdioServer(["--db", quiet.env.databasePath, "--agent", "main"]);
+    try {
+      expect((await call("lcm_grep", { pattern: NEEDLE }, early)).structuredContent).toMatchObject({ matchCount: 1 });
+      await quiet.env.commit(MAIN, [userMessage("after the server started: the release tag is TAG-6610")]);
+      const found = await call("lcm_grep", { pattern: "TAG-6610" }, early);
+      expect(found.structuredContent).toMatchObject({ matchCount: 1 });
+    } finally {
+      await early.close();
     }
   });
 });
