@@ -18,6 +18,7 @@ import { defineImportJsonlCommand } from "./commands/import-jsonl-command.js";
 import { defineImportOpenClawCommand } from "./commands/import-openclaw-command.js";
 import { describeCommand, expandCommand, grepCommand } from "./commands/recall-commands.js";
 import { retentionCommand } from "./commands/retention-command.js";
+import { defineRepairCommands } from "./commands/repair-commands.js";
 import { statusCommand } from "./commands/status-command.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
 import { CliError, EXIT } from "./exit-codes.js";
@@ -170,6 +171,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--vacuum", "once, for a file created before incremental vacuum: rewrite it (VACUUM) so freed space can be given back")
     .action((options: CommonOptions & { apply?: boolean; vacuum?: boolean }) =>
       run("retention", options, (runtime) => retentionCommand(runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
+
+  defineRepairCommands(lcm, environment);
 
   const importGroup = importCommandGroup(lcm);
   defineImportJsonlCommand(importGroup, environment);

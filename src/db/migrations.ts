@@ -526,6 +526,33 @@ export const MIGRATIONS: readonly Migration[] = [
     // (retention/retention-policy.ts restoreHoldMs), so the next run does not archive again what was just restored.
     up: `ALTER TABLE conversations ADD COLUMN restored_at INTEGER;`,
   },
+  {
+    version: 16,
+    name: "summary repairs: an undo record per repair, and who wrote a summary's text",
+    // Repairs (specs/027-inspector-and-repair.md): re-summarizing a summary, rewriting it by hand, dissolving a
+    // condensed summary back into its parents in the context. Each is one transaction that first writes its row
+    // here: the exact values it replaced (`before`) and wrote (`after`), as JSON, so `lcm repair undo` restores the
+    // rows exactly, and refuses when they changed since. `written_by` says who wrote a summary's current text
+    // ('model:<summarizer>', 'deterministic', 'hand'); NULL for summaries written before this schema or by compaction.
+    up: `
+      ALTER TABLE summaries ADD COLUMN written_by TEXT;
+      CREATE TABLE summary_repairs (
+        repair_id       INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        summary_id      TEXT NOT NULL,
+        kind            TEXT NOT NULL CHECK (kind IN ('resummarize', 'rewrite', 'dissolve')),
+        created_at      INTEGER NOT NULL,
+        detail          TEXT NOT NULL,
+        before          TEXT NOT NULL,
+        after           TEXT NOT NULL,
+        undone_at       INTEGER
+      );
+      CREATE INDEX summary_repairs_conversation ON summary_repairs (conversation_id, repair_id);
+      CREATE INDEX summary_repairs_summary ON summary_repairs (summary_id);
+      -- maintain looks for fallback summaries to redo after every turn: a partial index keeps that one probe.
+      CREATE INDEX summaries_fallback ON summaries (conversation_id, id) WHERE level = 'fallback';
+    `,
+  },
 ];
 
 /**
