@@ -63,6 +63,8 @@ import { SqliteRetentionStore } from "./store/sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
 import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
+import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries } from "./repair/fallback-redo.js";
+import { repairServiceOn } from "./repair/repair-wiring.js";
 
 export const PLUGIN_ID = "lcm";
 
@@ -208,6 +210,12 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
       clock: systemClock, logger, transcriptSource, textCompletion: wiring.textCompletion, grants: services.grantStore,
       integrity: integrityCheckerFor(services), searchIndex: services.searchIndex, commands: services.sessionStore,
       retention: retentionServiceFor(services, logger),
+      fallbackRedo: (request) => {
+        const { service, repairs } = repairServiceOn({
+          database: services.store.db, config, tokens, clock: systemClock, logger, summarizers: wiring.summarizers, integrity: integrityCheckerFor(services),
+        });
+        return redoFallbackSummaries(service, repairs, { ...request, limit: FALLBACK_REDO_PER_TURN, integrity: "recent" });
+      },
     });
     return new SessionRoutingEngine(engine, {
       filter: wiring.filter,

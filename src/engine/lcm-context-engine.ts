@@ -25,6 +25,7 @@ import type {
   CompactResult,
   ContextEngine,
   ContextEngineInfo,
+  HostLlm,
   IngestBatchParams,
   IngestParams,
   MaintainParams,
@@ -93,6 +94,8 @@ export interface EngineDeps {
   commands?: Pick<SessionLifecycleStore, "excludeHostCommand">;
   /** Retention, started by maintain at a bounded rate in the background (absent or off: nothing is removed). */
   retention?: Pick<RetentionService, "runInBackground">;
+  /** Redoes a few fallback summaries of the conversation with the model, when one answers (absent: never). */
+  fallbackRedo?: (request: { conversationId: number; model?: HostLlm | undefined; signal?: AbortSignal | undefined }) => Promise<{ redone: unknown[] }>;
 }
 
 /**
@@ -272,6 +275,7 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async () => {
         const result = await runMaintain(params, this.deps);
         await this.checkRecentIntegrity(params);
+        await this.redoFallbackSummaries(params);
         const index = this.deps.searchIndex;
         if (index) {
           const { indexed } = await index.indexPending({
@@ -302,6 +306,21 @@ export class LcmContextEngine implements ContextEngine {
       `integrity: ${report.findings.length} problem(s) in the newest context of conversation ${conversation.conversationId}: ` +
         `${listed.join("; ")}. Run /lcm doctor for the full check.`,
     );
+  }
+
+  /**
+   * Fallback summaries (truncations written while no model answered) are re-summarized once a model answers again:
+   * a few per turn (repair/fallback-redo.ts), spend-guarded and recorded like an operator's repair. Without a model,
+   * or when it fails, nothing changes and a later turn tries again.
+   */
+  private async redoFallbackSummaries(params: MaintainParams): Promise<void> {
+    if (!this.deps.fallbackRedo) return;
+    const conversation = await this.deps.store.findConversation(conversationKeyOf(params));
+    if (!conversation) return;
+    const outcome = await this.deps.fallbackRedo({ conversationId: conversation.conversationId, model: params.runtimeContext?.llm, signal: params.abortSignal });
+    if (outcome.redone.length > 0) {
+      this.deps.logger.info(`re-summarized ${outcome.redone.length} fallback summaries of conversation ${conversation.conversationId} with the model`);
+    }
   }
 
   async onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void> {
