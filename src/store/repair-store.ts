@@ -85,6 +85,8 @@ export interface RepairStore {
   getRepair(repairId: number): Promise<RepairRecord | null>;
   /** Repairs, newest first; of one conversation when given. */
   listRepairs(filter: { conversationId?: ConversationId; limit: number }): Promise<RepairRecord[]>;
+  /** Who wrote each summary's current text (written_by), by summary id, for the summaries that say. */
+  summaryWriters(conversationId: ConversationId): Promise<Map<string, string>>;
   /** Fallback summaries, oldest first (of one conversation when given), at most `limit`. */
   fallbackSummaries(filter: { conversationId?: ConversationId; limit: number }): Promise<FallbackSummary[]>;
 }

@@ -4,10 +4,21 @@
  */
 import type { Command } from "commander";
 import { type CliEnvironment, type CommonOptions, runCommand } from "../cli-runtime.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { positiveInteger } from "../format.js";
+import { inspectCommand } from "./inspect-command.js";
 import { fallbacksCommand, listRepairsCommand, repairCommand, rewriteText, undoCommand } from "./repair-command.js";
 
 export function defineRepairCommands(lcm: Command, environment: CliEnvironment): void {
+  lcm.command("inspect").description("The web inspector on 127.0.0.1: conversations, the summary DAG, the context, search, files; --write allows repairs")
+    .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+    .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
+    .option("--json", "print one JSON document when it stops")
+    .option("--port <n>", "the port on 127.0.0.1 (default: a free one)", "0")
+    .option("--write", "allow repairs from the page (each one previewed, recorded and undoable)")
+    .action((options: CommonOptions & { port: string; write?: boolean }) =>
+      runCommand(environment, "inspect", options, (runtime) => inspectCommand(runtime, { port: portOf(options.port), write: options.write === true })));
+
   const group = lcm.command("repair")
     .description("Repair summaries: re-summarize, rewrite by hand, dissolve into parents; previewed, --apply to write, undo to revert");
   const command = (name: string, description: string): Command =>
@@ -64,4 +75,10 @@ export function defineRepairCommands(lcm: Command, environment: CliEnvironment):
         limit: positiveInteger(options.limit, "--limit"), apply: options.apply === true,
         ...(options.conversation !== undefined ? { conversation: positiveInteger(options.conversation, "--conversation") } : {}),
       })));
+}
+
+function portOf(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError(EXIT.usage, `--port must be a port number (0-65535; 0 takes a free one), got ${JSON.stringify(value)}.`);
+  return port;
 }

@@ -180,6 +180,12 @@ export class SqliteRepairStore implements RepairStore {
     return rows.map(toRepair);
   }
 
+  async summaryWriters(conversationId: ConversationId): Promise<Map<string, string>> {
+    return new Map(this.db.tuples<[string, string]>(
+      "SELECT summary_id, written_by FROM summaries WHERE conversation_id = ? AND written_by IS NOT NULL", conversationId,
+    ));
+  }
+
   async fallbackSummaries(filter: { conversationId?: ConversationId; limit: number }): Promise<FallbackSummary[]> {
     const rows = filter.conversationId === undefined
       ? this.db.all<{ summary_id: string; conversation_id: number; depth: number }>(
