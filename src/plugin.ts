@@ -65,6 +65,11 @@ import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries } from "./repair/fallback-redo.js";
 import { repairServiceOn } from "./repair/repair-wiring.js";
+import { createInspectorHandler } from "./inspector/inspector-http.js";
+import { inspectorApiOn } from "./inspector/inspector-wiring.js";
+
+/** Where the gateway serves the inspector (the Control UI tab's frame). */
+export const INSPECTOR_PATH = "/lcm/inspector";
 
 export const PLUGIN_ID = "lcm";
 
@@ -429,6 +434,7 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
       storage: new SqliteRetentionStore(services.store.db),
     });
   }), { scope: "operator.read" });
+  registerInspectorTab(api, live);
   if (!live.current().config.metricsEnabled) return;
   api.registerHttpRoute?.({
     path: METRICS_PATH, auth: "gateway", match: "exact",
@@ -439,6 +445,36 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
         return { status: services.statusStore, operator: new SqliteOperatorStore(services.store.db) };
       },
     }).scrape()),
+  });
+}
+
+/**
+ * The inspector in OpenClaw's Control UI (spec 027): a sidebar tab that renders the gateway route INSPECTOR_PATH in a
+ * sandboxed frame, behind the gateway's auth; visible to connections with operator.read. Read-only: the frame's grant
+ * allows only GET (repairs run from `openclaw lcm repair` or `lcm inspect --write`). The database opens per request.
+ */
+function registerInspectorTab(api: PluginApi, live: LiveConfig<Wiring>): void {
+  const register = api.session?.controls?.registerControlUiDescriptor;
+  if (typeof api.registerHttpRoute !== "function" || typeof register !== "function") return;
+  const tokens = new DefaultTokenEstimator();
+  api.registerHttpRoute({
+    path: INSPECTOR_PATH, auth: "gateway", match: "prefix",
+    handler: createInspectorHandler({
+      basePath: INSPECTOR_PATH,
+      api: () => {
+        const { config, wiring } = live.current();
+        const { services, readOnly } = wiring.databaseAccess.forReading();
+        return inspectorApiOn({
+          database: services.store.db, config, tokens, clock: systemClock, logger: hostLogger(api.logger),
+          readOnlyReason: readOnly ?? "the Control UI tab is read-only; repairs: openclaw lcm repair, or lcm inspect --write",
+        });
+      },
+    }),
+  });
+  register.call(api.session!.controls, {
+    id: "lcm-inspector", surface: "tab", label: "LCM memory", icon: "brain", group: "agent", path: `${INSPECTOR_PATH}/`,
+    description: "The stored conversations, the summary DAG, the context the model sees next, search and stored files.",
+    requiredScopes: ["operator.read"],
   });
 }
 

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Headless Chromium for the inspector's end-to-end tests, driven by playwright-core (Debian's browser, with the flags
  * this machine needs: no sandbox as root, no background networking), and the screenshot checks: a PNG is decoded by

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The inspector in a real headless Chromium, against a database the engine made (a conversation compacted while the
  * model failed: fallback leaves and condensed summaries), served the way `lcm inspect --write` serves it: the DAG's
