@@ -17,6 +17,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../db/database.js";
+import { resolveRecordedPath } from "../db/stored-file-path.js";
 import { LcmError } from "../errors.js";
 import {
   type ContextItemExportRecord,
@@ -127,7 +128,7 @@ async function* largeFileRecords(db: Database, conversationId: number): AsyncGen
     for (const file of page) {
       let contentBase64: string | null;
       try {
-        contentBase64 = (await readFile(file[6])).toString("base64");
+        contentBase64 = (await readFile(resolveRecordedPath(db.path, file[6]))).toString("base64");
       } catch {
         // Recorded as missing (the end record counts it); `lcm doctor` reports the same file as large_file_missing.
         contentBase64 = null;

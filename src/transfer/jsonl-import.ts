@@ -15,6 +15,7 @@ import { join, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../db/database.js";
+import { recordedPath } from "../db/stored-file-path.js";
 import { describeError, LcmError } from "../errors.js";
 import { type ConversationExportRecord, type ExportRecord, IMPORTING_REASON, type LargeFileExportRecord } from "./export-format.js";
 import { planBlock, type BlockPlan, type BlockDecision, validateExportLines } from "./export-validation.js";
@@ -213,8 +214,8 @@ class BlockWriter {
       `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
          exploration_summary, explorer, origin, tool_name, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount, path,
-      record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
+      record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
+      recordedPath(this.db.path, path), record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
     ));
   }
 

@@ -11,6 +11,7 @@
  * per conversation); `summary` → the peer summary id; `file` → the peer file id.
  */
 import type { Database } from "../../db/database.js";
+import { recordedPath } from "../../db/stored-file-path.js";
 import { type EncodedMessage, ItemFlags, MessageFlags } from "../../messages/message-codec.js";
 import type { ConversationKey, LargeFileRecord } from "../../records.js";
 import { nextLoopTurn, type SliceDeadline } from "../../runtime/time-slice.js";
@@ -136,7 +137,7 @@ export class SqliteImportStore {
             `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
                exploration_summary, explorer, origin, tool_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
             record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
-            record.storagePath, record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
+            recordedPath(this.db.path, record.storagePath), record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
           );
         }
         this.db.run(
