@@ -233,7 +233,7 @@ export const ImportLosslessClawOutputSchema = Type.Object({
   target: Type.String(),
   applied: Type.Boolean(),
   sourceCounts: PeerCountsSchema,
-  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count }),
+  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count, notImported: Count }),
   written: Type.Object({
     conversations: Count, messages: Count, messageParts: Count, summaries: Count, summaryMessages: Count, summaryParents: Count,
     contextItems: Count, largeFiles: Count,
