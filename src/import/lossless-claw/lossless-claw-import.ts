@@ -183,9 +183,10 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
     progress();
   }
   await store.finishSource(sourceId, clock.now());
-  if (reader.blobTexts.read > 0) {
-    const invalid = reader.blobTexts.invalid > 0 ? ` (${reader.blobTexts.invalid} not valid UTF-8: U+FFFD where a byte was not)` : "";
-    unmapped.add(`text: stored by the peer as a BLOB, read as UTF-8${invalid}`, reader.blobTexts.examples.join(", "), reader.blobTexts.read);
+  const { rows: blobRows, invalid } = reader.blobTexts;
+  if (blobRows.size > 0) {
+    const kind = `text: stored by the peer as a BLOB, read as UTF-8${invalid.size > 0 ? ` (${invalid.size} not valid UTF-8: U+FFFD where a byte was not)` : ""}`;
+    [...blobRows].forEach((row, index) => unmapped.add(kind, row, index === 0 ? blobRows.size : 0));
   }
   report.unmapped = unmapped.list();
   report.durationMs = Math.round(performance.now() - started);

@@ -114,8 +114,8 @@ export class PeerReader {
 
   constructor(private readonly database: DatabaseSync, readonly schema: PeerSchema) {}
 
-  /** Text columns that held a BLOB (read as UTF-8), and how many of them were not valid UTF-8. */
-  readonly blobTexts = { read: 0, invalid: 0, examples: [] as string[] };
+  /** Rows with a text column that held a BLOB (read as UTF-8), and those of them that were not valid UTF-8. */
+  readonly blobTexts = { rows: new Set<string>(), invalid: new Set<string>() };
 
   /**
    * Names the file whatever its path: the identity of its oldest conversation. It changes when the peer prunes that
@@ -300,12 +300,11 @@ export class PeerReader {
   private text(value: unknown, where: string): string {
     if (typeof value === "string") return value;
     if (value instanceof Uint8Array) {
-      this.blobTexts.read++;
-      if (this.blobTexts.examples.length < 5 && !this.blobTexts.examples.includes(where)) this.blobTexts.examples.push(where);
+      this.blobTexts.rows.add(where);
       try {
         return STRICT_UTF8.decode(value);
       } catch {
-        this.blobTexts.invalid++; // not UTF-8: kept readable, with U+FFFD where a byte sequence was not
+        this.blobTexts.invalid.add(where); // not UTF-8: kept readable, with U+FFFD where a byte sequence was not
         return LENIENT_UTF8.decode(value);
       }
     }
