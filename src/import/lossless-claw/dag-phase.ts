@@ -7,7 +7,7 @@
  * Planned again on a resumed run (cheap next to writing): the context needs the summaries' token counts.
  */
 import { ItemFlags } from "../../messages/message-codec.js";
-import type { ContextItemInput, ImportPhase } from "./import-store.js";
+import type { ContextItemInput, ImportPhase } from "./import-records.js";
 import type { MessagePhase } from "./message-phase.js";
 import { attachOrphanResults } from "./orphan-results.js";
 import type { PeerContextItem, PeerReader } from "./peer-reader.js";
@@ -15,7 +15,7 @@ import { type ImportedMessage, planSummaries, type SummaryEdges, summaryIdFor } 
 import type { TimeSlicer } from "../../runtime/time-slice.js";
 
 /** Rows per read of the source's summary edges (2-5 ms each). */
-const EDGE_PAGE = 2_000;
+export const EDGE_PAGE = 2_000;
 
 /** What the context phase needs from the summaries phase. */
 export interface PlannedDag {

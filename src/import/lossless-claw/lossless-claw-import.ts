@@ -3,7 +3,7 @@
  * of that session finds (agent from the session key, session id), with its messages (rebuilt host messages stored
  * through LCM's codec), its summary DAG, the context the model last saw (summaries and fresh messages, in order)
  * and its stored files (text and binary alike, byte for byte; tool outputs the peer stored aside become LCM's own
- * file references). Per conversation: validation (every message read, rebuilt and encoded, nothing written) → files
+ * file references). Per conversation: a check (every row of it read, nothing written: conversation-check.ts) → files
  * → messages → summaries → context → done, every step recorded in import_map with the rows it wrote, so an
  * interrupted import resumes and a finished one adds nothing, also after the peer pruned other conversations (a
  * conversation is known by its identity, peer-reader.ts). The source is opened read-only and never written. Work
@@ -21,9 +21,11 @@ import type { LargeFileStorage } from "../../large-files/large-file-storage.js";
 import type { ConversationKey } from "../../records.js";
 import { DEFAULT_SLICE_MS, TimeSlicer } from "../../runtime/time-slice.js";
 import { importContext, importSummaries } from "./dag-phase.js";
-import { type ConversationCursor, type ImportPhase, INITIAL_CURSOR, type SourceConversation, type SqliteImportStore } from "./import-store.js";
+import { type ConversationCursor, type ImportPhase, INITIAL_CURSOR, type SourceConversation } from "./import-records.js";
+import type { SqliteImportStore } from "./import-store.js";
 import { emptyWritten, type ImportReport, UnmappedTally } from "./import-report.js";
-import { importMessages, type MessagePhase, validateMessages } from "./message-phase.js";
+import { readWholeConversation } from "./conversation-check.js";
+import { importMessages, type MessagePhase } from "./message-phase.js";
 import { peerTimeToMillis } from "./message-rebuild.js";
 import { copyPeerFile, type FileOutcome } from "./peer-files.js";
 import { type PeerConversation, PeerReader } from "./peer-reader.js";
@@ -130,7 +132,7 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
     const resumed = target === store ? previous : null;
     if (!resumed) {
       try {
-        await validateMessages({ reader, tokens: options.tokens, conversation, slicer, signal: options.signal }, now);
+        await readWholeConversation(reader, conversation.conversationId, slicer, options.signal);
       } catch (error) {
         options.signal?.throwIfAborted();
         // Nothing of it was written: the other conversations come over, the report names this one and why.

@@ -2,16 +2,15 @@
  * The messages of one peer conversation: read in pages, rebuilt as the host messages they were (message-rebuild.ts),
  * encoded by LCM's codec and stored, a time slice per transaction. A message the codec refuses (a role it cannot
  * take, content nested too deeply to serialize) is not stored: its map row says why, the report names it, and the
- * import goes on with the next one, so one bad row never stops the rest or a later run. `validateMessages` runs the
- * same reading, rebuilding and encoding over the whole conversation before anything of it is written: a conversation
- * whose rows cannot be read to the end is not started (the caller reports it and goes on).
+ * import goes on with the next one, so one bad row never stops the rest or a later run.
  */
 import { describeError } from "../../errors.js";
 import { formatFileReference } from "../../large-files/file-reference.js";
 import { encodeMessage } from "../../messages/message-codec.js";
 import type { TimeSlicer } from "../../runtime/time-slice.js";
 import { transcriptMatchKeyOf } from "../transcript-match.js";
-import type { ConversationCursor, ImportedFile, MessageToStore, SqliteImportStore } from "./import-store.js";
+import type { ConversationCursor, ImportedFile, MessageToStore } from "./import-records.js";
+import type { SqliteImportStore } from "./import-store.js";
 import type { ImportReport, UnmappedTally } from "./import-report.js";
 import { type FileReferenceOf, peerTimeToMillis, rebuildPeerMessage } from "./message-rebuild.js";
 import type { PeerConversation, PeerMessage, PeerPart, PeerReader } from "./peer-reader.js";
@@ -36,29 +35,6 @@ export interface MessagePhase {
   written: ImportReport["written"];
   slicer: TimeSlicer;
   signal?: AbortSignal | undefined;
-}
-
-/**
- * Reads, rebuilds and encodes every message of the conversation without writing anything; throws what reading
- * throws (a source that cannot be read to the end). Returns how many messages the codec would refuse.
- */
-export async function validateMessages(
-  phase: Pick<MessagePhase, "reader" | "tokens" | "conversation" | "slicer" | "signal">, now: number,
-): Promise<number> {
-  let refused = 0;
-  for (let after = { seq: Number.MIN_SAFE_INTEGER, messageId: 0 }; ;) {
-    phase.signal?.throwIfAborted();
-    await phase.slicer.checkpoint();
-    const page = phase.reader.messagesAfter(phase.conversation.conversationId, after.seq, after.messageId, MESSAGE_PAGE);
-    if (page.length === 0) return refused;
-    const parts = phase.reader.partsOf(page.map((message) => message.messageId));
-    for (const peer of page) {
-      await phase.slicer.checkpoint();
-      // The peer's own reference text stands in for the file's: files are copied once the conversation is started.
-      if (encodePeer(peer, parts.get(peer.messageId) ?? [], () => null, phase.tokens, now).encoded === null) refused++;
-    }
-    after = { seq: page.at(-1)!.seq, messageId: page.at(-1)!.messageId };
-  }
 }
 
 /**
