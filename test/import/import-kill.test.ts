@@ -121,5 +121,5 @@ describe("an import killed with SIGKILL", () => {
     expect(rows(target)).toMatchObject({ messages: total, identities: total, files: 3, importing: 0 });
     const doctor = await runJson<{ healthy: boolean; findings: unknown[] }>(["doctor", "--db", target], DoctorOutputSchema);
     expect(doctor.findings).toEqual([]);
-  });
+  }, 300_000); // three imports of 6,000 messages and a child process that compiles the CLI at start-up
 });

@@ -150,7 +150,7 @@ describe.each(PEER_VERSIONS)("a database lossless-claw %s wrote", (version: Peer
       expect(snapshot(db), `stopped after transaction ${stopAfter}`).toEqual(expected);
     }
     expect(stopped).toBe(transactions - 1);
-  });
+  }, 300_000); // two imports per transaction (about 20-30): a minute or more on a loaded machine
 
   it("a re-run after the peer pruned its oldest conversation adds nothing and duplicates nothing", async () => {
     const source = unpackPeer(version);
