@@ -90,6 +90,9 @@ export async function backupDatabase(source: sqlite.DatabaseSync, sourcePath: st
     chmodSync(partial, mode);
     if (files.directory !== null) await replace(partialFiles, filesTarget);
     else if (options.overwrite) await rm(filesTarget, { recursive: true, force: true }); // an older backup's files
+    // The companions of the file being replaced go first: a -wal left beside the new file would be replayed into it
+    // the next time it is opened in WAL mode (its frames are the old database's pages).
+    for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(`${target}${suffix}`, { force: true });
     renameSync(partial, target);
   } catch (error) {
     rmSync(partial, { force: true });

@@ -165,3 +165,26 @@ describe("migration 12", () => {
     expect(JSON.stringify(described.content)).toContain("build step 0: ok");
   });
 });
+
+describe("lcm backup --force over a database with a write-ahead log beside it", () => {
+  it("removes the old -wal and -shm, so the old database's pages are never replayed into the new one", async () => {
+    const db = join(tempDir(), "lcm.db");
+    await databaseWithStoredFile(db);
+    // A target that still has a write-ahead log (its gateway was killed): 300 rows of another database's pages.
+    const target = join(tempDir(), "lcm-context.db");
+    const old = new DatabaseSync(target);
+    old.exec("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE stale (text TEXT);");
+    for (let row = 0; row < 300; row++) old.prepare("INSERT INTO stale VALUES (?)").run(`stale row ${row} ${"x".repeat(200)}`);
+    const wal = readFileSync(`${target}-wal`);
+    old.close();
+    writeFileSync(`${target}-wal`, wal);
+    expect((await runLcm(["backup", target, "--force", "--db", db])).code).toBe(EXIT.ok);
+    expect(existsSync(`${target}-wal`)).toBe(false);
+    const doctor = await runJson<{ healthy: boolean; findings: unknown[] }>(["doctor", "--db", target], DoctorOutputSchema);
+    expect(doctor.findings).toEqual([]);
+    const restored = new DatabaseSync(target, { readOnly: true });
+    expect(restored.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'stale'").get()).toEqual({ n: 0 });
+    expect(restored.prepare("SELECT count(*) AS n FROM messages").get()).toEqual({ n: 4 });
+    restored.close();
+  });
+});
