@@ -165,3 +165,39 @@ describe("a conversation whose rows cannot be read to the end", () => {
     expect(rows(db, "SELECT count(*) AS n FROM import_map WHERE source_key LIKE '2/%' OR (entity = 'conversation' AND source_key = '2')")).toEqual([{ n: 0 }]);
   });
 });
+
+describe("a source that changed since it was imported", () => {
+  it("reports the messages the peer stored in an imported conversation afterwards, and appends none", async () => {
+    const source = unpackPeer("1.0.0-beta.4");
+    const db = join(tempDir(), "lcm-context.db");
+    const first = await importCli(source, db);
+    const peer = new DatabaseSync(source);
+    peer.exec(`INSERT INTO messages (conversation_id, seq, role, content, token_count) VALUES (3, 1000, 'user', 'a later question', 4)`);
+    peer.close();
+    const again = await importCli(source, db);
+    expect(again.conversations).toMatchObject({ alreadyImported: 3, imported: 0 });
+    expect(again.written.messages).toBe(0);
+    expect(again.unmapped).toEqual([{ kind: "conversation: messages the peer stored after it was imported (not imported: LCM's conversation went on)", count: 1, examples: ["3: 1"] }]);
+    expect(rows(db, "SELECT count(*) AS n FROM messages")).toEqual([{ n: first.written.messages }]);
+  });
+
+  it("never mixes a conversation into another one imported under the same peer id", async () => {
+    const build = (secondSession: string) => {
+      const path = join(tempDir("peer-reused-"), "lcm.db");
+      const peer = new PeerWriter(path, "1.x");
+      for (const sessionId of ["session-kept", secondSession]) {
+        const conversation = peer.conversation(sessionId, { sessionKey: `agent:main:${sessionId}` });
+        peer.message(conversation, { role: "user", content: `hello from ${sessionId}`, timestamp: 0 });
+      }
+      peer.close();
+      return path;
+    };
+    const db = join(tempDir(), "lcm-context.db");
+    await importCli(build("session-first"), db);
+    // Rebuilt from scratch: the same first conversation (so the same source), another one under id 2.
+    const report = await importCli(build("session-other"), db);
+    expect(report.conversations).toMatchObject({ total: 2, alreadyImported: 1, notImported: 1, imported: 0 });
+    expect(report.unmapped.map((entry) => entry.kind)).toEqual(["conversation: its id is another conversation's already imported from this source (not imported)"]);
+    expect(rows(db, "SELECT session_id FROM conversations ORDER BY conversation_id")).toEqual([{ session_id: "session-kept" }, { session_id: "session-first" }]);
+  });
+});
