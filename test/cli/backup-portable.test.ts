@@ -163,6 +163,12 @@ describe("migration 12", () => {
     expect((await runLcm(["doctor", "--db", db])).code).toBe(EXIT.ok);
     const described = await runJson<{ content: unknown }>(["describe", fileId, "--db", db], DescribeOutputSchema);
     expect(JSON.stringify(described.content)).toContain("build step 0: ok");
+    // A backup brings it into its own files folder all the same, recorded relative to the backup.
+    const target = join(tempDir(), "nightly.db");
+    const backup = await runJson<BackupOutput>(["backup", target, "--db", db], BackupOutputSchema);
+    expect(backup.files).toMatchObject({ copied: 1, missing: [] });
+    expect(readFileSync(join(dirname(target), "nightly-files", "1", `${fileId}.txt`), "utf8")).toBe(OUTPUT);
+    expect((await runLcm(["doctor", "--db", target])).code).toBe(EXIT.ok);
   });
 });
 

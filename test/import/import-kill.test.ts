@@ -81,8 +81,9 @@ function runKilledOnceWriting(source: string, target: string): Promise<{ killed:
   });
 }
 
+/** A count, on a connection that may write: the first open after a kill recovers the write-ahead log, as LCM's would. */
 function count(db: string, sql: string): number {
-  const database = new DatabaseSync(db, { readOnly: true });
+  const database = new DatabaseSync(db, { timeout: 10_000 });
   try {
     return (database.prepare(sql).get() as { n: number }).n;
   } finally {
