@@ -170,6 +170,49 @@ export class PeerReader {
     return Number(this.get("SELECT count(*) AS n FROM messages WHERE conversation_id = ?", conversationId)!.n);
   }
 
+  /**
+   * Reads, inside SQLite, every value of the next `limit` messages after (seq, message_id) and of their parts, as
+   * messagesAfter and partsOf would (each text to its end, overflow pages included), without copying a row out:
+   * throws what reading them throws. Returns how many messages it read and the last one's key.
+   */
+  checkMessagesAfter(conversationId: number, afterSeq: number, afterMessageId: number, limit: number): { count: number; last: { seq: number; messageId: number } | null } {
+    const after = "conversation_id = ?1 AND (seq > ?2 OR (seq = ?2 AND message_id > ?3)) ORDER BY seq, message_id";
+    const read = this.get(
+      `SELECT count(*) AS n, sum(${lengthsOf(this.schema.columns.messages)}) AS chars FROM (SELECT * FROM messages WHERE ${after} LIMIT ?4)`,
+      conversationId, afterSeq, afterMessageId, limit,
+    )!;
+    const count = Number(read.n);
+    if (count === 0) return { count, last: null };
+    if (this.schema.columns.message_parts.size > 0) {
+      this.get(
+        `SELECT sum(${lengthsOf(this.schema.columns.message_parts)}) AS chars FROM message_parts
+         WHERE message_id IN (SELECT message_id FROM messages WHERE ${after} LIMIT ?4)`,
+        conversationId, afterSeq, afterMessageId, limit,
+      );
+    }
+    // The last of the page, from the (conversation_id, seq) index alone.
+    const last = this.get(`SELECT seq, message_id FROM messages WHERE ${after} LIMIT 1 OFFSET ?4`, conversationId, afterSeq, afterMessageId, count - 1)!;
+    return { count, last: { seq: Number(last.seq), messageId: Number(last.message_id) } };
+  }
+
+  /**
+   * Reads, inside SQLite, every value of the conversation's summaries, summary edges, context items and stored-file
+   * rows (what the summaries, context and files phases read), without copying a row out; throws what reading throws.
+   */
+  checkConversationRest(conversationId: number): void {
+    const { columns } = this.schema;
+    this.get(`SELECT sum(${lengthsOf(columns.summaries)}) AS chars FROM summaries WHERE conversation_id = ?`, conversationId);
+    this.get(`SELECT sum(${lengthsOf(columns.context_items)}) AS chars FROM context_items WHERE conversation_id = ?`, conversationId);
+    if (columns.large_files.size > 0) this.get(`SELECT sum(${lengthsOf(columns.large_files)}) AS chars FROM large_files WHERE conversation_id = ?`, conversationId);
+    for (const table of ["summary_messages", "summary_parents"] as const) {
+      if (columns[table].size === 0) continue;
+      this.get(
+        `SELECT sum(${lengthsOf(columns[table], "e")}) AS chars FROM ${table} e WHERE e.summary_id IN (SELECT summary_id FROM summaries WHERE conversation_id = ?)`,
+        conversationId,
+      );
+    }
+  }
+
   /** The next page of a conversation's messages after (seq, message_id), in that order. */
   messagesAfter(conversationId: number, afterSeq: number, afterMessageId: number, limit: number): PeerMessage[] {
     return this.all(
@@ -343,6 +386,12 @@ export class PeerReader {
   private all(sql: string, ...params: SQLInputValue[]): Row[] {
     return (this.statement(sql).all(...params) as Row[]).map((row) => ({ ...row }));
   }
+}
+
+/** `length(a) + length(b) + …` over every column (the summed lengths make SQLite read each value to its end). */
+function lengthsOf(columns: ReadonlySet<string>, alias?: string): string {
+  const names = [...columns].map((column) => `coalesce(length(${alias ? `${alias}.` : ""}"${column.replace(/"/g, '""')}"), 0)`);
+  return names.length > 0 ? names.join(" + ") : "0";
 }
 
 /** The identity of a peer conversation (PeerConversation.identity). */
