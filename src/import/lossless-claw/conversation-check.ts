@@ -7,6 +7,7 @@
  * written, so it never stops a conversation half-way either. The import then finds the pages cached.
  */
 import type { TimeSlicer } from "../../runtime/time-slice.js";
+import { EDGE_PAGE } from "./dag-phase.js";
 import { MESSAGE_PAGE } from "./message-phase.js";
 import type { PeerReader } from "./peer-reader.js";
 
@@ -24,4 +25,9 @@ export async function readWholeConversation(reader: PeerReader, conversationId: 
   }
   await slicer.checkpoint();
   reader.checkConversationRest(conversationId);
+  for (let after = reader.checkSummaryMessagesAfter(conversationId, null, EDGE_PAGE); after !== null;) {
+    signal?.throwIfAborted();
+    await slicer.checkpoint();
+    after = reader.checkSummaryMessagesAfter(conversationId, after, EDGE_PAGE);
+  }
 }

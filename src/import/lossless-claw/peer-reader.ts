@@ -204,13 +204,31 @@ export class PeerReader {
     this.get(`SELECT sum(${lengthsOf(columns.summaries)}) AS chars FROM summaries WHERE conversation_id = ?`, conversationId);
     this.get(`SELECT sum(${lengthsOf(columns.context_items)}) AS chars FROM context_items WHERE conversation_id = ?`, conversationId);
     if (columns.large_files.size > 0) this.get(`SELECT sum(${lengthsOf(columns.large_files)}) AS chars FROM large_files WHERE conversation_id = ?`, conversationId);
-    for (const table of ["summary_messages", "summary_parents"] as const) {
-      if (columns[table].size === 0) continue;
+    if (columns.summary_parents.size > 0) {
       this.get(
-        `SELECT sum(${lengthsOf(columns[table], "e")}) AS chars FROM ${table} e WHERE e.summary_id IN (SELECT summary_id FROM summaries WHERE conversation_id = ?)`,
+        `SELECT sum(${lengthsOf(columns.summary_parents, "e")}) AS chars FROM summary_parents e WHERE e.summary_id IN (SELECT summary_id FROM summaries WHERE conversation_id = ?)`,
         conversationId,
       );
     }
+  }
+
+  /**
+   * Reads, inside SQLite, the next `limit` leaf → message edges after `after` (as summaryMessagesAfter pages them, a
+   * long conversation holding as many as it has messages), copying nothing out; returns the last one's key, null at
+   * the end. Throws what reading throws.
+   */
+  checkSummaryMessagesAfter(
+    conversationId: number, after: { summaryId: string; ordinal: number; messageId: number } | null, limit: number,
+  ): { summaryId: string; ordinal: number; messageId: number } | null {
+    if (this.schema.columns.summary_messages.size === 0) return null;
+    const page = `FROM summary_messages sm JOIN summaries s ON s.summary_id = sm.summary_id
+      WHERE s.conversation_id = ?1 AND (sm.summary_id, sm.ordinal, sm.message_id) > (?2, ?3, ?4) ORDER BY sm.summary_id, sm.ordinal, sm.message_id`;
+    const params = [conversationId, after?.summaryId ?? "", after?.ordinal ?? Number.MIN_SAFE_INTEGER, after?.messageId ?? Number.MIN_SAFE_INTEGER] as const;
+    const read = this.get(`SELECT count(*) AS n, sum(${lengthsOf(this.schema.columns.summary_messages)}) AS chars FROM (SELECT sm.* ${page} LIMIT ?5)`, ...params, limit)!;
+    const count = Number(read.n);
+    if (count === 0) return null;
+    const last = this.get(`SELECT sm.summary_id, sm.ordinal, sm.message_id ${page} LIMIT 1 OFFSET ?5`, ...params, count - 1)!;
+    return { summaryId: this.text(last.summary_id, "summary_messages"), ordinal: Number(last.ordinal), messageId: Number(last.message_id) };
   }
 
   /** The next page of a conversation's messages after (seq, message_id), in that order. */
