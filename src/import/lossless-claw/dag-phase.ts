@@ -45,6 +45,9 @@ export async function importSummaries(phase: MessagePhase, fingerprint: string, 
     for (const messageId of orphans.attached) {
       unmapped.add("context item: tool result whose call the peer summarized: kept under that summary (lcm_expand shows it)", `${conversation.conversationId}/${messageId}`);
     }
+    for (const messageId of orphans.unattached) {
+      unmapped.add("context item: tool result that follows no call and no summary of this conversation: left in the context as the peer had it (the assembler drops it)", `${conversation.conversationId}/${messageId}`);
+    }
     for (const entry of plan.unmapped) unmapped.add(`summary: ${entry.reason}`, entry.peerSummaryId);
     if (plan.droppedEdges > 0) unmapped.add("summary edge to a source not imported (another conversation's, or excluded)", `conversation ${conversation.conversationId}`, plan.droppedEdges);
     await slicer.checkpoint();
