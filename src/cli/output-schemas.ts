@@ -173,7 +173,14 @@ export const CompactOutputSchema = Type.Object({
 export const BackupOutputSchema = Type.Object({
   path: Type.String(), source: Type.String(), bytes: Count, pages: Count,
   method: Type.Union([Type.Literal("backup-api"), Type.Literal("vacuum-into")]), durationMs: Count, check: Type.Literal("ok"),
+  /** The backup file's permissions, the database's (octal text, "0600"). */
+  mode: Type.String(),
+  /** The backup's stored-files folder (`<backup name>-files` beside it); null when the database holds no stored file. */
   filesDirectory: Nullable(Type.String()),
+  files: Type.Object({
+    directory: Nullable(Type.String()), copied: Count, bytes: Count,
+    missing: Type.Array(Type.Object({ fileId: Type.String(), path: Type.String(), reason: Type.String() })),
+  }),
 });
 
 const ExportedConversationSchema = Type.Object({
@@ -235,7 +242,7 @@ export const ImportLosslessClawOutputSchema = Type.Object({
   target: Type.String(),
   applied: Type.Boolean(),
   sourceCounts: PeerCountsSchema,
-  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count }),
+  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count, notImported: Count }),
   written: Type.Object({
     conversations: Count, messages: Count, messageParts: Count, summaries: Count, summaryMessages: Count, summaryParents: Count,
     contextItems: Count, largeFiles: Count,

@@ -526,6 +526,21 @@ export const MIGRATIONS: readonly Migration[] = [
     // (retention/retention-policy.ts restoreHoldMs), so the next run does not archive again what was just restored.
     up: `ALTER TABLE conversations ADD COLUMN restored_at INTEGER;`,
   },
+  {
+    version: 13,
+    name: "stored-file paths relative to the database's folder",
+    // A stored file's path was recorded absolute, so a backup opened elsewhere, or the database moved with its files
+    // folder, found every file missing. Paths under the database's folder (the default files directory is
+    // `<name>-files/` beside it) are now recorded relative to that folder (db/stored-file-path.ts); this makes the
+    // existing rows so. The folder is the one SQLite opened the file in (`pragma_database_list`): its path up to the
+    // last "/". Paths elsewhere (a files directory configured outside the folder) stay absolute and keep working.
+    up: `
+      UPDATE large_files SET storage_path = substr(storage_path, length(folder.path) + 1)
+      FROM (SELECT rtrim(file, replace(file, '/', '')) AS path FROM pragma_database_list WHERE name = 'main' AND file LIKE '/%') AS folder
+      WHERE substr(large_files.storage_path, 1, length(folder.path)) = folder.path
+        AND length(large_files.storage_path) > length(folder.path);
+    `,
+  },
 ];
 
 /**

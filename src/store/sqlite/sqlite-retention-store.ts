@@ -10,6 +10,7 @@
  */
 import type { SQLInputValue } from "node:sqlite";
 import type { Database } from "../../db/database.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
 import type { ConversationId, MessageId } from "../../records.js";
 import type { SliceDeadline } from "../../runtime/time-slice.js";
 import type {
@@ -256,7 +257,7 @@ export class SqliteRetentionStore implements RetentionStore {
       for (const [fileId, path] of files) {
         this.recordArchivedId(fileId, archiveId);
         this.db.run("DELETE FROM large_files WHERE file_id = ?", fileId);
-        removedFilePaths.push(path);
+        removedFilePaths.push(resolveRecordedPath(this.db.path, path));
       }
       return files.length;
     }
