@@ -22,7 +22,7 @@ describe("/lcm doctor", () => {
   it("checks the conversation after real compaction and finds nothing wrong", async () => {
     const { run } = await compactedEnv();
     const text = await run("doctor");
-    expect(text).toMatch(/^LCM doctor \(this conversation\): 14 checks over 1 conversation\(s\) and the full-text indexes in \d+ ms\./);
+    expect(text).toMatch(/^LCM doctor \(this conversation\): 15 checks over 1 conversation\(s\) and the full-text indexes in \d+ ms\./);
     expect(text).toContain("No problems found");
   });
 
