@@ -22,6 +22,7 @@ import { statusCommand } from "./commands/status-command.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import { positiveInteger } from "./format.js";
+import { packageVersion } from "./node-support.js";
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -40,6 +41,7 @@ else the plugin's default (~/.openclaw/lcm-context.db).`;
 /** Adds the `lcm` subcommands to `lcm` (a Command named lcm: the bin's program, or the one made under openclaw). */
 export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Command {
   lcm.description("Inspect, maintain, export and import the LCM (lossless context) database, with or without a gateway running.")
+    .version(packageVersion(), "-V, --version", "print the plugin's version")
     .addHelpText("after", EXIT_CODES_HELP);
   lcm.showHelpAfterError("(lcm --help lists the commands; lcm <command> --help explains one)");
   const run = <T>(name: string, options: CommonOptions, body: Parameters<typeof runCommand<T>>[3]) => runCommand(environment, name, options, body);
