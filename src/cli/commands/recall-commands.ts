@@ -15,7 +15,7 @@ import { RecallService, type RecallReader } from "../../services/recall-service.
 import type { SearchSort } from "../../store/retrieval-store.js";
 import type { CliRuntime, CliStores, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { count, preview } from "../format.js";
+import { count, counted, preview } from "../format.js";
 
 export interface GrepOptions {
   mode: GrepMode;
@@ -41,7 +41,7 @@ export async function grepCommand(runtime: CliRuntime, pattern: string, options:
   const data: GrepOutput = { ...result, note: outcome.note, pattern, searchedConversations: outcome.searchedConversations, matchCount: result.matches.length };
   const lines = [
     `${count(result.matches.length)} match${result.matches.length === 1 ? "" : "es"} for ${JSON.stringify(pattern)} (${result.mode}, ${result.scope}) ` +
-      `in ${count(outcome.searchedConversations)} conversation(s)${result.limitReached ? `; limit ${options.limit} reached` : ""}${result.truncated ? "; search stopped early (time budget)" : ""}`,
+      `in ${counted(outcome.searchedConversations, "conversation")}${result.limitReached ? `; limit ${options.limit} reached` : ""}${result.truncated ? "; search stopped early (time budget)" : ""}`,
     ...result.matches.map((match) => {
       switch (match.type) {
         case "message":
