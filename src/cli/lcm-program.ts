@@ -16,7 +16,8 @@ import { defineImportLosslessClawCommand } from "./commands/import-lossless-claw
 import { exportCommand } from "./commands/export-command.js";
 import { defineImportJsonlCommand } from "./commands/import-jsonl-command.js";
 import { defineImportOpenClawCommand } from "./commands/import-openclaw-command.js";
-import { describeCommand, expandCommand, grepCommand } from "./commands/recall-commands.js";
+import { describeCommand } from "./commands/describe-command.js";
+import { expandCommand, grepCommand } from "./commands/recall-commands.js";
 import { retentionCommand } from "./commands/retention-command.js";
 import { statusCommand } from "./commands/status-command.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
@@ -154,8 +155,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
   command("export", "Write conversations to a file: lossless JSONL (lcm import jsonl restores it) or Markdown to read")
     .argument("[conversation]", "a conversation id (or --agent for all of an agent's)")
     .option("--agent <id>", "every conversation of this agent, archived ones included")
-    .requiredOption("--format <format>", "jsonl or markdown")
-    .requiredOption("--out <path>", "the file to write")
+    .requiredOption("--format <format>", "required: jsonl or markdown")
+    .requiredOption("--out <path>", "required: the file to write")
     .option("--force", "replace the file if it exists")
     .action((conversation: string | undefined, options: CommonOptions & { agent?: string; format: string; out: string; force?: boolean }) =>
       run("export", options, (runtime) => exportCommand(runtime, {
