@@ -78,6 +78,18 @@ describe("the lcm executable", () => {
     expect(run).toMatchObject({ code: EXIT.ok, stdout: `${VERSION}\n` });
   }, 60_000);
 
+  it("loads a command's own modules only: lcm status loads neither the imports nor typebox", async () => {
+    // A loader hook (Node's registerHooks) writes every module the process loads to stderr.
+    const hook = "data:text/javascript," + encodeURIComponent(
+      'import { registerHooks } from "node:module"; registerHooks({ load(url, context, next) { process.stderr.write("loaded " + url + "\\n"); return next(url, context); } });',
+    );
+    const run = await runBin(["status", "--db", db], { nodeFlags: ["--import", hook] });
+    expect(run.code).toBe(EXIT.ok);
+    const loaded = run.stderr.split("\n").filter((line) => line.startsWith("loaded ") && !line.includes("/node_modules/tsx/"));
+    expect(loaded.some((line) => line.includes("/src/cli/commands/status-command.ts"))).toBe(true);
+    expect(loaded.filter((line) => /\/src\/(transfer|import)\/|\/src\/cli\/commands\/(import-(jsonl|openclaw|lossless-claw)|export|doctor|describe)|@sinclair\/typebox/.test(line))).toEqual([]);
+  }, 60_000);
+
   it.each([[["dag", "1", "--json"]], [["conversations", "--json"]], [["grep", "question", "--limit", "500"]]])(
     "ends %j quietly when the reader closes the pipe",
     async (args) => {

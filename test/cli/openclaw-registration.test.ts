@@ -13,7 +13,7 @@ import plugin from "../../index.js";
 import type { CliCommandDescriptor, CliRegistrar, GatewayMethodHandler, HttpRoute } from "../../src/host/openclaw-types.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
-import { buildDatabase, exchanges } from "./cli-harness.js";
+import { buildDatabase, exchanges, runLcm } from "./cli-harness.js";
 
 class OperatorApi extends FakePluginApi {
   readonly clis: { registrar: CliRegistrar; descriptors: CliCommandDescriptor[] }[] = [];
@@ -132,5 +132,32 @@ describe("the plugin's operator surfaces", () => {
     expect(process.exitCode).toBe(0);
     process.exitCode = exitCode;
     expect(JSON.parse(printed)).toMatchObject({ databasePath: db, count: 1, conversations: [{ sessionKey: "agent:main:main", messages: 6 }] });
+  });
+
+  it("runs `openclaw lcm import jsonl`, whose definition loads only when an import is asked for", async () => {
+    const source = tempDatabasePath();
+    await buildDatabase({ databasePath: source, sessions: [{ sessionKey: "agent:main:main", sessionId: "s1", messages: exchanges(2) }] });
+    const exported = `${source}.jsonl`;
+    expect((await runLcm(["export", "1", "--format", "jsonl", "--out", exported, "--db", source])).code).toBe(0);
+    const api = new OperatorApi({});
+    plugin.register(api);
+    const program = new Command("openclaw").exitOverride();
+    const target = tempDatabasePath();
+    await api.clis[0]!.registrar({ program, config: { plugins: { entries: { lcm: { config: { databasePath: target } } } } } });
+    const lcm = program.commands.find((command) => command.name() === "lcm")!;
+    const importGroup = lcm.commands.find((command) => command.name() === "import")!;
+    expect(importGroup.commands).toEqual([]);
+    let printed = "";
+    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      printed += String(chunk);
+      return true;
+    });
+    const exitCode = process.exitCode;
+    await program.parseAsync(["node", "openclaw", "lcm", "import", "jsonl", exported, "--json"]);
+    vi.restoreAllMocks();
+    expect(process.exitCode).toBe(0);
+    process.exitCode = exitCode;
+    expect(importGroup.commands.map((command) => command.name())).toEqual(["jsonl", "openclaw", "lossless-claw"]);
+    expect(JSON.parse(printed)).toMatchObject({ dryRun: true });
   });
 });
