@@ -42,24 +42,28 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
   command("status", "What is stored and the database's health; with a conversation, what /lcm status shows for it")
     .argument("[conversation]", "a conversation id (see lcm conversations)")
     .action((conversation: string | undefined, options: CommonOptions) =>
-      run("status", options, async (runtime) => (await import("./commands/status-command.js")).statusCommand(runtime, conversation === undefined ? undefined : positiveInteger(conversation, "conversation"))));
+      run("status", options, async (runtime) => (await import("./commands/status-command.js")).statusCommand(
+        runtime, conversation === undefined ? undefined : positiveInteger(conversation, "conversation"))));
 
   command("conversations", "Every conversation: agent, session, counts, tokens, last activity, flags")
     .option("--agent <id>", "only this agent's conversations")
     .option("--limit <n>", "most conversations listed", "100")
     .action((options: CommonOptions & { agent?: string; limit: string }) =>
-      run("conversations", options, async (runtime) => (await import("./commands/conversations-command.js")).conversationsCommand(runtime, { ...(options.agent ? { agent: options.agent } : {}), limit: positiveInteger(options.limit, "--limit") })));
+      run("conversations", options, async (runtime) => (await import("./commands/conversations-command.js")).conversationsCommand(
+        runtime, { ...(options.agent ? { agent: options.agent } : {}), limit: positiveInteger(options.limit, "--limit") })));
 
   command("context", "Exactly what the model would see next for a conversation, with a token breakdown")
     .argument("<conversation>", "a conversation id")
     .option("--full", "print every message whole (default: one line each)")
     .action((conversation: string, options: CommonOptions & { full?: boolean }) =>
-      run("context", options, async (runtime) => (await import("./commands/context-command.js")).contextCommand(runtime, positiveInteger(conversation, "conversation"), { full: options.full === true })));
+      run("context", options, async (runtime) => (await import("./commands/context-command.js")).contextCommand(
+        runtime, positiveInteger(conversation, "conversation"), { full: options.full === true })));
 
   command("dag", "The summary DAG of a conversation as a tree")
     .argument("<conversation>", "a conversation id")
     .action((conversation: string, options: CommonOptions) =>
-      run("dag", options, async (runtime) => (await import("./commands/dag-command.js")).dagCommand(runtime, positiveInteger(conversation, "conversation"))));
+      run("dag", options, async (runtime) => (await import("./commands/dag-command.js")).dagCommand(
+        runtime, positiveInteger(conversation, "conversation"))));
 
   command("grep", "Search all stored history (the lcm_grep engine): messages, summaries, or stored files")
     .argument("<pattern>", "a regular expression (default) or words (--mode full_text)")
@@ -129,7 +133,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--instructions <text>", "what the summaries should keep")
     .option("--budget", "compact until the context fits the budget (default: down to contextThreshold of it)")
     .action((conversation: string, options: CommonOptions & { instructions?: string; budget?: boolean }) =>
-      run("compact", options, async (runtime) => (await import("./commands/compact-command.js")).compactCommand(runtime, positiveInteger(conversation, "conversation"), {
+      run("compact", options, async (runtime) => (await import("./commands/compact-command.js")).compactCommand(
+        runtime, positiveInteger(conversation, "conversation"), {
         budget: options.budget === true, ...(options.instructions ? { instructions: options.instructions } : {}),
       })));
 
@@ -137,7 +142,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .argument("<path>", "the file to write")
     .option("--force", "replace the file if it exists")
     .action((path: string, options: CommonOptions & { force?: boolean }) =>
-      run("backup", options, async (runtime) => (await import("./commands/backup-command.js")).backupCommand(runtime, path, { force: options.force === true })));
+      run("backup", options, async (runtime) => (await import("./commands/backup-command.js")).backupCommand(
+        runtime, path, { force: options.force === true })));
 
   command("export", "Write conversations to a file: lossless JSONL (lcm import jsonl restores it) or Markdown to read")
     .argument("[conversation]", "a conversation id (or --agent for all of an agent's)")
@@ -155,7 +161,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--apply", "archive (gzip JSONL) and remove what the policy selects, then give the space back")
     .option("--vacuum", "once, for a file created before incremental vacuum: rewrite it (VACUUM) so freed space can be given back")
     .action((options: CommonOptions & { apply?: boolean; vacuum?: boolean }) =>
-      run("retention", options, async (runtime) => (await import("./commands/retention-command.js")).retentionCommand(runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
+      run("retention", options, async (runtime) => (await import("./commands/retention-command.js")).retentionCommand(
+        runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
 
   // The import sources (and what they load: the export format's validator, the lossless-claw reader) are defined
   // when `lcm import …` is on its way, so no other command loads them.

@@ -50,7 +50,8 @@ function summaryText(summary: SummaryDescription, id: string): string {
     `${summary.summaryId}: ${summary.kind} summary, depth ${summary.depth}, conversation ${summary.conversationId}` +
       (summary.level === "normal" ? "" : ` (${summary.level === "fallback" ? "fallback: a truncation written when the model failed" : "aggressive"})`),
     `${counted(summary.tokenCount, "token")} from ${counted(summary.sourceTokenCount, "token")}: ` +
-      `${counted(summary.sourceMessageCount, "message")}, seq ${summary.seqStart}-${summary.seqEnd}, ${summary.earliestAt} → ${summary.latestAt}; written ${summary.createdAt}`,
+      `${counted(summary.sourceMessageCount, "message")}, seq ${summary.seqStart}-${summary.seqEnd}, ` +
+      `${summary.earliestAt} → ${summary.latestAt}; written ${summary.createdAt}`,
     `Place: ${where}` +
       (summary.parentSummaryIds.length > 0 ? `; condenses ${summary.parentSummaryIds.join(", ")}` : "") +
       (summary.kind === "leaf" && summary.sourceMessageIds.length > 0 ? `; source messages ${idRange(summary.sourceMessageIds)}` : ""),
