@@ -169,9 +169,9 @@ export class Database {
     }
     this.beginImmediate();
     try {
-      const newestBefore = this.marksStoredHours ? newestMessageId(this.raw) : 0;
+      const newestBefore = this.marksStoredHours ? newestMessageId(this) : 0;
       const result = body();
-      if (this.marksStoredHours) markStoredHour(this.raw, newestBefore, Date.now());
+      if (this.marksStoredHours) markStoredHour(this, newestBefore, Date.now());
       this.raw.exec("COMMIT");
       this.checkpointer?.noteCommit();
       return result;

@@ -2,10 +2,11 @@
  * When messages were stored (schema 14, message_stored_hours): one row per unix hour, holding the first message id
  * stored in it. Database.writeNow calls these around every write transaction, so every path that stores messages
  * (turns, batches, every import) is marked without knowing about it; the cost is two lookups of the newest message
- * id per transaction, and one insert in the first transaction of an hour that added messages. Growth in
- * /lcm status reads the rows (sqlite-retention-store.ts).
+ * id per transaction (statements prepared once per connection), and one insert in the first transaction of an hour
+ * that added messages. Growth in /lcm status reads the rows (sqlite-retention-store.ts).
  */
 import type { DatabaseSync } from "node:sqlite";
+import type { Database } from "./database.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -15,16 +16,15 @@ export function hasStoredHours(raw: DatabaseSync): boolean {
 }
 
 /** The newest message id, or 0 (a lookup at the end of the primary key). */
-export function newestMessageId(raw: DatabaseSync): number {
-  const row = raw.prepare("SELECT coalesce(max(message_id), 0) AS id FROM messages").get() as { id: number };
-  return Number(row.id);
+export function newestMessageId(db: Database): number {
+  return Number(db.tuples<[number]>("SELECT coalesce(max(message_id), 0) FROM messages")[0]?.[0] ?? 0);
 }
 
 /**
  * Marks the hour of `now` with the first message id this transaction stored, when it stored any: ids above
  * `newestBefore` are new. A stub retention inserts again keeps its old id, below the newest, and is not counted.
  */
-export function markStoredHour(raw: DatabaseSync, newestBefore: number, now: number): void {
-  if (newestMessageId(raw) <= newestBefore) return;
-  raw.prepare("INSERT OR IGNORE INTO message_stored_hours (hour, first_message_id) VALUES (?, ?)").run(Math.floor(now / HOUR_MS), newestBefore + 1);
+export function markStoredHour(db: Database, newestBefore: number, now: number): void {
+  if (newestMessageId(db) <= newestBefore) return;
+  db.run("INSERT OR IGNORE INTO message_stored_hours (hour, first_message_id) VALUES (?, ?)", Math.floor(now / HOUR_MS), newestBefore + 1);
 }
