@@ -7,6 +7,7 @@
  * the cause is logged once per process.
  */
 import { createLcmCommand } from "./commands/lcm-command.js";
+import { statSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
 import type { CompletionModel, Logger } from "./contracts.js";
@@ -15,7 +16,6 @@ import { SqliteIntegrityStore } from "./store/sqlite/sqlite-integrity-store.js";
 import { systemClock } from "./contracts.js";
 import { openSharedDatabase, openSharedReadableDatabase } from "./db/connection-registry.js";
 import type { Database } from "./db/database.js";
-import { inspectDatabaseFile } from "./db/database-file.js";
 import { databaseProblemOf, describeDatabaseProblem } from "./db/database-problem.js";
 import { chooseDefaultDatabasePath } from "./db/default-database-path.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
@@ -445,8 +445,7 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
 /** Whether a file with content is at `path`: a missing or empty one is not opened by status (that would make it a database). */
 function hasDatabaseFile(path: string): boolean {
   if (path === ":memory:") return true;
-  const state = inspectDatabaseFile(path);
-  return state.kind !== "missing" && state.kind !== "new";
+  return (statSync(path, { throwIfNoEntry: false })?.size ?? 0) > 0;
 }
 
 /** api.runtime.llm for `openclaw lcm compact`, or undefined where the host offers no runtime. */
