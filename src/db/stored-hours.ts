@@ -5,8 +5,13 @@
  * id per transaction (statements prepared once per connection), and one insert in the first transaction of an hour
  * that added messages. Growth in /lcm status reads the rows (sqlite-retention-store.ts).
  */
-import type { DatabaseSync } from "node:sqlite";
-import type { Database } from "./database.js";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+
+/** What these need of a connection: Database's cached statements (declared here, so the two modules form no cycle). */
+export interface StoredHoursConnection {
+  tuples<T extends readonly unknown[]>(sql: string, ...params: SQLInputValue[]): T[];
+  run(sql: string, ...params: SQLInputValue[]): unknown;
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -16,7 +21,7 @@ export function hasStoredHours(raw: DatabaseSync): boolean {
 }
 
 /** The newest message id, or 0 (a lookup at the end of the primary key). */
-export function newestMessageId(db: Database): number {
+export function newestMessageId(db: StoredHoursConnection): number {
   return Number(db.tuples<[number]>("SELECT coalesce(max(message_id), 0) FROM messages")[0]?.[0] ?? 0);
 }
 
@@ -24,7 +29,7 @@ export function newestMessageId(db: Database): number {
  * Marks the hour of `now` with the first message id this transaction stored, when it stored any: ids above
  * `newestBefore` are new. A stub retention inserts again keeps its old id, below the newest, and is not counted.
  */
-export function markStoredHour(db: Database, newestBefore: number, now: number): void {
+export function markStoredHour(db: StoredHoursConnection, newestBefore: number, now: number): void {
   if (newestMessageId(db) <= newestBefore) return;
   db.run("INSERT OR IGNORE INTO message_stored_hours (hour, first_message_id) VALUES (?, ?)", Math.floor(now / HOUR_MS), newestBefore + 1);
 }
