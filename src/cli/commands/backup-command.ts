@@ -5,14 +5,17 @@
  * stored file that could not be copied (already missing) is named, and the command exits 7 (problems found) with the
  * backup written: everything else is in it.
  */
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { type BackupResult, backupDatabase } from "../../services/database-backup.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
-import { EXIT } from "../exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { bytes, count } from "../format.js";
 
 export type BackupOutput = BackupResult & { source: string; filesDirectory: string | null };
 
 export async function backupCommand(runtime: CliRuntime, target: string, options: { force: boolean }): Promise<CommandOutput<BackupOutput>> {
+  requireFolderOf(target);
   const { config } = runtime.settings;
   const stores = runtime.open("read");
   const progress = runtime.progress("Backing up");
@@ -44,4 +47,12 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
     text: lines.join("\n"),
     ...(files.missing.length > 0 ? { exitCode: EXIT.problemsFound } : {}),
   };
+}
+
+/** The backup goes into an existing folder: a missing one is bad usage (exit 2) with the fix, before anything is read. */
+function requireFolderOf(target: string): void {
+  const folder = dirname(resolve(target));
+  const info = statSync(folder, { throwIfNoEntry: false });
+  if (!info) throw new CliError(EXIT.usage, `The folder of the backup target, ${folder}, does not exist. Create it first (mkdir -p ${folder}) or choose another path.`);
+  if (!info.isDirectory()) throw new CliError(EXIT.usage, `${folder} is not a folder, so the backup target ${target} cannot be written there. Choose another path.`);
 }
