@@ -540,6 +540,7 @@ export const MIGRATIONS: readonly Migration[] = [
       FROM (SELECT rtrim(file, replace(file, '/', '')) AS path FROM pragma_database_list WHERE name = 'main' AND file LIKE '/%') AS folder
       WHERE substr(large_files.storage_path, 1, length(folder.path)) = folder.path
         AND length(large_files.storage_path) > length(folder.path);
+    `,
   },
   {
     version: 14,
