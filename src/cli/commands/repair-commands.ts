@@ -6,8 +6,9 @@ import type { Command } from "commander";
 import { type CliEnvironment, type CommonOptions, runCommand } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { positiveInteger } from "../format.js";
-import { inspectCommand } from "./inspect-command.js";
-import { fallbacksCommand, listRepairsCommand, repairCommand, rewriteText, undoCommand } from "./repair-command.js";
+
+/** Loaded when a repair command runs (as lcm-program.ts loads each command's module), not by every `lcm` command. */
+const repairs = () => import("./repair-command.js");
 
 export function defineRepairCommands(lcm: Command, environment: CliEnvironment): void {
   lcm.command("inspect").description("The web inspector on 127.0.0.1: conversations, the summary DAG, the context, search, files; --write allows repairs")
@@ -17,7 +18,8 @@ export function defineRepairCommands(lcm: Command, environment: CliEnvironment):
     .option("--port <n>", "the port on 127.0.0.1 (default: a free one)", "0")
     .option("--write", "allow repairs from the page (each one previewed, recorded and undoable)")
     .action((options: CommonOptions & { port: string; write?: boolean }) =>
-      runCommand(environment, "inspect", options, (runtime) => inspectCommand(runtime, { port: portOf(options.port), write: options.write === true })));
+      runCommand(environment, "inspect", options, async (runtime) =>
+        (await import("./inspect-command.js")).inspectCommand(runtime, { port: portOf(options.port), write: options.write === true })));
 
   const group = lcm.command("repair")
     .description("Repair summaries: re-summarize, rewrite by hand, dissolve into parents; previewed, --apply to write, undo to revert");
@@ -34,7 +36,7 @@ export function defineRepairCommands(lcm: Command, environment: CliEnvironment):
     .option("--instructions <text>", "what the new summary should keep")
     .option("--apply", "write it (default: preview only)")
     .action((summaryId: string, options: CommonOptions & { instructions?: string; apply?: boolean }) =>
-      run("resummarize", options, (runtime) => repairCommand(runtime, {
+      run("resummarize", options, async (runtime) => (await repairs()).repairCommand(runtime, {
         kind: "resummarize", summaryId, ...(options.instructions ? { instructions: options.instructions } : {}),
       }, { apply: options.apply === true })));
 
@@ -44,24 +46,27 @@ export function defineRepairCommands(lcm: Command, environment: CliEnvironment):
     .option("--file <path>", "a file holding the new text")
     .option("--apply", "write it (default: preview only)")
     .action((summaryId: string, options: CommonOptions & { text?: string; file?: string; apply?: boolean }) =>
-      run("rewrite", options, (runtime) => repairCommand(runtime, { kind: "rewrite", summaryId, content: rewriteText(options) }, { apply: options.apply === true })));
+      run("rewrite", options, async (runtime) => {
+        const { repairCommand, rewriteText } = await repairs();
+        return repairCommand(runtime, { kind: "rewrite", summaryId, content: rewriteText(options) }, { apply: options.apply === true });
+      }));
 
   command("dissolve", "Put a condensed summary's parents back into the context in its place")
     .argument("<summaryId>", "a condensed summary the context shows (sum_…)")
     .option("--apply", "write it (default: preview only)")
     .action((summaryId: string, options: CommonOptions & { apply?: boolean }) =>
-      run("dissolve", options, (runtime) => repairCommand(runtime, { kind: "dissolve", summaryId }, { apply: options.apply === true })));
+      run("dissolve", options, async (runtime) => (await repairs()).repairCommand(runtime, { kind: "dissolve", summaryId }, { apply: options.apply === true })));
 
   command("undo", "Restore exactly what a repair replaced (refused if the rows changed since)")
     .argument("<repairId>", "a repair number (see lcm repair list)")
     .action((repairId: string, options: CommonOptions) =>
-      run("undo", options, (runtime) => undoCommand(runtime, positiveInteger(repairId, "repairId"))));
+      run("undo", options, async (runtime) => (await repairs()).undoCommand(runtime, positiveInteger(repairId, "repairId"))));
 
   command("list", "The repairs made, newest first")
     .option("--conversation <id>", "only this conversation")
     .option("--limit <n>", "most repairs listed", "50")
     .action((options: CommonOptions & { conversation?: string; limit: string }) =>
-      run("list", options, (runtime) => listRepairsCommand(runtime, {
+      run("list", options, async (runtime) => (await repairs()).listRepairsCommand(runtime, {
         limit: positiveInteger(options.limit, "--limit"),
         ...(options.conversation !== undefined ? { conversation: positiveInteger(options.conversation, "--conversation") } : {}),
       })));
@@ -71,7 +76,7 @@ export function defineRepairCommands(lcm: Command, environment: CliEnvironment):
     .option("--limit <n>", "most summaries", "20")
     .option("--apply", "re-summarize them (each one recorded and undoable)")
     .action((options: CommonOptions & { conversation?: string; limit: string; apply?: boolean }) =>
-      run("fallbacks", options, (runtime) => fallbacksCommand(runtime, {
+      run("fallbacks", options, async (runtime) => (await repairs()).fallbacksCommand(runtime, {
         limit: positiveInteger(options.limit, "--limit"), apply: options.apply === true,
         ...(options.conversation !== undefined ? { conversation: positiveInteger(options.conversation, "--conversation") } : {}),
       })));
