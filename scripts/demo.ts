@@ -136,6 +136,7 @@ function printHowToLook(databasePath: string, temporary: boolean): void {
     [`npx lcm grep 'OPS-\\d+' ${db}`, "search every stored message and summary"],
     [`npx lcm doctor ${db}`, "check every invariant"],
   ] as const) console.log(`  ${command.padEnd(db.length + 30)}  ${what}`);
+  console.log(`Open it in the inspector (a page on 127.0.0.1: the DAG as a graph, the context, search, repairs with --write):\n  npx lcm inspect ${db}`);
   if (temporary) console.log(`Remove it with: rm -r ${dirname(databasePath)}`);
 }
 
