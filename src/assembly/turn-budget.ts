@@ -7,11 +7,16 @@
  * prompt, both by the host's own measure (about four characters per token), which the host reports as
  * window - tokenBudget when it states the window (`runtimeSettings.limits.promptTokenBudget`).
  *
+ * The memory floor (memory-floor.ts, spec 023) has its own allowance: the whole floor in the first call, whatever its
+ * budget, less in tool-loop calls whatever of the loop's growth the first budget could not absorb (the pending
+ * turn then takes that room, so the floor shrinks toward its one line).
+ *
  * The host's first budget also leaves out what it sends besides the system prompt and the prompt: the tool
  * schemas and the wrapping of the user message and the runtime context (about 500 characters). They are taken off
  * here. Tool schemas by the host's measure (chars / 3.2): 6 tools of a minimal profile were 9.2 KB live (480 tokens
  * each), then 5.5 KB (280 each) once LCM's three were written short; 300 per tool.
  */
+import { MEMORY_FLOOR_TOKENS } from "./memory-floor.js";
 
 /** Tokens one tool schema costs in a request, by the host's measure (chars / 3.2); a typical tool, rounded up. */
 export const TOOL_SCHEMA_TOKENS = 300;
@@ -37,6 +42,10 @@ export interface AssembleBudget {
   tokens: number;
   /** What to record on the conversation (the first call of a turn records its budget and reserve). */
   record: { tokenBudget?: number; windowTokens?: number; reserveTokens?: number };
+  /** Most tokens the memory floor may cost in this call (MEMORY_FLOOR_TOKENS, less in a grown tool loop). */
+  floorRoomTokens: number;
+  /** The host's own figures of a turn's first call, for status (absent in tool-loop calls). */
+  host?: { givenTokens: number; toolCount: number; promptTokens: number };
 }
 
 interface FirstCall {
@@ -69,14 +78,22 @@ export class TurnBudgets {
         // One long prompt must not shrink what compaction aims at below half of what the window leaves for history.
         record.tokenBudget = Math.max(budget, Math.floor((budget + hostPromptTokens(input.prompt)) / 2));
       }
-      return { tokens: budget, record };
+      return {
+        tokens: budget, record, floorRoomTokens: MEMORY_FLOOR_TOKENS,
+        host: { givenTokens: given, toolCount: input.availableTools?.size ?? 0, promptTokens: hostPromptTokens(input.prompt) },
+      };
     }
     if (hostBudget !== undefined && limitBudget !== undefined && limitBudget > hostBudget) {
       // A tool-loop call: limits.promptTokenBudget is the window, tokenBudget the window less the pending turn.
-      const loopGrowth = Math.max(0, limitBudget - hostBudget - hostPromptTokens(input.prompt));
-      return { tokens: Math.max(0, first.budget - loopGrowth), record: { windowTokens: limitBudget } };
+      // A budget of 1 is the host's floor: the pending turn alone fills the window, by more than its figures say.
+      const loopGrowth = hostBudget <= 1 ? limitBudget : Math.max(0, limitBudget - hostBudget - hostPromptTokens(input.prompt));
+      return {
+        tokens: Math.max(0, first.budget - loopGrowth),
+        record: { windowTokens: limitBudget },
+        floorRoomTokens: Math.max(0, MEMORY_FLOOR_TOKENS - Math.max(0, loopGrowth - first.budget)),
+      };
     }
-    return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {} };
+    return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {}, floorRoomTokens: MEMORY_FLOOR_TOKENS };
   }
 
   /** The prompt of the session's current turn by the host's measure, when an assemble of the turn saw one. */

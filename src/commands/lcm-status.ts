@@ -6,6 +6,7 @@
  * arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance — and the database's
  * size, growth and what retention would do (estimates, said as such; `lcm retention` gives the exact account).
  */
+import { hostShareSentence, tooSmallAdvice } from "../services/host-share.js";
 import type { ConversationStatus, StatusSnapshot } from "../services/status-service.js";
 import type { RetentionOutlook, StorageStatus } from "../services/storage-status.js";
 import type { SummaryDepthStats } from "../store/status-store.js";
@@ -49,7 +50,9 @@ export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "datab
 }
 
 function conversationLines(conversation: ConversationStatus, now: number): string[] {
-  const budgetSource = conversation.budgetIsDefault ? " (default; no turn assembled yet)" : "";
+  const budgetSource = conversation.budgetIsDefault
+    ? " (default; no turn assembled yet)"
+    : conversation.budgetIsPlanningFloor ? " (the least compaction plans for; the model's own budget is smaller)" : "";
   const guard = conversation.spendGuard;
   const session = sessionLine(conversation, now);
   return [
@@ -58,7 +61,8 @@ function conversationLines(conversation: ConversationStatus, now: number): strin
     `Context: ${count(conversation.contextItems)} items · ${count(conversation.contextTokens)} tokens ` +
       `(${count(conversation.contextRawTokens)} raw) · budget ${count(conversation.budgetTokens)}${budgetSource} · ${conversation.budgetPercent}%` +
       (conversation.compactsAboveTokens !== undefined ? ` · compacts above ${count(conversation.compactsAboveTokens)}` : "") +
-      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit)" : ""),
+      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit, and a memory floor for the rest)" : ""),
+    ...hostShareLines(conversation),
     `Summaries: ${summaryLine(conversation.summaries)}`,
     `Last compaction: ${compactionLine(conversation, now)}`,
     ...(session ? [session] : []),
@@ -67,6 +71,14 @@ function conversationLines(conversation: ConversationStatus, now: number): strin
       (guard.capped ? ` · at the cap: summaries are written without a model${guard.freesAt !== null ? ` until ${ago(guard.freesAt - now, "in")}` : ""}` : "") +
       (guard.diverted > 0 ? ` · ${count(guard.diverted)} written without a model` : ""),
   ];
+}
+
+/** What OpenClaw's own prompt and tools leave history, and when that is too little, why and what to change (spec 023). */
+function hostShareLines(conversation: ConversationStatus): string[] {
+  const share = conversation.hostShare;
+  if (!share) return [];
+  const advice = tooSmallAdvice(share);
+  return [`Host: ${hostShareSentence(share)}`, ...(advice ? [advice] : [])];
 }
 
 function summaryLine(stats: SummaryDepthStats[]): string {

@@ -7,8 +7,11 @@
  * is logged with the spec's fields and counted in the metrics; the outcome is recorded on the conversation.
  */
 import { sharedCircuitBreaker } from "../compaction/circuit-breaker.js";
+import type { TailPolicy } from "../compaction/context-units.js";
 import { type CompactionRun, CompactionEngine } from "../compaction/compaction-engine.js";
-import { budgetTarget, type ResolvedBudget, resolveBudget, scaledSettings, thresholdTarget } from "../compaction/compaction-targets.js";
+import {
+  budgetTarget, recordedBudgetOf, type ResolvedBudget, resolveBudget, scaledSettings, thresholdTarget,
+} from "../compaction/compaction-targets.js";
 import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import { describeError } from "../errors.js";
@@ -22,7 +25,9 @@ import { type CompactionLogFields, newCompactionId, withLogFields } from "./log-
 import { type SpendGuard, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
 import { type RunSummarizer, SummarizationService } from "./summarization-service.js";
 import { describeRun } from "./run-description.js";
-import { abortedText, compactedText, nothingHelpsText, PROMPT_TOO_LARGE_TEXT, underTargetText } from "./compaction-words.js";
+import {
+  abortedText, compactedText, manualNothingOlderText, nothingHelpsText, PROMPT_TOO_LARGE_TEXT, underTargetText,
+} from "./compaction-words.js";
 
 export { describeRun } from "./run-description.js";
 
@@ -103,7 +108,7 @@ export interface CompactOutcome {
 /** The budget compaction works toward for a conversation, given the window the host states now (if any). */
 export function compactionBudget(conversation: ConversationRecord, hostWindowTokens: unknown, config: LcmConfig): ResolvedBudget {
   return resolveBudget({
-    recorded: { tokenBudget: conversation.lastTokenBudget, windowTokens: conversation.lastWindowTokens, reserveTokens: conversation.lastReserveTokens },
+    recorded: recordedBudgetOf(conversation),
     hostWindowTokens: positive(hostWindowTokens),
     defaultTokenBudget: config.defaultTokenBudget,
   });
@@ -170,7 +175,11 @@ export class CompactionService {
     if (hostWindow !== undefined && conversation.lastWindowTokens === null) {
       await this.deps.store.recordBudget(conversation.conversationId, { windowTokens: hostWindow });
     }
-    const sizes = scaledSettings(budget.tokens, config);
+    // An explicit /compact (or `lcm compact`) summarizes everything but a small manual tail, as OpenClaw's own does:
+    // the automatic fresh tail can hold a whole young conversation (32 messages at 128k), and then nothing happened.
+    const isManual = request.force && request.targetKind === "threshold" && request.preflight !== true;
+    const scaled = scaledSettings(budget.tokens, config);
+    const sizes = isManual ? { ...scaled, tail: manualTail(scaled.tail) } : scaled;
     // The host's preflight measures its last request (system prompt, tools, tool loop) plus the next prompt; every
     // assemble fits the budget whatever that measure says, so preflight aims at the threshold like maintain. Only a
     // provider's refusal (overflow) says the plugin's own estimate was short: then the excess is shed.
@@ -200,7 +209,7 @@ export class CompactionService {
       }), `target ${targetTokens} tokens`);
     return {
       ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold), isPromptTooLarge,
-        diverted > 0 ? spendGuardNote(diverted, config) : undefined),
+        diverted > 0 ? spendGuardNote(diverted, config) : undefined, isManual ? sizes.tail.count : undefined),
       tokensBefore: run.tokensBefore,
       tokensAfter: run.tokensAfter,
       compactionId,
@@ -308,7 +317,7 @@ export class CompactionService {
  */
 function answer(
   run: CompactionRun, targetTokens: number, budget: ResolvedBudget, thresholdTokens: number, isPromptTooLarge: boolean,
-  spendGuard?: string,
+  spendGuard?: string, manualTailMessages?: number,
 ): { ok: boolean; compacted: boolean; reason: string } {
   const compacted = run.tokensAfter < run.tokensBefore;
   // Short and plain, with /lcm status's numbers (compaction-words.ts); the run's mechanics are in the log and details.
@@ -319,6 +328,7 @@ function answer(
   const withPrompt = (text: string) => [text, isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined, spendGuard].filter(Boolean).join("; ");
   if (run.stopReason === "aborted") return { ok: false, compacted, reason: withPrompt(abortedText(figures)) };
   if (compacted) return { ok: true, compacted, reason: withPrompt(compactedText(figures)) };
+  if (manualTailMessages !== undefined) return { ok: true, compacted, reason: withPrompt(manualNothingOlderText(figures, manualTailMessages)) };
   if (run.tokensAfter <= targetTokens) {
     return { ok: true, compacted, reason: withPrompt(underTargetText(run.tokensAfter, budget.tokens, thresholdTokens)) };
   }
@@ -328,6 +338,14 @@ function answer(
 function spendGuardNote(diverted: number, config: Pick<LcmConfig, "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes">): string {
   return `spend guard: ${diverted} summar${diverted === 1 ? "y" : "ies"} written without a model (the conversation reached ` +
     `${config.maxSummaryCallsPerWindow} model calls in ${config.summaryCallWindowMinutes} min, maxSummaryCallsPerWindow)`;
+}
+
+/** Messages an explicit /compact keeps as they are: about the last exchange or tool round (OpenClaw keeps 3 turns). */
+export const MANUAL_TAIL_MESSAGES = 4;
+
+/** The small tail of an explicit /compact: at most MANUAL_TAIL_MESSAGES, within the automatic tail's token share. */
+function manualTail(tail: TailPolicy): TailPolicy {
+  return { count: Math.min(tail.count, MANUAL_TAIL_MESSAGES), maxTokens: tail.maxTokens };
 }
 
 /** Whether a run ended for a reason that lets more compaction follow at once (not aborted, late or unavailable). */

@@ -3,6 +3,7 @@
  */
 import type { PartKind, StoredPart } from "../../messages/message-codec.js";
 import type {
+  AssemblyRecord,
   BootstrapState,
   CompactionOutcome,
   ContextItemRecord,
@@ -35,6 +36,7 @@ export interface ConversationRow {
   last_reserve_tokens: number | null;
   bootstrap_state: string | null;
   last_compaction: string | null;
+  last_assembly: string | null;
   session_started_at: number | null;
   last_reset: string | null;
   previous_conversation_id: number | null;
@@ -63,6 +65,7 @@ export function toConversation(row: ConversationRow): ConversationRecord {
     lastReserveTokens: row.last_reserve_tokens,
     bootstrapState: row.bootstrap_state ? (JSON.parse(row.bootstrap_state) as BootstrapState) : null,
     lastCompaction: row.last_compaction ? (JSON.parse(row.last_compaction) as CompactionOutcome) : null,
+    lastAssembly: row.last_assembly ? (JSON.parse(row.last_assembly) as AssemblyRecord) : null,
     sessionStartedAt: row.session_started_at,
     lastReset: row.last_reset ? (JSON.parse(row.last_reset) as SessionResetRecord) : null,
     previousConversationId: row.previous_conversation_id,
