@@ -7,6 +7,10 @@
  * prompt, both by the host's own measure (about four characters per token), which the host reports as
  * window - tokenBudget when it states the window (`runtimeSettings.limits.promptTokenBudget`).
  *
+ * The first call's `availableTools` lists every tool the agent may use; a tool-loop call lists the tools whose schemas
+ * that model call carries. With Tool Search on (OpenClaw's default) the two differ threefold, so loop calls count the
+ * schemas they are told of (spec 023).
+ *
  * The memory floor (memory-floor.ts, spec 023) has its own allowance: the whole floor in the first call, whatever its
  * budget, less in tool-loop calls whatever of the loop's growth the first budget could not absorb (the pending
  * turn then takes that room, so the floor shrinks toward its one line).
@@ -44,14 +48,23 @@ export interface AssembleBudget {
   record: { tokenBudget?: number; windowTokens?: number; reserveTokens?: number };
   /** Most tokens the memory floor may cost in this call (MEMORY_FLOOR_TOKENS, less in a grown tool loop). */
   floorRoomTokens: number;
-  /** The host's own figures of a turn's first call, for status (absent in tool-loop calls). */
+  /**
+   * The host's own figures, for status: in a turn's first call, and again in its first tool-loop call (the first model
+   * call, with the tools actually sent); absent in later calls.
+   */
   host?: { givenTokens: number; toolCount: number; promptTokens: number };
 }
 
 interface FirstCall {
+  /** The budget the host gave, and what LCM took off it for the message's wrapping and the tool schemas. */
+  given: number;
+  wrapping: number;
+  toolCount: number;
   budget: number;
   /** The turn's prompt by the host's measure (0 when the host passed none). */
   promptTokens: number;
+  /** Whether a tool-loop call of the turn was seen (the first one is recorded as the turn's view). */
+  loopSeen: boolean;
 }
 
 /**
@@ -69,28 +82,34 @@ export class TurnBudgets {
       const given = hostBudget ?? limitBudget ?? positive(input.runtimeTokenBudget) ?? input.fallback();
       // A host that passes the prompt wraps it (OpenClaw's turns); tools count when the host names them.
       const wrapping = typeof input.prompt === "string" ? HOST_WRAPPING_TOKENS : 0;
-      const overhead = wrapping + TOOL_SCHEMA_TOKENS * (input.availableTools?.size ?? 0);
-      const budget = Math.max(0, given - overhead);
-      this.first.set(sessionId, { budget, promptTokens: hostPromptTokens(input.prompt) });
+      const toolCount = input.availableTools?.size ?? 0;
+      const budget = Math.max(0, given - wrapping - TOOL_SCHEMA_TOKENS * toolCount);
+      const promptTokens = hostPromptTokens(input.prompt);
+      this.first.set(sessionId, { given, wrapping, toolCount, budget, promptTokens, loopSeen: false });
       const reserveTokens = positive(input.limits?.maxOutputTokens);
       const record: AssembleBudget["record"] = reserveTokens ? { reserveTokens } : {};
       if (given >= MINIMUM_RECORDED_BUDGET) {
         // One long prompt must not shrink what compaction aims at below half of what the window leaves for history.
-        record.tokenBudget = Math.max(budget, Math.floor((budget + hostPromptTokens(input.prompt)) / 2));
+        record.tokenBudget = Math.max(budget, Math.floor((budget + promptTokens) / 2));
       }
-      return {
-        tokens: budget, record, floorRoomTokens: MEMORY_FLOOR_TOKENS,
-        host: { givenTokens: given, toolCount: input.availableTools?.size ?? 0, promptTokens: hostPromptTokens(input.prompt) },
-      };
+      return { tokens: budget, record, floorRoomTokens: MEMORY_FLOOR_TOKENS, host: { givenTokens: given, toolCount, promptTokens } };
     }
     if (hostBudget !== undefined && limitBudget !== undefined && limitBudget > hostBudget) {
       // A tool-loop call: limits.promptTokenBudget is the window, tokenBudget the window less the pending turn.
       // A budget of 1 is the host's floor: the pending turn alone fills the window, by more than its figures say.
       const loopGrowth = hostBudget <= 1 ? limitBudget : Math.max(0, limitBudget - hostBudget - hostPromptTokens(input.prompt));
+      // The first call names every tool the agent may use; a loop call names the tools whose schemas this model call
+      // carries (with Tool Search on, a few of them: 14 of 44 under the coding profile).
+      const toolCount = input.availableTools?.size ?? first.toolCount;
+      const base = toolCount === first.toolCount ? first.budget : Math.max(0, first.given - first.wrapping - TOOL_SCHEMA_TOKENS * toolCount);
+      const isFirstLoop = !first.loopSeen;
+      first.loopSeen = true;
       return {
-        tokens: Math.max(0, first.budget - loopGrowth),
+        tokens: Math.max(0, base - loopGrowth),
         record: { windowTokens: limitBudget },
-        floorRoomTokens: Math.max(0, MEMORY_FLOOR_TOKENS - Math.max(0, loopGrowth - first.budget)),
+        floorRoomTokens: Math.max(0, MEMORY_FLOOR_TOKENS - Math.max(0, loopGrowth - base)),
+        // The first model call's view, tools as sent: what status and the log report for the turn.
+        ...(isFirstLoop ? { host: { givenTokens: first.given, toolCount, promptTokens: first.promptTokens } } : {}),
       };
     }
     return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {}, floorRoomTokens: MEMORY_FLOOR_TOKENS };

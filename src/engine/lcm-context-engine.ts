@@ -265,7 +265,10 @@ export class LcmContextEngine implements ContextEngine {
         const assembly = budget.host ? assemblyRecord(budget.host, budget.tokens, estimatedTokens, assembled.floor) : undefined;
         await this.recordBudgetIfFree(conversation, { ...budget.record, ...(assembly ? { assembly } : {}) });
         // Reported once the window is known: from an earlier turn, or this turn's tool loop or commit.
-        if (assembly) this.pendingShare = { conversation: { ...conversation, lastReserveTokens: budget.record.reserveTokens ?? conversation.lastReserveTokens }, assembly };
+        if (assembly) {
+          const reserve = budget.record.reserveTokens ?? this.pendingShare?.conversation.lastReserveTokens ?? conversation.lastReserveTokens;
+          this.pendingShare = { conversation: { ...conversation, lastReserveTokens: reserve }, assembly };
+        }
         this.reportHostShare(budget.record.windowTokens ?? conversation.lastWindowTokens);
         return {
           messages: assembled.messages,

@@ -74,6 +74,25 @@ describe("the assemble budget of a turn", () => {
     expect(result.estimatedTokens).toBe(FLOOR_LINE + 950 + ADDITION); // the floor's line and 19 messages
   });
 
+  it("counts the tool schemas a tool-loop call carries, not every tool the first call names (Tool Search)", async () => {
+    const harness = await seeded();
+    const engine = harness.newEngine();
+    const prompt = "x".repeat(400); // 100 tokens by the host's measure
+    // The first call names 20 tools: 20 x 300 + the wrapping take the host's whole budget.
+    const allTools = new Set(Array.from({ length: 20 }, (_, index) => `tool${index}`));
+    const given = 20 * TOOL_SCHEMA_TOKENS + HOST_WRAPPING_TOKENS + 500;
+    const first = await engine.assemble({ ...SESSION, messages: [], prompt, tokenBudget: given, availableTools: allTools });
+    // 500 tokens: the system prompt addition, the floor's line and the 50-token messages that fit beside them.
+    expect(first.estimatedTokens).toBe(ADDITION + FLOOR_LINE + Math.floor((500 - ADDITION - FLOOR_LINE) / 50) * 50);
+    // The model call carries 5 of them (Tool Search keeps the rest behind tool_search): 15 x 300 more for history.
+    const loop = await engine.assemble({
+      ...SESSION, messages: [], prompt, tokenBudget: 9_900, availableTools: new Set(["tool_search", "tool_call", "tool0", "tool1", "tool2"]),
+      runtimeSettings: { limits: { promptTokenBudget: 10_000, maxOutputTokens: null } },
+    });
+    expect(loop.estimatedTokens).toBe(2_000 + ADDITION); // 500 + 4,500: all 40 messages (2,000) and the addition fit
+    expect(loop.systemPromptAddition).toBeDefined();
+  });
+
   it("records the window and the reserve the host states", async () => {
     const harness = await seeded();
     const engine = harness.newEngine();
