@@ -160,9 +160,13 @@ export class LcmContextEngine implements ContextEngine {
       ...deps,
       storage: new LargeFileStorage(deps.config.filesDirectory),
       ...(deps.textCompletion ? { completion: deps.textCompletion } : {}),
-      // Small windows store large content aside sooner: a share of the conversation's budget (spec 011).
-      thresholdFor: (conversation) =>
-        scaledSettings(compactionBudget(conversation, undefined, deps.config).tokens, deps.config).largeMessageTokens,
+      // Small windows store large content aside sooner: a share of the conversation's budget (spec 011), measured
+      // against half the model's window at least: where OpenClaw's own prompt leaves history nothing, an ordinary
+      // message is still an ordinary message (spec 023: at 8k, 1.5k-token messages were all stored aside).
+      thresholdFor: (conversation) => {
+        const budget = compactionBudget(conversation, undefined, deps.config).tokens;
+        return scaledSettings(Math.max(budget, Math.floor((conversation.lastWindowTokens ?? 0) / 2)), deps.config).largeMessageTokens;
+      },
     });
     this.importDeps = { ...deps, largeFiles: this.largeFiles };
   }

@@ -206,6 +206,17 @@ describe("what storing aside costs", () => {
     }
   });
 
+  it("measures a message against half the window at least, where OpenClaw's own prompt leaves history nothing", async () => {
+    for (const [size, expectStoredAside] of [[1_900, false], [2_100, true]] as const) {
+      const harness = createTestEngine({ tokens });
+      // An 8,000-token window whose host budget is 30: half the window (4,000) x largeMessageBudgetShare (0.5) = 2,000.
+      await harness.newEngine().assemble({ ...SESSION, messages: [], tokenBudget: 30 });
+      await harness.newEngine().commitTurn({ ...SESSION, advancementKey: "t0", messages: [userMessage("hello")], runtimeContext: { tokenBudget: 8_000 } });
+      await harness.newEngine().commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage(words(size - 4, "m")), assistantMessage("ok")] });
+      expect(harness.db.get<{ count: number }>("SELECT count(*) AS count FROM large_files")!.count, `${size} tokens`).toBe(expectStoredAside ? 1 : 0);
+    }
+  });
+
   it("asks the model to explore only content past largeFileTokenThreshold, not a long message of a small window", async () => {
     const llm = new RecordingLlm(() => "A long report about the quarterly numbers, section by section.");
     const databasePath = join(tempDir(), "lcm.db");
