@@ -110,7 +110,16 @@ export class Assembler {
   private async floorFor(conversationId: ConversationId, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
     const from = selection.olderLeftOut ?? selection.newestLeftOut;
     const summary = from === null ? null : await this.newestSummaryFrom(conversationId, from);
-    return buildMemoryFloor({ storedMessages, summary, roomTokens: room, tokens: this.deps.tokens });
+    const timestamp = from === null ? 0 : await this.timeOf(conversationId, from);
+    return buildMemoryFloor({ storedMessages, summary, roomTokens: room, timestamp, tokens: this.deps.tokens });
+  }
+
+  /** When the context item at `ordinal` happened: a message's time, a summary's latest source. */
+  private async timeOf(conversationId: ConversationId, ordinal: number): Promise<number> {
+    const [item] = await this.deps.store.listContextNewestFirst(conversationId, ordinal + 1, 1);
+    if (item?.summaryRowId != null) return (await this.deps.store.getSummariesByRowIds([item.summaryRowId]))[0]?.latestAt ?? 0;
+    if (item?.messageId != null) return (await this.deps.store.getMessages([item.messageId]))[0]?.createdAt ?? 0;
+    return 0;
   }
 
   /**

@@ -25,6 +25,8 @@ export interface MemoryFloorInput {
   summary: SummaryRecord | null;
   /** Most tokens the floor may cost (at most MEMORY_FLOOR_TOKENS); the line is kept whatever this says. */
   roomTokens: number;
+  /** When the newest history the floor stands for happened (ms): the message's date, as OpenClaw shows it. */
+  timestamp: number;
   tokens: TokenEstimator;
 }
 
@@ -57,18 +59,18 @@ export function buildMemoryFloor(input: MemoryFloorInput): MemoryFloor {
   if (summary) {
     const whole = renderSummaryXml(summary);
     const withWhole = wrap(line, whole);
-    if (cost(withWhole, tokens) <= room) return floorOf(withWhole, tokens, summary);
+    if (cost(withWhole, tokens) <= room) return floorOf(withWhole, input, summary);
     // The estimate of a whole text is not the sum of its parts': shorten again by what the first try overshot.
     let textRoom = room - cost(wrap(line, renderSummaryXml({ ...summary, content: shortened("") })), tokens);
     for (let attempt = 0; attempt < 3 && textRoom >= MINIMUM_SUMMARY_TEXT_TOKENS; attempt++) {
       const head = prefixWithin(summary.content.trim(), textRoom, tokens);
       const text = wrap(line, renderSummaryXml({ ...summary, content: shortened(head) }));
       const over = cost(text, tokens) - room;
-      if (over <= 0) return floorOf(text, tokens, summary);
+      if (over <= 0) return floorOf(text, input, summary);
       textRoom -= over;
     }
   }
-  return floorOf(lineOnly, tokens, null);
+  return floorOf(lineOnly, input, null);
 }
 
 function wrap(line: string, summaryXml: string): string {
@@ -84,11 +86,11 @@ function cost(text: string, tokens: TokenEstimator): number {
   return tokens.estimate(text) + MESSAGE_FRAMING_TOKENS;
 }
 
-/** The floor's message; it is dated like the summary it carries (a summary message is dated by its latest source). */
-function floorOf(text: string, tokens: TokenEstimator, summary: SummaryRecord | null): MemoryFloor {
+/** The floor's message, dated by the newest history it stands for (OpenClaw shows a user message's date to the model). */
+function floorOf(text: string, input: MemoryFloorInput, summary: SummaryRecord | null): MemoryFloor {
   return {
-    message: { role: "user", content: text, timestamp: summary?.latestAt ?? 0 },
-    tokens: cost(text, tokens),
+    message: { role: "user", content: text, timestamp: input.timestamp },
+    tokens: cost(text, input.tokens),
     kind: summary ? "summary" : "line",
     summaryId: summary?.summaryId ?? null,
   };

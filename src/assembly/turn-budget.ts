@@ -65,6 +65,8 @@ interface FirstCall {
   promptTokens: number;
   /** Whether a tool-loop call of the turn was seen (the first one is recorded as the turn's view). */
   loopSeen: boolean;
+  /** How far the latest tool-loop call's pending turn went past what the first budget could absorb. */
+  loopOverdraft: number;
 }
 
 /**
@@ -85,7 +87,7 @@ export class TurnBudgets {
       const toolCount = input.availableTools?.size ?? 0;
       const budget = Math.max(0, given - wrapping - TOOL_SCHEMA_TOKENS * toolCount);
       const promptTokens = hostPromptTokens(input.prompt);
-      this.first.set(sessionId, { given, wrapping, toolCount, budget, promptTokens, loopSeen: false });
+      this.first.set(sessionId, { given, wrapping, toolCount, budget, promptTokens, loopSeen: false, loopOverdraft: 0 });
       const reserveTokens = positive(input.limits?.maxOutputTokens);
       const record: AssembleBudget["record"] = reserveTokens ? { reserveTokens } : {};
       if (given >= MINIMUM_RECORDED_BUDGET) {
@@ -104,10 +106,11 @@ export class TurnBudgets {
       const base = toolCount === first.toolCount ? first.budget : Math.max(0, first.given - first.wrapping - TOOL_SCHEMA_TOKENS * toolCount);
       const isFirstLoop = !first.loopSeen;
       first.loopSeen = true;
+      first.loopOverdraft = Math.max(0, loopGrowth - base);
       return {
         tokens: Math.max(0, base - loopGrowth),
         record: { windowTokens: limitBudget },
-        floorRoomTokens: Math.max(0, MEMORY_FLOOR_TOKENS - Math.max(0, loopGrowth - base)),
+        floorRoomTokens: Math.max(0, MEMORY_FLOOR_TOKENS - first.loopOverdraft),
         // The first model call's view, tools as sent: what status and the log report for the turn.
         ...(isFirstLoop ? { host: { givenTokens: first.given, toolCount, promptTokens: first.promptTokens } } : {}),
       };
@@ -115,10 +118,15 @@ export class TurnBudgets {
     return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {}, floorRoomTokens: MEMORY_FLOOR_TOKENS };
   }
 
-  /** The prompt of the session's current turn by the host's measure, when an assemble of the turn saw one. */
-  promptTokensOf(sessionId: string): number | undefined {
-    const tokens = this.first.get(sessionId)?.promptTokens;
-    return tokens === undefined || tokens === 0 ? undefined : tokens;
+  /**
+   * The session's current turn as its assembles saw it: the prompt by the host's measure, and how far the pending turn
+   * (the prompt and this turn's tool results) went past what the first budget left history: above 0, OpenClaw's own
+   * prompt, tools and the pending turn alone are larger than its window less its reserve, whatever LCM sends.
+   */
+  pendingOf(sessionId: string): { promptTokens?: number; overdraftTokens: number } {
+    const first = this.first.get(sessionId);
+    if (!first) return { overdraftTokens: 0 };
+    return { ...(first.promptTokens > 0 ? { promptTokens: first.promptTokens } : {}), overdraftTokens: first.loopOverdraft };
   }
 
   clear(): void {

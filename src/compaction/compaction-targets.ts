@@ -128,6 +128,11 @@ export function thresholdTarget(budget: ResolvedBudget, contextThreshold: number
  * plugin's estimate (another tokenizer, tool schemas, images): half the context is shed, so that the host's retry
  * (it retries up to three times while compaction makes progress) has a real chance; nothing is lost, the shed
  * messages stay recoverable through summaries.
+ *
+ * When this turn's tool loop took the pending turn past what the first budget left history (spec 023: at 8k, the
+ * second tool result of a turn), OpenClaw's own part of the request is larger than its window allows whatever LCM
+ * sends (LCM already sends no more than its memory floor's line): the target is the budget alone, and the answer says
+ * the current turn is too large, instead of summarizing the history on every retry.
  */
 export function budgetTarget(input: {
   budget: ResolvedBudget;
@@ -136,13 +141,18 @@ export function budgetTarget(input: {
   windowTokens?: number | undefined;
   /** The host's measure of this turn's prompt (assemble saw it), when known. */
   promptTokens?: number | undefined;
-}): { targetTokens: number; excessTokens: number; isPromptTooLarge: boolean } {
+  /** How far the pending turn went past what the first budget left history (TurnBudgets.pendingOf). */
+  pendingOverdraftTokens?: number | undefined;
+}): { targetTokens: number; excessTokens: number; isPromptTooLarge: boolean; isPendingTurnTooLarge?: boolean } {
   const window = positive(input.windowTokens);
   const current = positive(input.currentTokenCount);
   const allowed = window === undefined ? undefined : window - replyReserve(window);
   const excessTokens = current === undefined || allowed === undefined ? 0 : Math.max(0, current - allowed);
   const planned = planningTokens(input.budget);
   if (excessTokens === 0) return { targetTokens: planned, excessTokens, isPromptTooLarge: false };
+  if ((positive(input.pendingOverdraftTokens) ?? 0) > 0) {
+    return { targetTokens: planned, excessTokens, isPromptTooLarge: true, isPendingTurnTooLarge: true };
+  }
   if (excessTokens < input.contextTokens) {
     return { targetTokens: Math.max(1, Math.min(planned, input.contextTokens - excessTokens)), excessTokens, isPromptTooLarge: false };
   }

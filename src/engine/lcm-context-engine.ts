@@ -285,7 +285,7 @@ export class LcmContextEngine implements ContextEngine {
 
   async compact(params: CompactParams): Promise<CompactResult> {
     return this.guard("compact", (reason) => ({ ok: false, compacted: false, reason }), () =>
-      this.serialized(params.sessionId, () => runCompact(params, this.deps, this.turnBudgets.promptTokensOf(params.sessionId))),
+      this.serialized(params.sessionId, () => runCompact(params, this.deps, this.turnBudgets.pendingOf(params.sessionId))),
     );
   }
 

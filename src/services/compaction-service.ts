@@ -26,7 +26,8 @@ import { type SpendGuard, sharedSpendGuard, spendKey, spendLimitsOf } from "./sp
 import { type RunSummarizer, SummarizationService } from "./summarization-service.js";
 import { describeRun } from "./run-description.js";
 import {
-  abortedText, compactedText, manualNothingOlderText, nothingHelpsText, PROMPT_TOO_LARGE_TEXT, underTargetText,
+  abortedText, compactedText, manualNothingOlderText, nothingHelpsText, PENDING_TURN_TOO_LARGE_TEXT, PROMPT_TOO_LARGE_TEXT,
+  underTargetText,
 } from "./compaction-words.js";
 
 export { describeRun } from "./run-description.js";
@@ -81,6 +82,11 @@ export interface CompactRequest {
   currentTokenCount?: unknown;
   /** The host's measure of the current turn's prompt, when an assemble of this turn saw it. */
   promptTokens?: number | undefined;
+  /**
+   * How far this turn's pending part (the prompt and its tool results) went past what the first budget left history,
+   * by the host's measure: above 0, OpenClaw's own part of the request alone is larger than its window allows.
+   */
+  pendingOverdraftTokens?: number | undefined;
   customInstructions?: string | undefined;
   model?: CompletionModel | undefined;
   signal?: AbortSignal | undefined;
@@ -184,11 +190,11 @@ export class CompactionService {
     // assemble fits the budget whatever that measure says, so preflight aims at the threshold like maintain. Only a
     // provider's refusal (overflow) says the plugin's own estimate was short: then the excess is shed.
     const isPreflight = request.preflight === true;
-    const { targetTokens, excessTokens, isPromptTooLarge } = request.targetKind === "threshold" || isPreflight
+    const { targetTokens, excessTokens, isPromptTooLarge, isPendingTurnTooLarge } = request.targetKind === "threshold" || isPreflight
       ? { targetTokens: thresholdTarget(budget, config.contextThreshold), excessTokens: 0, isPromptTooLarge: false }
       : budgetTarget({
         budget, contextTokens: conversation.contextTokens, currentTokenCount: positive(request.currentTokenCount),
-        windowTokens: hostWindow, promptTokens: request.promptTokens,
+        windowTokens: hostWindow, promptTokens: request.promptTokens, pendingOverdraftTokens: request.pendingOverdraftTokens,
       });
     const trigger = request.trigger ?? `compact:${isPreflight ? "preflight" : request.targetKind}`;
     if ((!request.force || isPreflight) && excessTokens === 0 && conversation.contextTokens <= targetTokens) {
@@ -208,7 +214,8 @@ export class CompactionService {
         ...customInstructionsOf(config.customInstructions, request.customInstructions),
       }), `target ${targetTokens} tokens`);
     return {
-      ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold), isPromptTooLarge,
+      ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold),
+        isPendingTurnTooLarge ? PENDING_TURN_TOO_LARGE_TEXT : isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined,
         diverted > 0 ? spendGuardNote(diverted, config) : undefined, isManual ? sizes.tail.count : undefined),
       tokensBefore: run.tokensBefore,
       tokensAfter: run.tokensAfter,
@@ -316,7 +323,7 @@ export class CompactionService {
  * benign skip, and say why.
  */
 function answer(
-  run: CompactionRun, targetTokens: number, budget: ResolvedBudget, thresholdTokens: number, isPromptTooLarge: boolean,
+  run: CompactionRun, targetTokens: number, budget: ResolvedBudget, thresholdTokens: number, tooLargeText: string | undefined,
   spendGuard?: string, manualTailMessages?: number,
 ): { ok: boolean; compacted: boolean; reason: string } {
   const compacted = run.tokensAfter < run.tokensBefore;
@@ -325,7 +332,7 @@ function answer(
     tokensBefore: run.tokensBefore, tokensAfter: run.tokensAfter, budgetTokens: budget.tokens, thresholdTokens,
     summariesWritten: run.passes.length,
   };
-  const withPrompt = (text: string) => [text, isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined, spendGuard].filter(Boolean).join("; ");
+  const withPrompt = (text: string) => [text, tooLargeText, spendGuard].filter(Boolean).join("; ");
   if (run.stopReason === "aborted") return { ok: false, compacted, reason: withPrompt(abortedText(figures)) };
   if (compacted) return { ok: true, compacted, reason: withPrompt(compactedText(figures)) };
   if (manualTailMessages !== undefined) return { ok: true, compacted, reason: withPrompt(manualNothingOlderText(figures, manualTailMessages)) };

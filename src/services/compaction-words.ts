@@ -61,6 +61,11 @@ export function manualNothingOlderText(figures: CompactionFigures, tailMessages:
     `keeps those as they are: ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}`;
 }
 
+export const PENDING_TURN_TOO_LARGE_TEXT =
+  "the current turn (its message and this turn's tool results) is larger than the model's window allows beside OpenClaw's " +
+  "own prompt and tools, whatever LCM sends (only its memory floor); compacting the history cannot make it fit: ask for " +
+  "smaller tool output, or use a model with a larger window";
+
 export const PROMPT_TOO_LARGE_TEXT =
   "the current message alone is larger than the model's window allows; LCM stores it and shows later turns a shortened form";
 

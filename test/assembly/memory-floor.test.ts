@@ -22,7 +22,7 @@ const LONG = Array.from({ length: 400 }, (_, index) => `Decision ${index}: the s
 
 describe("the memory floor", () => {
   it("carries the newest summary left out, shortened to its room, with the way to read it whole", () => {
-    const floor = buildMemoryFloor({ storedMessages: 1_234, summary: summary(LONG), roomTokens: MEMORY_FLOOR_TOKENS, tokens });
+    const floor = buildMemoryFloor({ storedMessages: 1_234, summary: summary(LONG), roomTokens: MEMORY_FLOOR_TOKENS, timestamp: Date.UTC(2026, 10, 20), tokens });
     const text = floor.message.content as string;
     expect(floor.kind).toBe("summary");
     expect(floor.summaryId).toBe("sum_00000000000000aa");
@@ -38,22 +38,22 @@ describe("the memory floor", () => {
   });
 
   it("carries a short summary whole", () => {
-    const floor = buildMemoryFloor({ storedMessages: 40, summary: summary("The user set up the staging vault."), roomTokens: 320, tokens });
+    const floor = buildMemoryFloor({ storedMessages: 40, summary: summary("The user set up the staging vault."), roomTokens: 320, timestamp: 1, tokens });
     expect(floor.message.content).toContain("The user set up the staging vault.\n  </content>");
     expect(floor.message.content).not.toContain("shortened");
   });
 
   it("is the line alone when nothing was summarized yet, or when its room cannot hold a useful part of a summary", () => {
-    const lineOnly = buildMemoryFloor({ storedMessages: 9, summary: null, roomTokens: 320, tokens });
+    const lineOnly = buildMemoryFloor({ storedMessages: 9, summary: null, roomTokens: 320, timestamp: 1, tokens });
     expect(lineOnly).toMatchObject({ kind: "line", summaryId: null, tokens: lineFloorTokens(9, tokens) });
     expect(lineOnly.message.content).toMatch(/^<earlier_history>\nThis conversation has 9 stored messages; .*lcm_grep searches all of them/s);
     // A tool loop that took the room: the line stays (the model must still know the history is there).
-    const squeezed = buildMemoryFloor({ storedMessages: 9, summary: summary(LONG), roomTokens: 0, tokens });
+    const squeezed = buildMemoryFloor({ storedMessages: 9, summary: summary(LONG), roomTokens: 0, timestamp: 1, tokens });
     expect(squeezed).toMatchObject({ kind: "line", tokens: lineFloorTokens(9, tokens) });
   });
 
   it("renders the same bytes for the same inputs (the prompt cache holds while nothing changed)", () => {
-    const build = () => buildMemoryFloor({ storedMessages: 77, summary: summary(LONG), roomTokens: 250, tokens });
+    const build = () => buildMemoryFloor({ storedMessages: 77, summary: summary(LONG), roomTokens: 250, timestamp: 1, tokens });
     expect(JSON.stringify(build().message)).toBe(JSON.stringify(build().message));
     expect(build().tokens).toBeLessThanOrEqual(250);
   });

@@ -72,6 +72,8 @@ describe("an 8k window that OpenClaw's own prompt nearly fills", () => {
     // Turn 1 had no history. Every later turn: the floor alone (the budget holds nothing), within its allowance.
     expect(firsts[0]!.messages).toEqual([]);
     for (const [index, result] of firsts.slice(1).entries()) {
+      // Dated like the newest history it stands for (OpenClaw shows the date to the model), never 1970.
+      expect((result.messages[0] as { timestamp: number }).timestamp, `turn ${index + 2}`).toBeGreaterThan(Date.UTC(2020, 0, 1));
       expect(result.messages, `turn ${index + 2}`).toHaveLength(1);
       expect(String(result.messages[0]!.content), `turn ${index + 2}`).toMatch(/^<earlier_history>\nThis conversation has \d+ stored messages/);
       expect(result.estimatedTokens).toBeLessThanOrEqual(MEMORY_FLOOR_TOKENS);
@@ -104,6 +106,31 @@ describe("an 8k window that OpenClaw's own prompt nearly fills", () => {
     expect(targets.filter((target) => !(target >= 128))).toEqual([]);
     expect(llm.calls.length).toBeLessThanOrEqual(2 * TURNS);
     expect(api.errors()).toEqual([]);
+  });
+
+  it("answers an overflow the pending tool results caused without summarizing the history again and again", async () => {
+    const databasePath = join(tempDir(), "lcm.db");
+    const llm = new RecordingLlm(() => "The user logged steps.\nExpand for details about: the steps");
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    for (let turn = 1; turn <= 3; turn++) await playTurn(api, llm, turn);
+    const calls = llm.calls.length;
+    // A tool turn: the first assemble, then the follow-up after two tool results of 2,400 tokens each (host measure).
+    const engine = api.engine();
+    const prompt = "read both logs";
+    await engine.assemble({ ...SESSION, messages: [], prompt, tokenBudget: 1_500, availableTools: TOOLS });
+    const followUp = await engine.assemble({
+      ...SESSION, messages: [], prompt, tokenBudget: WINDOW - Math.ceil(prompt.length / 4) - 4_800,
+      runtimeSettings: { limits: { promptTokenBudget: WINDOW, maxOutputTokens: null } },
+    });
+    // LCM's part of that request: the floor's line (the loop took the whole first budget and more).
+    expect(followUp.messages).toHaveLength(1);
+    expect(String(followUp.messages[0]!.content)).not.toContain("<summary");
+    // The provider refuses it; OpenClaw's overflow recovery asks LCM to compact.
+    const result = await engine.compact({ ...SESSION, force: true, compactionTarget: "budget", tokenBudget: WINDOW, currentTokenCount: 9_700, runtimeContext: { llm } });
+    expect(result).toMatchObject({ ok: true, compacted: false });
+    expect(result.reason).toMatch(/^already under target: .*the current turn \(its message and this turn's tool results\) is larger than the model's window allows/);
+    expect(llm.calls.length).toBe(calls);
   });
 
   it("says in the log, /lcm status and `lcm context` what takes the window and what to change", async () => {
