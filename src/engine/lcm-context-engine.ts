@@ -35,9 +35,7 @@ import { LargeFileInterceptor } from "../large-files/large-file-interceptor.js";
 import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import type { TextCompletion } from "../large-files/text-explorer.js";
 import type { EncodedMessage } from "../messages/message-codec.js";
-import type { AssemblyRecord, ConversationRecord } from "../records.js";
-import { forgetLogged, logOnce } from "../runtime/log-once.js";
-import { hostShareOf, hostShareSentence, tooSmallAdvice } from "../services/host-share.js";
+import type { ConversationRecord } from "../records.js";
 import { runSerialized } from "../runtime/session-queue.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
@@ -47,6 +45,7 @@ import type { BudgetRecord, LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
 import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
+import { assemblyRecord, HostShareReport } from "./host-share-report.js";
 import { hostMessagesOf } from "./hook-params.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
@@ -97,19 +96,6 @@ export interface EngineDeps {
   retention?: Pick<RetentionService, "runInBackground">;
 }
 
-/** The first assemble of a turn, as recorded for status and `lcm context`. */
-function assemblyRecord(
-  host: { givenTokens: number; toolCount: number; promptTokens: number },
-  budgetTokens: number,
-  assembledTokens: number,
-  floor: { kind: "line" | "summary" } | null,
-): AssemblyRecord {
-  return {
-    hostBudgetTokens: host.givenTokens, toolCount: host.toolCount, promptTokens: host.promptTokens, budgetTokens,
-    assembledTokens, floor: floor?.kind ?? "none",
-  };
-}
-
 /**
  * maintain indexes new messages for full-text search once this many wait (about 40 turns): one FTS5 segment
  * per batch instead of one per turn. A search indexes whatever is still waiting before it reads.
@@ -144,8 +130,8 @@ export class LcmContextEngine implements ContextEngine {
   private readonly assembler: Assembler;
   /** The budget of each assemble call of this turn (one instance = one turn). */
   private readonly turnBudgets = new TurnBudgets();
-  /** The turn's first assemble, reported in the log once the host states its window (reportHostShare). */
-  private pendingShare: { conversation: ConversationRecord; assembly: AssemblyRecord } | null = null;
+  /** The turn's first model call: recorded, and logged once the host states its window when history got too little. */
+  private readonly hostShare: HostShareReport;
   /** Tokens of SYSTEM_PROMPT_ADDITION: part of what the host's budget must hold, though the host does not count it. */
   private readonly additionTokens: number;
 
@@ -155,6 +141,7 @@ export class LcmContextEngine implements ContextEngine {
 
   constructor(private readonly deps: EngineDeps) {
     this.assembler = new Assembler({ store: deps.store, tokens: deps.tokens });
+    this.hostShare = new HostShareReport(deps.logger, deps.config.databasePath);
     this.additionTokens = systemPromptAdditionTokens(deps.tokens);
     this.largeFiles = new LargeFileInterceptor({
       ...deps,
@@ -222,7 +209,7 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, async () => {
         if (params.isHeartbeat) return { status: "committed" as const };
         const conversation = await this.recordWindow(await this.conversationFor(params), params.runtimeContext?.tokenBudget);
-        this.reportHostShare(conversation.lastWindowTokens);
+        this.hostShare.report(conversation.lastWindowTokens);
         const encoded = await this.encodeForStorage(conversation, params.messages);
         const admissionEntryId = typeof params.admission?.entryId === "string" ? params.admission.entryId : undefined;
         const result = await this.deps.store.commitTurn(
@@ -269,11 +256,8 @@ export class LcmContextEngine implements ContextEngine {
         const assembly = budget.host ? assemblyRecord(budget.host, budget.tokens, estimatedTokens, assembled.floor) : undefined;
         await this.recordBudgetIfFree(conversation, { ...budget.record, ...(assembly ? { assembly } : {}) });
         // Reported once the window is known: from an earlier turn, or this turn's tool loop or commit.
-        if (assembly) {
-          const reserve = budget.record.reserveTokens ?? this.pendingShare?.conversation.lastReserveTokens ?? conversation.lastReserveTokens;
-          this.pendingShare = { conversation: { ...conversation, lastReserveTokens: reserve }, assembly };
-        }
-        this.reportHostShare(budget.record.windowTokens ?? conversation.lastWindowTokens);
+        if (assembly) this.hostShare.hold(conversation, assembly, budget.record.reserveTokens);
+        this.hostShare.report(budget.record.windowTokens ?? conversation.lastWindowTokens);
         return {
           messages: assembled.messages,
           estimatedTokens,
@@ -375,24 +359,6 @@ export class LcmContextEngine implements ContextEngine {
       if (!isStorageFailure(error)) throw error;
       this.deps.logger.info(`assemble: the turn's budget was not recorded (${describeError(error)}); the next turn records it.`);
     }
-  }
-
-  /**
-   * Says once per conversation and process, in the log, when OpenClaw's own prompt and tools leave too little for
-   * history (spec 023): what takes the window and what to change. Said again after it was fine for a turn.
-   */
-  private reportHostShare(windowTokens: number | null | undefined): void {
-    if (!this.pendingShare || typeof windowTokens !== "number") return;
-    const { conversation, assembly } = this.pendingShare;
-    this.pendingShare = null;
-    const share = hostShareOf({ ...conversation, lastAssembly: assembly, lastWindowTokens: windowTokens });
-    const cause = `host-share:${this.deps.config.databasePath}:${conversation.conversationId}`;
-    if (!share?.tooSmall) {
-      forgetLogged(cause);
-      return;
-    }
-    logOnce(this.deps.logger, "warn", cause,
-      `conversation ${conversation.conversationId}: ${hostShareSentence(share)}. ${tooSmallAdvice(share)} (/lcm status shows it)`);
   }
 
   /** Records the model window the host states (commitTurn's runtimeContext), for compaction's budget (spec 011). */

@@ -2,6 +2,10 @@
  * The operators' tools in the real host (issue 17): `openclaw lcm status` and `conversations` against the running
  * gateway's database (named by OpenClaw's own config), the `lcm.status` gateway RPC, and the Prometheus metrics
  * route (metricsEnabled), whose compaction counters move after a /compact.
+ *
+ * Tuned compaction settings, on purpose: the CLI, the RPC and the metrics are checked on a conversation that has
+ * summaries after three short turns. What they report does not depend on the sizes; the defaults' compaction in a real
+ * gateway is default-config.test.ts and small-windows.test.ts (issue 31).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
