@@ -212,7 +212,7 @@ export class CompactionService {
         sizes,
         ...(request.signal ? { signal: request.signal } : {}),
         ...customInstructionsOf(config.customInstructions, request.customInstructions),
-      }), `target ${targetTokens} tokens`);
+      }), `target ${targetTokens} tokens${isPendingTurnTooLarge ? "; the current turn with its tool results is larger than the window allows" : ""}`);
     return {
       ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold),
         isPendingTurnTooLarge ? PENDING_TURN_TOO_LARGE_TEXT : isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined,

@@ -131,6 +131,7 @@ describe("an 8k window that OpenClaw's own prompt nearly fills", () => {
     expect(result).toMatchObject({ ok: true, compacted: false });
     expect(result.reason).toMatch(/^already under target: .*the current turn \(its message and this turn's tool results\) is larger than the model's window allows/);
     expect(llm.calls.length).toBe(calls);
+    expect(api.logs.some((line) => /compaction \(compact:budget\): no passes, .*the current turn with its tool results is larger than the window allows/.test(line.message))).toBe(true);
   });
 
   it("says in the log, /lcm status and `lcm context` what takes the window and what to change", async () => {
