@@ -51,7 +51,7 @@ class ScenarioRun {
     try {
       await this.session.say(message);
     } catch (error) {
-      this.failures.push(`turn ${turn}: ${String(error).slice(0, 300)}`);
+      this.failures.push(`turn ${turn}: ${String(error)}`); // whole: OpenClaw's answer is in the CLI output's tail
     }
     const requests = this.suite.model.requests({ since: mark });
     for (const request of requests) this.requests.push({ turn, request });
