@@ -38,6 +38,11 @@ export interface Bar {
   target: number;
   /** The size whose figure is judged, when not 1M (the quality phases run once, at 10k). */
   judgedAt?: number;
+  /**
+   * Why the phase's figure does not count (a search that found nothing or answered with an error is fast for the
+   * wrong reason), or null when it does. A figure that does not count fails the bar.
+   */
+  invalid?(phase: PhaseResult): string | null;
 }
 
 const p95 = (phase: PhaseResult) => phase.latency?.p95;
@@ -48,33 +53,48 @@ const value = (key: string) => (phase: PhaseResult) => {
 
 const latencyBar = (label: string, phase: string, target: number): Bar => ({ label, phase, figure: p95, unit: "ms p95", comparison: "<=", target });
 
+/** A search's figure counts only when it found something (every search phase looks up what the dataset holds). */
+function foundSomething(phase: PhaseResult): string | null {
+  if (phase.values?.isError === true) return "answered with an error";
+  const hits = phase.values?.hits;
+  if (typeof hits !== "number") return "hits not recorded";
+  return hits > 0 ? null : "found nothing";
+}
+
+const searchBar = (label: string, phase: string, target: number): Bar => ({ ...latencyBar(label, phase, target), invalid: foundSomething });
+
+/** Messages per second of an ingest phase counting the full-text indexing it left for maintain. */
+const withIndexing = value("messagesPerSecondIndexed");
+
 export const BARS: Bar[] = [
-  { label: "ingest, batches of 1,000", phase: "ingest.batch", figure: (phase) => phase.rate?.value, unit: "messages/s", comparison: ">=", target: 20_000 },
-  { label: "ingest, one turn at a time (commitTurn)", phase: "ingest.turn", figure: (phase) => phase.rate?.value, unit: "messages/s", comparison: ">=", target: 5_000 },
+  // The write's whole cost: the hook, and the full-text indexing it leaves for maintain (timed apart). The hooks'
+  // own rates are in the phase table.
+  { label: "ingest, batches of 1,000, indexing included", phase: "ingest.batch", figure: withIndexing, unit: "messages/s", comparison: ">=", target: 20_000 },
+  { label: "ingest, one turn at a time (commitTurn), indexing included", phase: "ingest.turn", figure: withIndexing, unit: "messages/s", comparison: ">=", target: 5_000 },
   latencyBar("assemble, raw history, 32k budget", "assemble.raw.32k", 25),
   latencyBar("assemble, raw history, 128k budget", "assemble.raw.128k", 25),
-  latencyBar("assemble, compacted history, 32k budget", "assemble.compacted.32k", 25),
-  latencyBar("assemble, compacted history, 128k budget", "assemble.compacted.128k", 25),
+  latencyBar("assemble, compacted history filling 75% of a 32k budget", "assemble.compacted.32k", 25),
+  latencyBar("assemble, compacted history filling 75% of a 128k budget", "assemble.compacted.128k", 25),
   latencyBar("engine construction", "engine.construct", 5),
-  latencyBar("cold open, new process (first engine + assemble)", "open.cold.new-process", 100),
+  latencyBar("cold open, new process (register + first engine + first assemble; module loading excluded)", "open.cold.new-process", 100),
   latencyBar("cold open, connection closed in process", "open.cold.in-process", 100),
-  latencyBar("full-text, rare term, this conversation", "grep.fts.rare.conversation", 50),
-  latencyBar("full-text, common term, this conversation", "grep.fts.common.conversation", 50),
-  latencyBar("full-text, rare term, relevance order", "grep.fts.rare.relevance.conversation", 50),
-  latencyBar("full-text, common term, relevance order", "grep.fts.common.relevance.conversation", 50),
-  latencyBar("full-text, rare term, all conversations", "grep.fts.rare.all", 50),
-  latencyBar("full-text, common term, all conversations", "grep.fts.common.all", 50),
-  latencyBar("full-text, common term, relevance, all conversations", "grep.fts.common.relevance.all", 50),
-  latencyBar("full-text, two mid-frequency words, relevance", "grep.fts.words.mid-mid.conversation", 50),
-  latencyBar("full-text, three common words, relevance", "grep.fts.words.common-common.conversation", 50),
-  latencyBar("full-text, a question (rare to common words), relevance", "grep.fts.words.question.conversation", 50),
-  latencyBar("full-text, a question, relevance, all conversations", "grep.fts.words.question.all", 50),
-  { label: "first full-text search after a bulk ingest, longest event-loop block", phase: "grep.first-after-ingest.fts", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
-  { label: "first regex search after a bulk ingest, longest event-loop block", phase: "grep.first-after-ingest.regex", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
-  latencyBar("regex, rare pattern, this conversation", "grep.regex.rare.conversation", 100),
-  latencyBar("regex, common pattern, this conversation", "grep.regex.common.conversation", 100),
-  latencyBar("regex, rare pattern, all conversations", "grep.regex.rare.all", 100),
-  latencyBar("regex, common pattern, all conversations", "grep.regex.common.all", 100),
+  searchBar("full-text, rare term, this conversation", "grep.fts.rare.conversation", 50),
+  searchBar("full-text, common term, this conversation", "grep.fts.common.conversation", 50),
+  searchBar("full-text, rare term, relevance order", "grep.fts.rare.relevance.conversation", 50),
+  searchBar("full-text, common term, relevance order", "grep.fts.common.relevance.conversation", 50),
+  searchBar("full-text, rare term, all conversations", "grep.fts.rare.all", 50),
+  searchBar("full-text, common term, all conversations", "grep.fts.common.all", 50),
+  searchBar("full-text, common term, relevance, all conversations", "grep.fts.common.relevance.all", 50),
+  searchBar("full-text, two mid-frequency words, relevance", "grep.fts.words.mid-mid.conversation", 50),
+  searchBar("full-text, three common words, relevance", "grep.fts.words.common-common.conversation", 50),
+  searchBar("full-text, a question (rare to common words), relevance", "grep.fts.words.question.conversation", 50),
+  searchBar("full-text, a question, relevance, all conversations", "grep.fts.words.question.all", 50),
+  { label: "first full-text search after a bulk ingest, longest event-loop block", phase: "grep.first-after-ingest.fts", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50, invalid: foundSomething },
+  { label: "first regex search after a bulk ingest, longest event-loop block", phase: "grep.first-after-ingest.regex", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50, invalid: foundSomething },
+  searchBar("regex, rare pattern, this conversation", "grep.regex.rare.conversation", 100),
+  searchBar("regex, common pattern, this conversation", "grep.regex.common.conversation", 100),
+  searchBar("regex, rare pattern, all conversations", "grep.regex.rare.all", 100),
+  searchBar("regex, common pattern, all conversations", "grep.regex.common.all", 100),
   latencyBar("lcm_describe", "describe", 5),
   { label: "compaction overhead per pass (engine time)", phase: "compaction.pass", figure: p95, unit: "ms p95", comparison: "<=", target: 10 },
   { label: "full sweep, engine seconds per 10M tokens", phase: "compaction.sweep", figure: value("engineSecondsPer10MTokens"), unit: "s", comparison: "<=", target: 30 },
@@ -88,8 +108,8 @@ export const BARS: Bar[] = [
   { label: "forced sweep of one conversation holding the whole history, engine seconds", phase: "compaction.sweep.whole-history", figure: value("engineSeconds"), unit: "s", comparison: "<=", target: 30 },
   { label: "longest event-loop block during that sweep", phase: "compaction.sweep.whole-history", figure: (phase) => phase.eventLoopMaxMs, unit: "ms", comparison: "<=", target: 50 },
   { label: "largest write-ahead log during that sweep", phase: "compaction.sweep.whole-history", figure: value("maxWalMb"), unit: "MB", comparison: "<=", target: 64 },
-  { label: "recall: top-5 recall of the weakest query form (recall.forms)", phase: "recall.forms", figure: value("pluginMin"), unit: "%", comparison: ">=", target: 99, judgedAt: 10_000 },
-  { label: "recall: lcm_expand_query excerpts quoting the detail", phase: "recall.forms", figure: value("excerptsAll"), unit: "%", comparison: ">=", target: 95, judgedAt: 10_000 },
+  { label: "recall: top-5 recall of the weakest query form, near misses planted, half the details stored aside (recall.forms)", phase: "recall.forms", figure: value("pluginMin"), unit: "%", comparison: ">=", target: 99 },
+  { label: "recall: lcm_expand_query excerpts quoting the detail, weakest query form", phase: "recall.forms", figure: value("excerptsMin"), unit: "%", comparison: ">=", target: 95 },
   { label: "questions: lcm_grep evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "grepRecallAt5", "bm25RecallAt5"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },
   { label: "questions: lcm_expand_query evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "expandRecallAt5", "bm25RecallAt5Compacted"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },
 ];

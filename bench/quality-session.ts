@@ -32,15 +32,30 @@ class FailingLlm implements HostLlm {
   }
 }
 
+export interface QualitySessionOptions {
+  compactEvery: number;
+  tokenBudget: number;
+  startTime: number;
+  /** Store the session in this database beside what it holds (a size's history); default: a database of its own. */
+  databasePath?: string;
+  /** Settings over the bench's (a small window's large-message threshold, a deeper DAG). */
+  config?: Record<string, unknown>;
+  /** Summaries by the deterministic extractive summarizer instead of the instant model. */
+  extractive?: boolean;
+}
+
 export async function storeQualitySession(
   name: string,
   session: { agentId: string; sessionId: string; sessionKey: string },
   turns: readonly AgentMessage[][],
-  options: { compactEvery: number; tokenBudget: number; startTime: number },
+  options: QualitySessionOptions,
 ): Promise<QualitySession> {
-  const path = join(DATA_DIR, `quality-${name}.db`);
-  removeDatabase(path);
-  const host = new BenchHost(benchConfig(path));
+  const ownDatabase = options.databasePath === undefined;
+  const path = options.databasePath ?? join(DATA_DIR, `quality-${name}.db`);
+  if (ownDatabase) removeDatabase(path);
+  const config = { ...benchConfig(path), ...options.config };
+  const host = options.extractive ? new BenchHost(config, null as never) : new BenchHost(config);
+  const runtimeContext = options.extractive ? {} : { runtimeContext: { llm: host.llm } };
   let time = options.startTime;
   let stored = 0;
   let sinceCompaction = 0;
@@ -60,7 +75,7 @@ export async function storeQualitySession(
       sinceCompaction = 0;
       const result = await host.engine().compact({
         sessionId: session.sessionId, sessionKey: session.sessionKey, force: true, compactionTarget: "threshold",
-        tokenBudget: options.tokenBudget, runtimeContext: { llm: host.llm },
+        tokenBudget: options.tokenBudget, ...runtimeContext,
       });
       if (result.compacted) compactions++;
     }
@@ -73,10 +88,11 @@ export async function storeQualitySession(
     )
     .map((row) => row.message_id);
   if (messageIds.length !== stored) throw new Error(`${name}: stored ${messageIds.length} of ${stored} messages`);
-  const excerptHost = new BenchHost(benchConfig(path), new FailingLlm() as never);
+  const excerptHost = new BenchHost(config, new FailingLlm() as never);
   return {
     host, excerptHost, database, path, messageIds, compactions,
     close: () => {
+      if (!ownDatabase) return; // the size's database: its process closes it
       closeSharedDatabase(path);
       removeDatabase(path);
     },

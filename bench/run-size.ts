@@ -1,7 +1,7 @@
 /**
  * Child process of `npm run bench`: every phase for one history size, on a fresh working copy of the cached
  * dataset, in one process of its own (so peak RSS and caches belong to this size alone). Phases that write run
- * last: ingest appends turns, compaction rewrites context. Writes a SizeResult as JSON to <out>.
+ * last: ingest appends turns, compaction rewrites context, recall quality adds its sessions. Writes a SizeResult as JSON to <out>.
  * Usage: run-size.ts <seed> <size> <repetitions> <out> [phase-group,...]
  */
 import { writeFileSync } from "node:fs";
@@ -39,13 +39,14 @@ const GROUPS: Record<string, (context: BenchContext) => Promise<PhaseResult[]> |
   assemble: runAssemblePhases,
   search: runSearchPhases,
   recall: runRecallPhases,
-  // Recall quality builds sessions of its own, whatever the history size: measured once, at 10k (or when asked).
-  quality: async (context) =>
-    size <= 10_000 || groupsText?.split(",").includes("quality")
-      ? [...(await runRecallQualityPhase(context)), ...(await runQuestionAnsweringPhase(context))]
-      : [],
   ingest: runIngestPhases,
   compaction: async (context) => [...(await runCompactionPhases(context)), ...(await runBacklogSweepPhases(context))],
+  // Last: recall quality adds its sessions to the size's database, so its searches run against that history. The
+  // question answering builds a database of its own, whatever the size: measured once, at 10k (or when asked).
+  quality: async (context) => [
+    ...(await runRecallQualityPhase(context)),
+    ...(size <= 10_000 || groupsText?.split(",").includes("quality") ? await runQuestionAnsweringPhase(context) : []),
+  ],
 };
 const groups = groupsText ? groupsText.split(",") : Object.keys(GROUPS);
 for (const group of groups) if (!GROUPS[group]) throw new Error(`Unknown phase group "${group}". Known: ${Object.keys(GROUPS).join(", ")}.`);

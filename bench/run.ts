@@ -13,6 +13,7 @@
  *   npm run bench -- --rebuild                     regenerate the cached datasets
  *   npm run bench -- --no-write                    print only; leave results and docs untouched
  *   npm run bench -- --report-only                 rewrite the chart and docs/benchmarks.md from latest.json
+ *   npm run bench -- --help                        these lines
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -34,8 +35,16 @@ const { values } = parseArgs({
     rebuild: { type: "boolean", default: false },
     "no-write": { type: "boolean", default: false },
     "report-only": { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
   },
 });
+
+if (values.help) {
+  // The usage lines of this file's header.
+  const header = readFileSync(new URL(import.meta.url), "utf8").split("\n").filter((line) => /^ \*   (npm run bench| {40})/.test(line));
+  console.log(["Usage:", ...header.map((line) => line.slice(2))].join("\n"));
+  process.exit(0);
+}
 
 const LATEST = join(RESULTS_DIR, "latest.json");
 const DOCS = join(ROOT, "docs", "benchmarks.md");

@@ -46,6 +46,8 @@ const MALFORMED: unknown[] = [
   { role: "__proto__", content: "prototype role" },
   JSON.parse('{"role":"user","content":"own __proto__ key","__proto__":{"polluted":true}}'),
 ];
+/** MALFORMED entries no hook can store: not an object (0-5), no non-empty string role (6-10), nested past the stack (15). */
+const UNSTORABLE = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15]);
 
 describe("hostile input", () => {
   let env: RecallEnv;
@@ -61,19 +63,31 @@ describe("hostile input", () => {
   it("every ingest hook answers malformed and pathological messages without throwing or half-writing", async () => {
     const engine = () => env.api.engine();
     const session = { sessionId: "hostile", sessionKey: "agent:main:hostile" };
+    // A hook that threw would answer through its guard, which logs an error: none may be logged, and each answer
+    // must be the one its input calls for.
     for (const [index, message] of MALFORMED.entries()) {
       tried.messages++;
+      const warningsBefore = env.api.logs.filter((line) => line.level === "warn").length;
       const batch = [message as AgentMessage, userMessage(`valid neighbour ${index}`)];
-      await expect(engine().ingest({ ...session, message: message as AgentMessage })).resolves.toBeDefined();
-      await expect(engine().ingestBatch({ ...session, messages: batch })).resolves.toBeDefined();
-      await expect(engine().commitTurn({ ...session, advancementKey: `hostile-${index}`, messages: batch })).resolves.toBeDefined();
+      const storable = !UNSTORABLE.has(index);
+      expect(await engine().ingest({ ...session, message: message as AgentMessage }), `${index}`).toEqual({ ingested: storable });
+      // The neighbour is new; the oddity was stored by ingest just now, or cannot be.
+      expect(await engine().ingestBatch({ ...session, messages: batch }), `${index}`).toEqual({ ingestedCount: 1 });
+      expect(await engine().commitTurn({ ...session, advancementKey: `hostile-${index}`, messages: batch }), `${index}`).toEqual({ status: "committed" });
       await expect(engine().afterTurn({ ...session, sessionFile: "", messages: batch, prePromptMessageCount: 0 })).resolves.toBeUndefined();
-      await expect(engine().assemble({ ...session, messages: batch, tokenBudget: 5_000 })).resolves.toBeDefined();
+      const assembled = await engine().assemble({ ...session, messages: batch, tokenBudget: 5_000 });
+      expect(assembled.messages.at(-1), `${index}`).toMatchObject({ role: "user", content: `valid neighbour ${index}` });
+      expect(assembled.estimatedTokens).toBeLessThanOrEqual(5_000);
+      expect(env.api.errors(), `${index}`).toEqual([]);
+      // What cannot be stored is skipped with a warning that says why, by each of the three storing hooks.
+      const warnings = env.api.logs.filter((line) => line.level === "warn").slice(warningsBefore).map((line) => line.message);
+      expect(warnings.filter((warning) => warning.includes("Skipped a message that cannot be stored: LcmError:")), `${index}`).toHaveLength(storable ? 0 : 3);
     }
-    for (const hook of ["ingestBatch", "assemble"] as const) {
-      const garbage = { ...session, messages: "not an array" as unknown as AgentMessage[] };
-      await expect(engine()[hook](garbage as never)).resolves.toBeDefined();
-    }
+    const garbage = { ...session, messages: "not an array" as unknown as AgentMessage[] };
+    expect(await engine().ingestBatch(garbage)).toEqual({ ingestedCount: 0 });
+    const fromStore = await engine().assemble({ ...garbage, tokenBudget: 5_000 });
+    expect(fromStore.messages.at(-1)).toMatchObject({ content: `valid neighbour ${MALFORMED.length - 1}` });
+    expect(env.api.errors()).toEqual([]);
     const stored = env.db.get<{ n: number }>("SELECT count(*) AS n FROM messages m JOIN conversations c USING (conversation_id) WHERE c.session_id = 'hostile'")!.n;
     expect(stored).toBeGreaterThan(MALFORMED.length); // the valid neighbours and the storable oddities
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -37,12 +37,19 @@ export function resultsMarkdown(sizes: SizeResult[], machine: string): string {
       if (phase.status !== "measured") return "pending";
       const figure = bar.figure(phase);
       if (figure === undefined) return "—";
+      const invalid = bar.invalid?.(phase) ?? null;
+      if (invalid) return `${formatFigure(figure)} ✗ (${invalid})`;
       return `${formatFigure(figure)}${passes(bar, figure) ? "" : " ✗"}`;
     });
     lines.push(`| ${bar.label} | ${bar.comparison} ${formatFigure(bar.target)} ${bar.unit} | ${cells.join(" | ")} | ${verdict(sorted, bar)} |`);
   }
   for (const name of SCALING_PHASES) lines.push(scalingRow(sorted, name));
-  lines.push("", "✗ marks a figure outside the bar at that size (the bar is set at 1M). pending: the feature has not landed.", "");
+  lines.push(
+    "",
+    "✗ marks a figure outside the bar at that size (the bar is set at 1M), or one that does not count: a search that " +
+      "found nothing or answered with an error fails whatever its time. pending: the feature has not landed.",
+    "",
+  );
 
   lines.push("### Every phase", "");
   lines.push(
@@ -72,6 +79,8 @@ function verdict(sizes: SizeResult[], bar: (typeof BARS)[number]): string {
   if (phase.status !== "measured") return "pending";
   const figure = bar.figure(phase);
   if (figure === undefined) return "not measured";
+  const invalid = bar.invalid?.(phase) ?? null;
+  if (invalid) return `**FAIL** (${invalid})`;
   return passes(bar, figure) ? "**pass**" : "**FAIL**";
 }
 
@@ -94,11 +103,19 @@ function phaseCell(phase: PhaseResult | undefined): string {
   if (phase.rate) parts.push(`${phase.rate.value.toLocaleString("en")} ${phase.rate.unit}`);
   const perCpuSecond = phase.values?.messagesPerCpuSecond;
   if (typeof perCpuSecond === "number") parts.push(`${perCpuSecond.toLocaleString("en")} per CPU-second`);
+  const indexed = phase.values?.messagesPerSecondIndexed;
+  if (typeof indexed === "number") parts.push(`${indexed.toLocaleString("en")} messages/s indexing included`);
   if (phase.name === "compaction.sweep") parts.push(`${phase.values?.engineSeconds} s engine for ${Number(phase.values?.sweptTokens).toLocaleString("en")} tokens`);
   if (phase.name === "compaction.sweep.whole-history") {
     parts.push(`${phase.values?.engineSeconds} s engine, ${Number(phase.values?.passes).toLocaleString("en")} passes over ${Number(phase.values?.contextItemsBefore).toLocaleString("en")} items`);
   }
   if (typeof phase.values?.maxWalMb === "number") parts.push(`log at most ${phase.values.maxWalMb} MB`);
+  if (phase.name === "open.cold.new-process" && typeof phase.values?.processWallP50Ms === "number") {
+    parts.push(`whole process (module loading included) p50 ${formatFigure(phase.values.processWallP50Ms)}`);
+  }
+  if (phase.name.startsWith("assemble.compacted.") && typeof phase.values?.storedContextTokens === "number") {
+    parts.push(`${phase.values.assembledSummaries} summaries + ${Number(phase.values.assembledMessages) - Number(phase.values.assembledSummaries)} messages, ${Number(phase.values.assembledTokens).toLocaleString("en")} tokens`);
+  }
   if (phase.name === "storage") parts.push(`${phase.values?.bytesPerTextByte}× text, ${(Number(phase.values?.databaseBytes) / 2 ** 20).toFixed(0)} MB`);
   const loop = phase.eventLoopMaxMs === undefined ? "" : `loop ${formatFigure(phase.eventLoopMaxMs)}`;
   const rss = phase.peakRssMb === undefined ? "" : `${phase.peakRssMb.toFixed(0)} MB`;

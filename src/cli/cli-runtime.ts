@@ -8,6 +8,7 @@ import { access } from "node:fs/promises";
 import type { Clock, CompletionModel, TokenEstimator } from "../contracts.js";
 import { systemClock } from "../contracts.js";
 import type { Database } from "../db/database.js";
+import type { ProbedTranscriptSource } from "../engine/transcript-source.js";
 import { describeError } from "../errors.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { processMetrics } from "../metrics/lcm-metrics.js";
@@ -32,6 +33,11 @@ export interface CliEnvironment {
   env: NodeJS.ProcessEnv;
   /** The OpenClaw config the host loaded (`openclaw lcm`); the standalone bin reads openclaw.json itself. */
   hostConfig?: unknown;
+  /**
+   * Under `openclaw lcm`: the host's own transcript reader (plugin-sdk session-transcript-runtime), which `import
+   * openclaw` uses for sessions in OpenClaw's store. Absent in the standalone bin, which reads that store's file.
+   */
+  hostTranscripts?: ProbedTranscriptSource;
   /** A model for `compact` and `expand --prompt` (the host's plugin model under `openclaw lcm`). */
   model?: CompletionModel | undefined;
   clock?: Clock;
@@ -57,6 +63,8 @@ export interface CommandOutput<T> {
 export interface CliStores {
   database: Database;
   readOnly: boolean;
+  /** Why a command that prefers to write reads only (read-only file, another writer's lock), or null. */
+  readOnlyNotice: string | null;
   store: SqliteStore;
   compactionStore: SqliteCompactionStore;
   retrievalStore: SqliteRetrievalStore;
@@ -78,7 +86,10 @@ export class CliRuntime {
   }
 
   get settings(): CliConfig {
-    this.cliConfig ??= resolveCliConfig({ db: this.options.db, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig });
+    this.cliConfig ??= resolveCliConfig({
+      db: this.options.db, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig,
+      warn: (message) => this.note(`warning: ${message}`),
+    });
     return this.cliConfig;
   }
 
@@ -89,7 +100,7 @@ export class CliRuntime {
     const { database, readOnly, notice } = openCliDatabase(config.databasePath, mode, databasePathSource);
     if (notice) this.note(notice);
     this.opened = {
-      database, readOnly,
+      database, readOnly, readOnlyNotice: notice,
       store: new SqliteStore(database),
       compactionStore: new SqliteCompactionStore(database),
       retrievalStore: new SqliteRetrievalStore(database),

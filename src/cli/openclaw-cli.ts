@@ -2,12 +2,15 @@
  * `openclaw lcm …`: the plugin's CLI registration. The registrar runs when OpenClaw needs the command (its
  * descriptor keeps it lazy) and imports the command tree only then, so loading the plugin for a turn never loads
  * the CLI. Commands run in the CLI process against the database file, gateway running or not; the OpenClaw config
- * the host loaded names the database, and the host's model (api.runtime.llm) summarizes for `compact`.
+ * the host loaded names the database, the host's model (api.runtime.llm) summarizes for `compact`, and the host's
+ * transcript reader serves `import openclaw`.
  */
 import type { CompletionModel } from "../contracts.js";
+import { openClawTranscriptSource } from "../engine/transcript-source.js";
 import type { CliCommandDescriptor, CliRegistrar } from "../host/openclaw-types.js";
 import { CLI_COMMANDS } from "../manifest.js";
 import { EXIT } from "./exit-codes.js";
+import { onBrokenPipe } from "./node-support.js";
 
 /** The root commands with their machine-output rule: with --json, stdout holds only the JSON document. */
 export const CLI_DESCRIPTORS: CliCommandDescriptor[] = CLI_COMMANDS.map((command) => ({
@@ -19,6 +22,8 @@ export function lcmCliRegistrar(model: () => CompletionModel | undefined): CliRe
   return async ({ program, config }) => {
     const { defineLcmCommands } = await import("./lcm-program.js");
     const root = program as import("commander").Command;
+    // `openclaw lcm … | head`: once the reader has gone, stop quietly with the command's own exit code.
+    onBrokenPipe(process.stdout, () => process.exit(Number(process.exitCode ?? EXIT.ok)));
     const lcm = root.command("lcm");
     // Commander's own exits (help, a usage error) with the CLI's codes; subcommands made below inherit this.
     lcm.exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage));
@@ -27,6 +32,7 @@ export function lcmCliRegistrar(model: () => CompletionModel | undefined): CliRe
       stderr: process.stderr,
       env: process.env,
       hostConfig: config ?? {},
+      hostTranscripts: openClawTranscriptSource(),
       get model() {
         return model();
       },

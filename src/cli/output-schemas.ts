@@ -25,9 +25,13 @@ const CompactionOutcomeSchema = Type.Object({
   reason: Type.Optional(Type.String()), spendGuardDiverted: Type.Optional(Count),
 });
 
-const SpendUsageSchema = Type.Object({
-  calls: Count, maxCalls: Count, windowMs: Count, capped: Type.Boolean(), freesAt: Nullable(Type.Number()), diverted: Count,
-});
+/** services/status-service.ts SpendGuardView: the count where this process keeps it (the gateway), else only the limits. */
+const SpendGuardViewSchema = Type.Union([
+  Type.Object({
+    visible: Type.Literal(true), calls: Count, maxCalls: Count, windowMs: Count, capped: Type.Boolean(), freesAt: Nullable(Type.Number()), diverted: Count,
+  }),
+  Type.Object({ visible: Type.Literal(false), maxCalls: Count, windowMs: Count, where: Type.String({ minLength: 1 }) }),
+]);
 
 const RetentionPolicySchema = Type.Object({ maxDatabaseBytes: Nullable(Count), maxAgeMs: Nullable(Count), pruneEndedSessions: Type.Boolean() });
 const AutoVacuumSchema = Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]);
@@ -62,19 +66,27 @@ export const StatusOutputSchema = Type.Object({
     readOnlyNotice: Nullable(Type.String()),
     conversation: Nullable(Type.Object({
       conversationId: Count, agentId: Type.String(), sessionId: Type.String(), sessionKey: Nullable(Type.String()),
-      messages: Count, messageTokens: Count, contextItems: Count, contextTokens: Count, contextRawTokens: Count,
+      messages: Count, archivedMessages: Count, messageTokens: Count, contextItems: Count, contextTokens: Count, contextRawTokens: Count,
       budgetTokens: Count, budgetIsDefault: Type.Boolean(), budgetPercent: Count, overBudget: Type.Boolean(),
       summaries: Type.Array(Type.Object({ depth: Count, count: Count, tokens: Count, fallbackCount: Count })),
       fallbackSummaries: Count,
       lastCompaction: Nullable(CompactionOutcomeSchema),
       lastIngestAt: Nullable(Type.Number()),
-      spendGuard: SpendUsageSchema,
+      spendGuard: SpendGuardViewSchema,
       hostShare: Type.Optional(Nullable(HostShareSchema)),
     })),
-    totals: Type.Object({ conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count }),
+    note: Nullable(Type.String()),
+    totals: Type.Object({
+      conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count, archivedMessages: Count,
+    }),
     storage: Nullable(StorageStatusSchema),
     summarizers: Type.Array(Type.Object({ key: Type.String(), state: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("half-open")]) })),
-    spendGuard: Type.Object({ maxCallsPerWindow: Count, windowMinutes: Count, conversations: Count, capped: Count, maxCallsInWindow: Count }),
+    spendGuard: Type.Union([
+      Type.Object({
+        maxCallsPerWindow: Count, windowMinutes: Count, visible: Type.Literal(true), conversations: Count, capped: Count, maxCallsInWindow: Count,
+      }),
+      Type.Object({ maxCallsPerWindow: Count, windowMinutes: Count, visible: Type.Literal(false), where: Type.String({ minLength: 1 }) }),
+    ]),
   }),
 });
 
@@ -183,7 +195,14 @@ export const CompactOutputSchema = Type.Object({
 export const BackupOutputSchema = Type.Object({
   path: Type.String(), source: Type.String(), bytes: Count, pages: Count,
   method: Type.Union([Type.Literal("backup-api"), Type.Literal("vacuum-into")]), durationMs: Count, check: Type.Literal("ok"),
+  /** The backup file's permissions, the database's (octal text, "0600"). */
+  mode: Type.String(),
+  /** The backup's stored-files folder (`<backup name>-files` beside it); null when the database holds no stored file. */
   filesDirectory: Nullable(Type.String()),
+  files: Type.Object({
+    directory: Nullable(Type.String()), copied: Count, bytes: Count,
+    missing: Type.Array(Type.Object({ fileId: Type.String(), path: Type.String(), reason: Type.String() })),
+  }),
 });
 
 const ExportedConversationSchema = Type.Object({
@@ -192,7 +211,9 @@ const ExportedConversationSchema = Type.Object({
 });
 
 export const ExportOutputSchema = Type.Object({
-  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]), path: Type.String(), databasePath: Type.String(),
+  format: Type.Union([Type.Literal("jsonl"), Type.Literal("markdown")]),
+  /** True when `lcm import jsonl` restores the file exactly; false for Markdown, or stored files written without content. */
+  lossless: Type.Boolean(), missingFileIds: Type.Array(Type.String()), path: Type.String(), databasePath: Type.String(),
   bytes: Count, durationMs: Count, conversations: Type.Array(ExportedConversationSchema),
 });
 
@@ -210,6 +231,13 @@ const BackfillStatusSchema = Type.Union(["imported", "up-to-date", "ignored", "e
 
 export const ImportOpenClawOutputSchema = Type.Object({
   dryRun: Type.Boolean(), stateDir: Type.String(), databasePath: Type.String(), databaseCreated: Type.Boolean(), sessions: Count, importedMessages: Count,
+  /** How sessions in OpenClaw's agent databases were read: its own reader (openclaw lcm), the file read-only, or none found. */
+  reader: Nullable(Type.Union([Type.Literal("host"), Type.Literal("agent-database")])),
+  agents: Type.Array(Type.Object({
+    agentId: Type.String(), database: Nullable(Type.String()), sessionsDirectory: Nullable(Type.String()), sessions: Count,
+  })),
+  /** What was found and not read, and why. */
+  unread: Type.Array(Type.Object({ agentId: Type.String(), subject: Type.String(), sessionKey: Nullable(Type.String()), reason: Type.String() })),
   byStatus: Type.Object({ imported: Count, "up-to-date": Count, ignored: Count, empty: Count, unavailable: Count, failed: Count }),
   indexed: Count, durationMs: Count,
   results: Type.Array(Type.Object({
@@ -236,7 +264,7 @@ export const ImportLosslessClawOutputSchema = Type.Object({
   target: Type.String(),
   applied: Type.Boolean(),
   sourceCounts: PeerCountsSchema,
-  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count }),
+  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count, notImported: Count }),
   written: Type.Object({
     conversations: Count, messages: Count, messageParts: Count, summaries: Count, summaryMessages: Count, summaryParents: Count,
     contextItems: Count, largeFiles: Count,

@@ -4,6 +4,7 @@
  * returns. The data model is described in docs/architecture.md.
  */
 import type { Database } from "./database.js";
+import { hasStoredHours } from "./stored-hours.js";
 import { LCM_APPLICATION_ID } from "./database-file.js";
 import { databaseUnavailableError } from "./database-problem.js";
 
@@ -466,6 +467,99 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 11,
+    name: "content stored aside is searched like messages: chunks of stored files in a full-text index",
+    // specs/019-one-search.md. Every stored file gets a row in `file_index` (a trigger on large_files, whatever
+    // writes the file: a turn, an import, a restore): the message believed to hold its reference (the newest of its
+    // conversation when the file row is written, which is the message's own transaction for a turn; checked when
+    // read), how far its content is indexed, and whether it cannot be (missing, binary). The indexer reads the file
+    // from disk in pieces and writes `file_chunks` (a few KB each, with byte range and first line) and `files_fts`
+    // (the same analysed words as messages_fts) in one transaction per piece. Deleting a file row deletes its chunks.
+    up: `
+      CREATE TABLE file_index (
+        file_key        INTEGER PRIMARY KEY,
+        file_id         TEXT NOT NULL UNIQUE,
+        conversation_id INTEGER NOT NULL,
+        message_id      INTEGER,
+        created_at      INTEGER NOT NULL,
+        indexed_bytes   INTEGER NOT NULL DEFAULT 0,
+        indexed_lines   INTEGER NOT NULL DEFAULT 1,
+        state           TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'indexed', 'unavailable', 'binary')),
+        reason          TEXT
+      );
+      CREATE INDEX file_index_pending ON file_index (file_key) WHERE state = 'pending';
+      CREATE INDEX file_index_conversation ON file_index (conversation_id, state);
+      CREATE TABLE file_chunks (
+        chunk_id   INTEGER PRIMARY KEY,
+        file_key   INTEGER NOT NULL REFERENCES file_index (file_key),
+        byte_start INTEGER NOT NULL,
+        byte_end   INTEGER NOT NULL,
+        line_start INTEGER NOT NULL
+      );
+      CREATE INDEX file_chunks_file ON file_chunks (file_key, byte_start);
+      CREATE VIRTUAL TABLE files_fts USING fts5 (
+        words, derived, content = '', contentless_delete = 1, tokenize = 'ascii'
+      );
+      INSERT INTO files_fts (files_fts, rank) VALUES ('automerge', 0);
+      CREATE TRIGGER large_files_index_insert AFTER INSERT ON large_files BEGIN
+        INSERT OR IGNORE INTO file_index (file_id, conversation_id, message_id, created_at) VALUES (
+          new.file_id, new.conversation_id,
+          (SELECT message_id FROM messages WHERE conversation_id = new.conversation_id ORDER BY seq DESC LIMIT 1),
+          coalesce((SELECT created_at FROM messages WHERE conversation_id = new.conversation_id ORDER BY seq DESC LIMIT 1), new.created_at)
+        );
+      END;
+      CREATE TRIGGER large_files_index_delete AFTER DELETE ON large_files BEGIN
+        DELETE FROM files_fts WHERE rowid IN (
+          SELECT c.chunk_id FROM file_index f JOIN file_chunks c ON c.file_key = f.file_key WHERE f.file_id = old.file_id
+        );
+        DELETE FROM file_chunks WHERE file_key = (SELECT file_key FROM file_index WHERE file_id = old.file_id);
+        DELETE FROM file_index WHERE file_id = old.file_id;
+      END;
+      INSERT INTO file_index (file_id, conversation_id, created_at)
+        SELECT file_id, conversation_id, created_at FROM large_files ORDER BY created_at, file_id;
+    `,
+  },
+  {
+    version: 12,
+    name: "restored conversations: retention leaves them alone for a while",
+    // `lcm import jsonl` restores an export or a retention archive exactly, old times included; `restored_at` is when
+    // (this database's fact, not exported). Retention counts a restored conversation as active from then
+    // (retention/retention-policy.ts restoreHoldMs), so the next run does not archive again what was just restored.
+    up: `ALTER TABLE conversations ADD COLUMN restored_at INTEGER;`,
+  },
+  {
+    version: 13,
+    name: "stored-file paths relative to the database's folder",
+    // A stored file's path was recorded absolute, so a backup opened elsewhere, or the database moved with its files
+    // folder, found every file missing. Paths under the database's folder (the default files directory is
+    // `<name>-files/` beside it) are now recorded relative to that folder (db/stored-file-path.ts); this makes the
+    // existing rows so. The folder is the one SQLite opened the file in (`pragma_database_list`): its path up to the
+    // last "/". Paths elsewhere (a files directory configured outside the folder) stay absolute and keep working.
+    up: `
+      UPDATE large_files SET storage_path = substr(storage_path, length(folder.path) + 1)
+      FROM (SELECT rtrim(file, replace(file, '/', '')) AS path FROM pragma_database_list WHERE name = 'main' AND file LIKE '/%') AS folder
+      WHERE substr(large_files.storage_path, 1, length(folder.path)) = folder.path
+        AND length(large_files.storage_path) > length(folder.path);
+    `,
+  },
+  {
+    version: 14,
+    name: "when messages were stored: the first message id of each hour",
+    // Growth ("N messages in the last 7 days" of /lcm status) counts rows by when this database stored them, not by
+    // the messages' own times: an import brings history whose times are months old. Message ids only grow, so the
+    // first id stored in each hour (unix hours) bounds every later one; growth since a time is the newest id less the
+    // first id of the first hour at or after it. Database.write records the row (db/stored-hours.ts) once per write
+    // transaction that added messages, whichever path wrote them: a trigger per message row cost 10-15 µs a message
+    // on the loaded development machine (35-50% of a bare insert). Rows stored before this version have no mark:
+    // growth reads their own times, as before.
+    up: `
+      CREATE TABLE message_stored_hours (
+        hour             INTEGER PRIMARY KEY,
+        first_message_id INTEGER NOT NULL
+      );
+    `,
+  },
+  {
     version: 15,
     name: "what the host left the last turn's context",
     // The first assemble of the last turn (spec 023): the budget OpenClaw gave, the tools it sends beside the history,
@@ -478,8 +572,9 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
- * Brings the schema up to date. Cheap when already current: one pragma read. Migrations run once per process when
- * the first engine opens the file; openDatabase retries the whole open while another process holds the lock.
+ * Brings the schema up to date. Cheap when already current: one pragma read (and one schema lookup, for whether
+ * writes mark when they stored messages). Migrations run once per process when the first engine opens the file;
+ * openDatabase retries the whole open while another process holds the lock.
  */
 export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number {
   const current = currentVersion(db);
@@ -501,6 +596,7 @@ export function migrate(db: Database, migrations: readonly Migration[] = MIGRATI
       if (migration.rebuildsReferencedTable) db.raw.exec("PRAGMA foreign_keys = ON");
     }
   }
+  db.marksStoredHours = hasStoredHours(db.raw);
   return latest;
 }
 

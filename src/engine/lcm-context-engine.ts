@@ -104,6 +104,12 @@ export const INDEX_BATCH_MESSAGES = 200;
 /** At most this many messages indexed per maintain (~12 ms per 500, the event loop running between chunks). */
 export const INDEX_ROWS_PER_MAINTAIN = 5_000;
 /**
+ * Content stored aside indexed per maintain, at most (64 KB per transaction of ~10 ms): a turn's pastes and tool
+ * outputs are searchable through the index by the next turn; a larger backlog (an import) is read directly by
+ * searches meanwhile.
+ */
+export const INDEX_FILE_BYTES_PER_MAINTAIN = 1024 * 1024;
+/**
  * How long bootstrap and maintain wait for a lock another process holds before giving up: both are recoverable on
  * the next turn (the transcript cursor and compaction state only advance with their writes), and the turn waits
  * for them. commitTurn waits the full DEFAULT_WRITE_DEADLINE_MS: a turn it cannot store goes back to the host.
@@ -283,7 +289,9 @@ export class LcmContextEngine implements ContextEngine {
         await this.checkRecentIntegrity(params);
         const index = this.deps.searchIndex;
         if (index) {
-          const { indexed } = await index.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN });
+          const { indexed } = await index.indexPending({
+            whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN, maxFileBytes: INDEX_FILE_BYTES_PER_MAINTAIN,
+          });
           if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.maintainTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
         }
         // Not awaited: a bounded run (at most once per 10 minutes per database) that never holds the turn.

@@ -12,9 +12,7 @@
  * second). Until its transcript has been read to the end once, each batch is first matched against the imported
  * messages (src/import/transcript-match.ts) and only what matches none of them is stored.
  */
-import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import type { LargeContentExternalizer } from "../large-files/large-file-interceptor.js";
@@ -24,21 +22,13 @@ import type { BootstrapState, ConversationRecord } from "../records.js";
 import type { SessionLifecycleStore } from "../store/session-store.js";
 import type { ConversationStore, MessageStore } from "../store/store.js";
 import { encodeAll, storeEncoded } from "./history-import.js";
+import { readTranscript, type TranscriptLocation } from "./transcript-reader.js";
 import type { TranscriptSource } from "./transcript-source.js";
 
 /** Bytes of a transcript file read per bootstrap call. */
 export const MAX_IMPORT_BYTES = 16 * 1024 * 1024;
-/** Messages read from the host store per bootstrap call (pages of PAGE_MESSAGES). */
+/** Messages read from the host store per bootstrap call (pages of a few hundred). */
 export const MAX_IMPORT_MESSAGES = 5_000;
-const PAGE_MESSAGES = 250;
-/**
- * Bytes per page of the host reader (its default is 1 MB). A single message larger than a page comes back as an
- * empty page naming the bytes it needs; that page is read again with room for it, up to the reader's own 64 MiB
- * (OpenClaw caps one transcript event at 4 MiB).
- */
-export const PAGE_BYTES = 4 * 1024 * 1024;
-const MAX_PAGE_BYTES = 64 * 1024 * 1024;
-const BATCH_SIZE = 500;
 
 export interface TranscriptImportDeps {
   /** With ImportedHistoryStore when the backend holds imports (its transcript is then reconciled once). */
@@ -57,6 +47,10 @@ export interface TranscriptImportResult {
   imported: number;
   /** Set when the import did not (fully) happen, e.g. no source, or only part was read this time. */
   note?: string;
+  /** True when this call stopped at its bound with more to read (the next call continues). */
+  more?: boolean;
+  /** Whether this call moved the conversation's cursor. */
+  advanced?: boolean;
 }
 
 export async function importTranscript(
@@ -64,10 +58,42 @@ export async function importTranscript(
   sessionFile: string | undefined,
   deps: TranscriptImportDeps,
 ): Promise<TranscriptImportResult> {
+  const location = await transcriptLocation(conversation, sessionFile, deps.transcriptSource);
+  if (!location) return { imported: 0, note: "no transcript source" };
+  let imported = 0;
+  let reconciliation: ImportReconciliation | null = null;
+  const reading = await readTranscript(location, conversation.bootstrapState, {
+    start: (fromStart) => {
+      reconciliation = new ImportReconciliation(conversation, deps, fromStart);
+    },
+    messages: async (batch) => {
+      imported += await appendBatch(conversation, batch, reconciliation!, deps);
+    },
+    restart: () => reconciliation!.restart(),
+  }, location.kind === "file"
+    ? { maxBytes: MAX_IMPORT_BYTES, maxMessages: Number.POSITIVE_INFINITY }
+    : { maxBytes: Number.POSITIVE_INFINITY, maxMessages: MAX_IMPORT_MESSAGES }, { now: deps.clock.now(), logger: deps.logger });
+  const matched = (reconciliation as ImportReconciliation | null)?.hasMatches ?? false;
+  if (reading.state && (reading.moved || matched)) await reconciliation!.save(reading.state, reading.reachedEnd);
+  return {
+    imported, advanced: reading.moved, ...(reading.partial ? { more: true } : {}), ...(reading.note ? { note: reading.note } : {}),
+  };
+}
+
+/**
+ * Where a conversation's transcript is: the JSONL file bootstrap was given (older hosts), else the host's store through
+ * `source` (OpenClaw 2026.9.6 passes the session key as `sessionFile`); null when there is neither.
+ */
+export async function transcriptLocation(
+  conversation: Pick<ConversationRecord, "agentId" | "sessionId" | "sessionKey">, sessionFile: string | undefined, source: TranscriptSource | undefined,
+): Promise<TranscriptLocation | null> {
   const fileSize = sessionFile ? await sizeOf(sessionFile) : null;
-  if (sessionFile && fileSize !== null) return importFile(conversation, sessionFile, fileSize, deps);
-  if (deps.transcriptSource) return importFromHost(conversation, deps.transcriptSource, deps);
-  return { imported: 0, note: "no transcript source" };
+  if (sessionFile && fileSize !== null) return { kind: "file", path: sessionFile, size: fileSize };
+  if (!source) return null;
+  return {
+    kind: "host", source,
+    scope: { agentId: conversation.agentId, sessionId: conversation.sessionId, ...(conversation.sessionKey ? { sessionKey: conversation.sessionKey } : {}) },
+  };
 }
 
 async function sizeOf(path: string): Promise<number | null> {
@@ -89,126 +115,6 @@ async function appendBatch(
   // A gateway answer whose command came in an earlier batch: the command leaves the context now.
   for (const key of unpairedCommandKeys) await deps.commands?.excludeHostCommand(conversation.conversationId, key);
   return inserted;
-}
-
-async function importFromHost(
-  conversation: ConversationRecord,
-  source: TranscriptSource,
-  deps: TranscriptImportDeps,
-): Promise<TranscriptImportResult> {
-  const state = conversation.bootstrapState;
-  let cursor = state?.source === "host" ? state.cursor : undefined;
-  const scope = {
-    agentId: conversation.agentId,
-    sessionId: conversation.sessionId,
-    ...(conversation.sessionKey ? { sessionKey: conversation.sessionKey } : {}),
-  };
-  let imported = 0;
-  let read = 0;
-  let resets = 0;
-  let note: string | undefined;
-  let reachedEnd = false;
-  const startCursor = cursor;
-  const reconciliation = new ImportReconciliation(conversation, deps, cursor === undefined);
-  while (read < MAX_IMPORT_MESSAGES) {
-    let page = await source.readPage(scope, cursor, PAGE_MESSAGES, PAGE_BYTES);
-    if (page.kind === "page" && page.messages.length === 0 && page.requiredBytes !== undefined && page.requiredBytes <= MAX_PAGE_BYTES) {
-      page = await source.readPage(scope, cursor, 1, Math.max(PAGE_BYTES, page.requiredBytes));
-    }
-    if (page.kind === "reset") {
-      if (++resets > 1) {
-        note = `transcript reader reset twice (${page.reason})`;
-        break;
-      }
-      cursor = page.cursor;
-      reconciliation.restart();
-      continue;
-    }
-    if (page.kind !== "page") {
-      note = `host transcript ${page.kind}: ${page.reason}`;
-      break;
-    }
-    if (page.messages.length === 0 && page.hasMore) {
-      // No progress is possible from here (a message the reader will not return): stop instead of asking again.
-      note = `host transcript reader returned no message at the cursor (${page.requiredBytes ?? "unknown"} bytes required)`;
-      break;
-    }
-    read += page.messages.length;
-    imported += await appendBatch(conversation, page.messages, reconciliation, deps);
-    cursor = page.cursor;
-    if (!page.hasMore) {
-      reachedEnd = true;
-      break;
-    }
-    if (read >= MAX_IMPORT_MESSAGES) note = `read ${read} messages; the rest follows on later turns`;
-  }
-  if (cursor !== undefined && (cursor !== startCursor || reconciliation.hasMatches)) {
-    await reconciliation.save({ source: "host", cursor, importedAt: deps.clock.now() }, reachedEnd);
-  }
-  return note ? { imported, note } : { imported };
-}
-
-/** The AgentMessage inside one JSONL transcript line, or null for lines that are not messages. */
-export function messageFromTranscriptLine(entry: unknown): AgentMessage | null {
-  if (entry === null || typeof entry !== "object") return null;
-  const record = entry as Record<string, unknown>;
-  const nested = record.message;
-  if (record.type === "message" && nested && typeof nested === "object" && typeof (nested as AgentMessage).role === "string") {
-    return nested as AgentMessage;
-  }
-  if (typeof record.role === "string" && record.type === undefined) return record as AgentMessage;
-  return null;
-}
-
-async function importFile(
-  conversation: ConversationRecord,
-  file: string,
-  size: number,
-  deps: TranscriptImportDeps,
-): Promise<TranscriptImportResult> {
-  const state = conversation.bootstrapState;
-  const previous = state?.source === "file" && state.file === file ? state : null;
-  // A file that shrank was rewritten or truncated: read it again from the start (identity keys dedupe).
-  const start = previous && previous.size <= size ? previous.offset : 0;
-  if (start === size) return { imported: 0 };
-
-  const end = Math.min(size, start + MAX_IMPORT_BYTES);
-  let imported = 0;
-  let consumed = start;
-  let batch: AgentMessage[] = [];
-  const reconciliation = new ImportReconciliation(conversation, deps, start === 0);
-  const stream = createReadStream(file, { start, end: size - 1, encoding: "utf8" });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  try {
-    for await (const line of lines) {
-      const lineBytes = Buffer.byteLength(line, "utf8") + 1;
-      if (consumed + lineBytes > size) break; // a line still being written: read it next time
-      consumed += lineBytes;
-      const message = parseLine(line, deps.logger);
-      if (message) batch.push(message);
-      if (batch.length >= BATCH_SIZE) {
-        imported += await appendBatch(conversation, batch, reconciliation, deps);
-        batch = [];
-      }
-      if (consumed >= end) break;
-    }
-    imported += await appendBatch(conversation, batch, reconciliation, deps);
-  } finally {
-    lines.close();
-    stream.destroy();
-  }
-  await reconciliation.save({ source: "file", file, offset: consumed, size, importedAt: deps.clock.now() }, consumed === size);
-  return consumed < size ? { imported, note: `read ${consumed} of ${size} bytes; the rest follows on later turns` } : { imported };
-}
-
-function parseLine(line: string, logger: Logger): AgentMessage | null {
-  if (line.trim() === "") return null;
-  try {
-    return messageFromTranscriptLine(JSON.parse(line));
-  } catch {
-    logger.warn("Skipped a transcript line that is not valid JSON.");
-    return null;
-  }
 }
 
 /**

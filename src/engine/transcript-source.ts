@@ -41,8 +41,14 @@ interface SessionTranscriptSdk {
   ): Promise<SdkDeltaResult>;
 }
 
+/** A reader that can tell, before reading, whether it works here (OpenClaw's SDK is loadable). */
+export interface ProbedTranscriptSource extends TranscriptSource {
+  /** Contract: never rejects; false when every page would answer "unavailable". */
+  isAvailable(): Promise<boolean>;
+}
+
 /** The OpenClaw SDK reader; resolves to "unavailable" pages when the SDK cannot be loaded. */
-export function openClawTranscriptSource(): TranscriptSource {
+export function openClawTranscriptSource(): ProbedTranscriptSource {
   let sdk: Promise<SessionTranscriptSdk | null> | undefined;
   const load = () => {
     sdk ??= (import(SDK_MODULE as string) as Promise<SessionTranscriptSdk>).then(
@@ -52,6 +58,7 @@ export function openClawTranscriptSource(): TranscriptSource {
     return sdk;
   };
   return {
+    isAvailable: async () => (await load()) !== null,
     async readPage(scope, cursor, maxMessages, maxBytes) {
       const module = await load();
       if (!module) return { kind: "unavailable", reason: `${SDK_MODULE} is not available in this host` };

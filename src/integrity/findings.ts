@@ -2,9 +2,11 @@
  * What the IntegrityChecker reports: findings (a broken invariant, with the rows involved) and the repairs it
  * plans for them. Repairs are split by whether applying them could lose information: non-destructive ones
  * (recounting conversation counters, rebuilding a full-text index, bringing stored times back into the range a
- * Date can hold with the original value kept in meta) may be applied;
+ * Date can hold with the original value kept in meta, clearing an unreadable bootstrap cursor or last compaction,
+ * which the engine rebuilds) may be applied;
  * destructive ones are only described, for an operator to decide.
  */
+import type { SearchIndexName } from "../store/integrity-store.js";
 import type { ConversationId } from "../records.js";
 
 export type FindingKind =
@@ -20,7 +22,8 @@ export type FindingKind =
   | "large_file_missing"
   | "orphan_tool_result"
   | "unanswered_tool_call"
-  | "timestamp_out_of_range";
+  | "timestamp_out_of_range"
+  | "unreadable_value";
 
 export interface Finding {
   kind: FindingKind;
@@ -32,8 +35,9 @@ export interface Finding {
 
 export type RepairAction =
   | { kind: "recount_conversation"; conversationId: ConversationId }
-  | { kind: "rebuild_fts"; table: "messages_fts" | "summaries_fts" }
+  | { kind: "rebuild_fts"; table: SearchIndexName }
   | { kind: "normalize_timestamps"; conversationId: ConversationId }
+  | { kind: "clear_unreadable_columns"; conversationId: ConversationId }
   | { kind: "manual"; finding: Finding; advice: string };
 
 export interface RepairPlan {

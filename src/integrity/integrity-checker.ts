@@ -10,6 +10,7 @@
  * `check` covers whole conversations (for `/lcm doctor`); `checkRecent` covers a bounded window of the newest
  * context items (for `maintain`, where it must stay cheap whatever the history size).
  */
+import type { SearchIndexName } from "../store/integrity-store.js";
 import type { Clock } from "../contracts.js";
 import { sanitizeToolCallId } from "../messages/message-codec.js";
 import type { ConversationId } from "../records.js";
@@ -59,7 +60,7 @@ export class IntegrityChecker {
       options.onProgress?.(conversationsChecked, ids.length);
     }
     if (options.includeIndexes !== false) {
-      for (const table of ["messages_fts", "summaries_fts"] as const) {
+      for (const table of ["messages_fts", "summaries_fts", "files_fts"] as const) {
         const problem = await this.deps.store.ftsIntegrity(table);
         checksRun++;
         if (problem) findings.push({ kind: "fts_out_of_sync", conversationId: null, subject: table, detail: problem });
@@ -92,15 +93,20 @@ export class IntegrityChecker {
     const destructive: RepairAction[] = [];
     const recounted = new Set<ConversationId>();
     const retimed = new Set<ConversationId>();
+    const cleared = new Set<ConversationId>();
     for (const finding of report.findings) {
       if (finding.kind === "counter_mismatch" && finding.conversationId !== null && !recounted.has(finding.conversationId)) {
         recounted.add(finding.conversationId);
         nonDestructive.push({ kind: "recount_conversation", conversationId: finding.conversationId });
       } else if (finding.kind === "fts_out_of_sync") {
-        nonDestructive.push({ kind: "rebuild_fts", table: finding.subject as "messages_fts" | "summaries_fts" });
+        nonDestructive.push({ kind: "rebuild_fts", table: finding.subject as SearchIndexName });
       } else if (finding.kind === "timestamp_out_of_range" && finding.conversationId !== null) {
         if (!retimed.has(finding.conversationId)) nonDestructive.push({ kind: "normalize_timestamps", conversationId: finding.conversationId });
         retimed.add(finding.conversationId);
+      } else if (finding.kind === "unreadable_value" && finding.conversationId !== null && finding.subject === `conversation ${finding.conversationId}`
+        && /bootstrap_state|last_compaction/.test(finding.detail)) {
+        if (!cleared.has(finding.conversationId)) nonDestructive.push({ kind: "clear_unreadable_columns", conversationId: finding.conversationId });
+        cleared.add(finding.conversationId);
       } else if (finding.kind !== "counter_mismatch") {
         destructive.push({ kind: "manual", finding, advice: ADVICE[finding.kind] });
       }
@@ -115,6 +121,7 @@ export class IntegrityChecker {
       if (action.kind === "recount_conversation") await this.deps.store.recountConversation(action.conversationId);
       else if (action.kind === "rebuild_fts") await this.deps.store.rebuildFts(action.table);
       else if (action.kind === "normalize_timestamps") await this.deps.store.repairTimestamps(action.conversationId);
+      else if (action.kind === "clear_unreadable_columns") await this.deps.store.clearUnreadableColumns(action.conversationId);
       else continue;
       applied.push(action);
     }
@@ -161,11 +168,14 @@ export class IntegrityChecker {
     const times = await store.timestampsOutOfRange(conversationId);
     for (const messageId of times.messageIds) add("timestamp_out_of_range", `message ${messageId}`, OUT_OF_RANGE_DETAIL);
     for (const summaryId of times.summaryIds) add("timestamp_out_of_range", summaryId, OUT_OF_RANGE_DETAIL);
+    for (const value of await store.unreadableValues(conversationId)) {
+      add("unreadable_value", value.subject, `its ${value.what} is not JSON of the expected shape: readers ignore it or fail on it`);
+    }
     findings.push(...pairingFindings(conversationId, await store.itemsForPairing(conversationId, Number.MIN_SAFE_INTEGER)));
     for (const file of await store.largeFiles(conversationId)) {
       if (!(await this.deps.fileExists(file.storagePath))) add("large_file_missing", file.fileId, `stored file ${file.storagePath} is missing`);
     }
-    return 11;
+    return 12;
   }
 }
 
@@ -217,4 +227,7 @@ const ADVICE: Record<Finding["kind"], string> = {
   orphan_tool_result: "The assembler drops it; remove it from context to silence this finding.",
   unanswered_tool_call: "The assembler removes the unanswered call; nothing to do unless the turn is still in progress.",
   timestamp_out_of_range: "Run /lcm doctor repair: it scales the time down to milliseconds, keeping the host's value in the message's meta.",
+  unreadable_value:
+    "An unreadable bootstrap cursor or last compaction is cleared by lcm doctor --repair (bootstrap reads the transcript from its start, " +
+    "storing nothing twice). Other values (message or part meta, summary file ids, last reset) need the row restored from a backup or export.",
 };

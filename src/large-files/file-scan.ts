@@ -6,7 +6,7 @@
  * answer with a promise (e.g. after handing a batch of lines to a worker); the scan waits for it before reading on.
  */
 import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 
 /** Longest part of one line that is decoded (a minified 2 MB JSON document is a single line). */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -117,4 +117,44 @@ export async function readByteRange(path: string, offset: number, length: number
 
 function isContinuation(byte: number): boolean {
   return (byte & 0xc0) === 0x80;
+}
+
+/** Reads up to `length` raw bytes at `offset` (fewer at the end of the file), with the file's size. */
+export async function readFilePiece(path: string, offset: number, length: number): Promise<{ bytes: Buffer; totalBytes: number }> {
+  const handle = await openRegularFile(path);
+  try {
+    const info = await handle.stat();
+    const size = Math.max(0, Math.min(length, info.size - offset));
+    const buffer = Buffer.alloc(size);
+    const { bytesRead } = size > 0 ? await handle.read(buffer, 0, size, offset) : { bytesRead: 0 };
+    return { bytes: buffer.subarray(0, bytesRead), totalBytes: info.size };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Reads several byte ranges of one file with one open, in the order given; each range decoded as UTF-8. A range past
+ * the end reads as far as the file goes.
+ */
+export async function readFileRanges(path: string, ranges: readonly { start: number; end: number }[]): Promise<string[]> {
+  const handle = await openRegularFile(path);
+  try {
+    const texts: string[] = [];
+    for (const range of ranges) {
+      const buffer = Buffer.alloc(Math.max(0, range.end - range.start));
+      const { bytesRead } = buffer.length > 0 ? await handle.read(buffer, 0, buffer.length, range.start) : { bytesRead: 0 };
+      texts.push(buffer.subarray(0, bytesRead).toString("utf8"));
+    }
+    return texts;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Opens a regular file for reading; anything else (a named pipe would block the open forever, a directory) is refused. */
+async function openRegularFile(path: string): Promise<FileHandle> {
+  const info = await stat(path);
+  if (!info.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTFILE" });
+  return open(path, "r");
 }

@@ -5,7 +5,7 @@
  * (no such file), unavailable (the row exists but its content is missing or unreadable). `describe` reports a
  * missing file in its result instead, so the exploration summary stays reachable.
  */
-import { access, constants } from "node:fs/promises";
+import { access, constants, stat } from "node:fs/promises";
 import { isLcmError, LcmError } from "../errors.js";
 import type { ConversationId, FileId, LargeFileRecord } from "../records.js";
 import { FILE_ID_PATTERN } from "../records.js";
@@ -249,6 +249,11 @@ export function binaryReason(file: LargeFileRecord): string {
 async function contentStatus(file: LargeFileRecord): Promise<ContentStatus> {
   try {
     await access(file.storagePath, constants.R_OK);
+    // access() passes for a directory or a FIFO at the path, and for root it passes every permission: only a
+    // regular file there holds the content.
+    if (!(await stat(file.storagePath)).isFile()) {
+      return { status: "unreadable", reason: `not readable (not a regular file) at ${file.storagePath}` };
+    }
     return { status: "available" };
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
@@ -260,6 +265,7 @@ function describeFsError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === "ENOENT") return "missing (moved or deleted)";
   if (code === "EACCES" || code === "EPERM") return "not readable (permission denied)";
+  if (code === "EISDIR") return "not readable (a directory, not a file)";
   return `not readable (${error instanceof Error ? error.message : String(error)})`;
 }
 

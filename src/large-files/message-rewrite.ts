@@ -107,7 +107,7 @@ function planPastedText(message: AgentMessage, isLarge: (text: string) => boolea
   const keep = (reference: string) => {
     const head = cutAtLine(text.slice(0, PASTE_HEAD_CHARS), "end");
     const tail = cutAtLine(text.slice(-PASTE_TAIL_CHARS), "start");
-    return `${head}\n[... pasted text continues; stored in full ...]\n\n${reference}\n\n[... the paste ends with ...]\n${tail}`;
+    return `${head}\n[... pasted text continues; stored in full: lcm_grep searches all of it, lcm_describe reads it ...]\n\n${reference}\n\n[... the paste ends with ...]\n${tail}`;
   };
   return {
     pieces: [piece],

@@ -8,6 +8,8 @@ import type { DatabaseSpace } from "../store/retention-store.js";
 
 const DAY_MS = 24 * 60 * 60 * 1_000;
 const MB = 1024 * 1024;
+/** How long a restored conversation is left alone when no age cap says how long history stays (30 days). */
+export const RESTORE_HOLD_MS = 30 * DAY_MS;
 
 export interface RetentionPolicy {
   /** Bytes of pages in use above which the oldest covered messages go; null: no size cap. */
@@ -28,6 +30,17 @@ export function retentionPolicyOf(config: RetentionSettings): RetentionPolicy | 
     pruneEndedSessions: config.retentionPruneEndedSessions,
   };
   return policy.maxDatabaseBytes === null && policy.maxAgeMs === null && !policy.pruneEndedSessions ? null : policy;
+}
+
+/**
+ * Conversations restored (`lcm import jsonl`, `restored_at`) after this time are left alone: neither archived whole
+ * nor their messages pruned, under any cap. A restore counts as the conversation's last activity: it is held for the
+ * age cap's span (`retentionMaxAgeDays`), or RESTORE_HOLD_MS without an age cap, then ages as any conversation does.
+ * Why a hold and not new dates: the restore stays exact (an export of it is the same bytes) and its messages keep
+ * their real times, which summaries, `--since` and the age cap itself read.
+ */
+export function restoredCutoff(policy: RetentionPolicy, now: number): number {
+  return now - (policy.maxAgeMs ?? RESTORE_HOLD_MS);
 }
 
 /** Bytes of pages in use (free pages are reused by SQLite and given back by incremental vacuum). */

@@ -1,7 +1,7 @@
 /**
  * Which summaries an lcm_expand_query with a `query` starts from: a relevance-ranked full-text search over
  * summaries and messages (every word first, then the documents holding the most telling of them), where each
- * message hit stands for the summary that now covers it. Messages still in the context need no expansion (the
+ * message hit stands for the summaries folded under it (they repeat it) and the summary that now covers it. Messages still in the context need no expansion (the
  * agent already sees them), so they contribute nothing. When the query finds nothing, the question is searched.
  */
 import { LcmError } from "../errors.js";
@@ -43,7 +43,14 @@ async function search(retrieval: Pick<RetrievalEngine, "grep" | "locate">, conve
   const ids: string[] = [];
   const hints: ExpansionHint[] = [];
   for (const match of found.matches) {
-    const id = match.type === "summary" ? match.summaryId : match.type === "message" ? match.coveringSummaryId : null;
+    // A message stands for the summaries that matched because they repeat it (nearest first), then for the one
+    // that now covers it in the context.
+    const own = match.type === "summary" ? [match.summaryId]
+      : match.type === "message" ? [...(match.alsoIn ?? []), ...(match.coveringSummaryId ? [match.coveringSummaryId] : [])]
+      : [];
+    // One candidate per match: a summary already chosen that covers it, else the first that does. A message
+    // repeated at every depth of the DAG would otherwise take every slot, and the next match none.
+    const id = own.find((candidate) => ids.includes(candidate)) ?? own[0];
     if (!id) continue;
     if (match.type === "message" && hints.length < MAX_HINTS && (ids.includes(id) || ids.length < MAX_CANDIDATES)) {
       hints.push({ messageId: match.id, summaryId: id, snippet: match.snippet });

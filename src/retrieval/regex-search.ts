@@ -7,16 +7,21 @@
  * runs. When the budget runs out the search stops and says so instead of pretending it saw everything.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { ContainsFilter, IndexRequirement, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow } from "../store/retrieval-store.js";
+import type {
+  ContainsFilter, FileChunkHitRow, IndexRequirement, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, UnindexedFile,
+} from "../store/retrieval-store.js";
 import type { SearchRegex } from "./regex-policy.js";
 import { planPrefilter, type RegexPrefilter, suffixMatch } from "./regex-prefilter.js";
 import { RegexRunner } from "./regex-runner.js";
 import { regexSnippet } from "./snippet.js";
+import { type UnreadableFiles, unindexedChunks, withChunkTexts } from "./stored-content.js";
 
 /** Rows per history window: bounds the rows (and memory) one SQL call and one worker batch handle. */
 const WINDOW_ROWS = 2_000;
 /** Full-text index entries examined per candidate page. */
 const CANDIDATE_PAGE = 1_000;
+/** Chunks of stored content per window or page when their text is read (~2 MB of reads). */
+const FILE_CHUNK_PAGE = 500;
 /** Index terms one required word end may stand for; past this it narrows too little to be worth an OR of them. */
 const MAX_TERMS_PER_SUFFIX = 200;
 
@@ -29,12 +34,22 @@ export interface RegexSearchRequest {
   scope: SearchScope;
   limit: number;
   budgetMs: number;
+  /**
+   * Content stored aside to search with the messages: the files not indexed yet (read directly), and where to note
+   * files that could not be read. Absent: stored content is not searched.
+   */
+  storedContent?: { unindexed: readonly UnindexedFile[]; unreadable: UnreadableFiles };
 }
+
+/** A row the regex matched, `text` replaced by a snippet; `at` is where the first match starts in the row's text. */
+export type RegexHit<Row> = Row & { at: number };
 
 export interface RegexSearchResult {
   /** Hits with `text` replaced by a snippet around the first match. */
-  messages: MessageHitRow[];
-  summaries: SummaryHitRow[];
+  messages: RegexHit<MessageHitRow>[];
+  summaries: RegexHit<SummaryHitRow>[];
+  /** Chunks of content stored aside; `at` locates the match in the chunk's text (before the snippet replaced it). */
+  files: (RegexHit<FileChunkHitRow> & { chunkText: string })[];
   strategy: RegexStrategy;
   /** Rows the regex was run on. */
   testedRows: number;
@@ -59,6 +74,8 @@ export async function regexSearch(
   const state: SearchState = { deadline: now() + request.budgetMs, testedRows: 0, stopReason: null };
   const run = <Row extends { text: string }>(batches: AsyncIterable<Row[]>) =>
     collectMatches(batches, runner, request.limit, state, now, request.budgetMs);
+  const runKeepingText = async <Row extends { text: string }>(batches: AsyncIterable<Row[]>) =>
+    (await collectMatches(batches, runner, request.limit, state, now, request.budgetMs, true)) as (RegexHit<Row> & { chunkText: string })[];
   try {
     // The strategy reported is the messages' when they are searched (theirs can use the term dictionary).
     const searchesMessages = request.scope !== "summaries" && request.filter.conversationIds.length > 0;
@@ -67,9 +84,14 @@ export async function regexSearch(
     const requirement = searchesMessages ? await messageRequirement(store, prefilter) : prefilter.requirement;
     const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter, indexed.summariesThrough));
     const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, requirement, indexed.messagesThrough)) : [];
+    const stored = request.storedContent;
+    const files = searchesMessages && stored
+      ? await runKeepingText(fileBatches(store, request.filter, requirement, stored.unindexed, stored.unreadable))
+      : [];
     return {
       messages,
       summaries,
+      files,
       strategy: requirement !== null ? "index" : prefilter.containsAny ? "substring" : "scan",
       testedRows: state.testedRows,
       truncated: state.stopReason !== null,
@@ -87,8 +109,9 @@ async function collectMatches<Row extends { text: string }>(
   state: SearchState,
   now: () => number,
   budgetMs: number,
-): Promise<Row[]> {
-  const hits: Row[] = [];
+  keepText = false,
+): Promise<RegexHit<Row>[]> {
+  const hits: RegexHit<Row>[] = [];
   if (state.stopReason) return hits;
   for await (const batch of batches) {
     const remaining = state.deadline - now();
@@ -107,7 +130,7 @@ async function collectMatches<Row extends { text: string }>(
       state.testedRows += batch.length;
       for (const [index, start, end] of outcome.matches) {
         const row = batch[index]!;
-        hits.push({ ...row, text: regexSnippet(row.text, start, end) });
+        hits.push({ ...row, text: regexSnippet(row.text, start, end), at: start, ...(keepText ? { chunkText: row.text } : {}) });
         if (hits.length >= limit) return hits;
       }
     }
@@ -196,4 +219,36 @@ async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, pref
     yield page.rows;
     below = page.next;
   } while (below !== null);
+}
+
+/**
+ * Content stored aside, newest first: the content of files not indexed yet (read directly), then the index's
+ * candidate chunks (with a requirement; the term dictionary lists the words of stored content too, so "none" holds
+ * for them as for messages), or every indexed chunk in windows when the index cannot narrow the pattern. Each
+ * batch's text is read from the files.
+ */
+async function* fileBatches(
+  store: RetrievalStore,
+  filter: SearchFilter,
+  requirement: IndexRequirement | "none" | null,
+  unindexed: readonly UnindexedFile[],
+  unreadable: UnreadableFiles,
+): AsyncGenerator<FileChunkHitRow[]> {
+  yield* unindexedChunks(unindexed, unreadable);
+  if (requirement === "none") return;
+  if (requirement !== null) {
+    let below: number | null = null;
+    do {
+      const page = await store.fileCandidates(filter, requirement, below, FILE_CHUNK_PAGE);
+      yield await withChunkTexts(page.rows, unreadable);
+      below = page.next;
+    } while (below !== null);
+    return;
+  }
+  let to = (await store.maxFileChunkId()) + 1;
+  while (to > 1) {
+    const from = Math.max(1, to - FILE_CHUNK_PAGE);
+    yield await withChunkTexts(await store.scanFileChunks(filter, { from, to }), unreadable);
+    to = from;
+  }
 }

@@ -86,8 +86,11 @@ export function compareScores(left: DocumentScore, leftTime: number, right: Docu
   return someTermsScore(right) - someTermsScore(left) || rightTime - leftTime;
 }
 
-/** How well a document holding only some terms matches: BM25, with a bonus for more terms, a phrase, closeness. */
-function someTermsScore(score: DocumentScore): number {
+/**
+ * How well a document holding only some terms matches: BM25, raised by 15% per term found beyond the first, 25%
+ * for a phrase, and up to 15% for closeness (spread 0 gives all of it, 12 or more none).
+ */
+export function someTermsScore(score: DocumentScore): number {
   const closeness = score.coverage > 1 ? Math.max(0, 12 - score.spread) / 12 : 0;
   return score.bm25 * (1 + 0.15 * Math.max(0, score.coverage - 1) + 0.25 * score.phrase + 0.15 * closeness);
 }

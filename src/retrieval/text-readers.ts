@@ -1,9 +1,13 @@
 /**
  * The full-text search's reads (text-search.ts) over the retrieval store: one reader for messages, one for
- * summaries, each bound to the search's scope.
+ * summaries, one for chunks of content stored aside, each bound to the search's scope.
  */
-import type { MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, TextFilter } from "../store/retrieval-store.js";
+import type {
+  FileChunkHitRow, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, TextFilter, UnindexedFile,
+} from "../store/retrieval-store.js";
+import { type UnreadableFiles, unindexedChunks, withChunkTexts } from "./stored-content.js";
 import type { TextSourceReader } from "./text-search.js";
+import { passageWords } from "./text-snippet.js";
 
 export function messageReader(store: RetrievalStore, filter: TextFilter): TextSourceReader<MessageHitRow> {
   return {
@@ -22,5 +26,30 @@ export function summaryReader(store: RetrievalStore, filter: SearchFilter): Text
     scan: (window, contains) => store.scanSummaries(filter, window, contains),
     idOf: (row) => row.rowId,
     timeOf: (row) => row.latestAt,
+  };
+}
+
+/**
+ * Chunks of stored content: the index's candidates with their text read from the files, and the content of
+ * `unindexed` files (RetrievalStore.unindexedFiles) read directly.
+ */
+export function fileChunkReader(
+  store: RetrievalStore, filter: SearchFilter, unindexed: readonly UnindexedFile[], unreadable: UnreadableFiles,
+): TextSourceReader<FileChunkHitRow> {
+  return {
+    prepare: (terms) => store.prepareText("files", terms),
+    candidates: async (prepared, selection, window, limit) => {
+      const page = await store.fileTextCandidates(prepared, filter, selection, window, limit);
+      const read = await withChunkTexts(page.rows, unreadable);
+      const words = new Map(page.rows.map((row) => [row.chunkId, row.wordCount]));
+      return { rows: read.map((row) => ({ ...row, wordCount: words.get(row.chunkId)! })), limitReached: page.limitReached };
+    },
+    // Every indexed chunk is in the index (rows and entries are written together): nothing above it to scan.
+    scan: async () => [],
+    unindexed: () => unindexedChunks(unindexed, unreadable),
+    idOf: (row) => row.chunkId,
+    timeOf: (row) => row.createdAt,
+    // A chunk is cut at about 4 KB whatever was said: it is scored by the passage holding its hits.
+    lengthOf: (_row, match) => passageWords(match),
   };
 }

@@ -16,7 +16,7 @@ import type {
   TextCandidates,
   TextSelection,
 } from "../store/retrieval-store.js";
-import { compareScores, type DocumentScore, scoreDocument } from "./text-ranking.js";
+import { compareScores, type CorpusStatistics, type DocumentScore, inverseDocumentFrequency, scoreDocument } from "./text-ranking.js";
 
 /** Relevance adds documents holding some of the words when fewer than this hold them all. */
 const SOME_WORDS_BELOW = 10;
@@ -45,8 +45,18 @@ export interface TextSourceReader<Row extends { text: string }> {
   candidates(prepared: PreparedTextQuery, selection: TextSelection, window: { from: number; to: number }, limit: number): Promise<TextCandidates<Row>>;
   /** Rows with id in [from, to), newest first, passing `contains`. */
   scan(window: { from: number; to: number }, contains: ContainsFilter | null): Promise<Row[]>;
+  /**
+   * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
+   * matched before the index, within the search's time budget.
+   */
+  unindexed?(): AsyncIterable<Row[]>;
   idOf(row: Row): number;
   timeOf(row: Row): number;
+  /**
+   * The length in words a row is scored with, given where the query matched (default: the row's own). A chunk of
+   * stored content is scored by the passage around its hits: its cut is an artifact of storage, not of what was said.
+   */
+  lengthOf?(row: Row, match: DocumentMatch): number;
 }
 
 export interface TextSearchRequest {
@@ -57,6 +67,13 @@ export interface TextSearchRequest {
   budgetMs: number;
   /** Relevance: also documents holding only some terms, even when enough hold them all (expansion sources). */
   alwaysSomeWords?: boolean;
+  /** The query already prepared for this reader (see `prepareTogether`), instead of preparing it again. */
+  prepared?: PreparedTextQuery;
+  /**
+   * Statistics to score with instead of the reader's own index: when several sources are ranked together, one
+   * collection for the inverse document frequencies, so a word is not rarer in one source's index than in another's.
+   */
+  statistics?: CorpusStatistics;
 }
 
 export interface TextHit<Row> {
@@ -88,7 +105,9 @@ export async function searchText<Row extends { text: string }>(
   const terms = queryTerms(request.query);
   const indexOf = new Map(terms.map((term, index) => [termKey(term), index]));
   const groups = request.query.groups.map((group) => meaningful(group).map((term) => indexOf.get(termKey(term))!));
-  const prepared = await reader.prepare(terms);
+  const prepared = request.prepared ?? await reader.prepare(terms);
+  const statistics = request.statistics ?? prepared;
+  const weights = termWeights(terms, statistics);
   const matcher = new QueryMatcher(terms);
   const found = new Map<number, Scored<Row>>();
   let scored = 0;
@@ -97,8 +116,9 @@ export async function searchText<Row extends { text: string }>(
     if (found.has(id)) return;
     // Scoring reads each text: let the event loop run between batches of them.
     if (++scored % SCORE_BATCH === 0) await yieldToEventLoop();
-    const match = matcher.match(row.text);
-    const score = scoreDocument(match, terms, groups, wordCount ?? estimateWords(row.text), prepared);
+    const match = { ...matcher.match(row.text), weights };
+    const length = reader.lengthOf?.(row, match) ?? wordCount ?? estimateWords(row.text);
+    const score = scoreDocument(match, terms, groups, length, statistics);
     if (requireMatch && score.matchedTerms.length === 0) return;
     found.set(id, { row, match, score, id, time: reader.timeOf(row) });
   };
@@ -106,12 +126,20 @@ export async function searchText<Row extends { text: string }>(
   const notes: string[] = [];
   let truncated = false;
   // Newest first: rows not indexed yet are the newest of all.
-  const tail = await scanTail(reader, prepared, terms, groups, matcher, started + request.budgetMs, now, (row) => consider(row, null, true));
+  const deadline = started + request.budgetMs;
+  const tail = await scanTail(reader, prepared, terms, groups, matcher, deadline, now, (row) => consider(row, null, true));
+  const unindexed = tail.stoppedAt === null ? await scanUnindexed(reader, groups, matcher, deadline, now, (row) => consider(row, null, true)) : "read";
   if (tail.stoppedAt !== null) {
     truncated = true;
     notes.push(
       `${prepared.newest - prepared.indexedThrough} of the newest rows are not in the full-text index yet (maintenance adds them); ` +
         `the search read them directly down to row ${tail.stoppedAt} before its ${request.budgetMs} ms budget ran out, and did not search older history.`,
+    );
+  } else if (unindexed === "stopped") {
+    truncated = true;
+    notes.push(
+      `Content stored aside that is not in the full-text index yet (maintenance adds it) was read directly until the ${request.budgetMs} ms ` +
+        "budget ran out; older stored content and the indexed history were not searched. Narrow with since/before, or search again shortly.",
     );
   } else {
     const wantAll = request.sort === "relevance" ? Math.max(ALL_WORDS_CANDIDATES, request.limit) : request.limit;
@@ -241,6 +269,32 @@ async function scanTail<Row extends { text: string }>(
   return { stoppedAt: null };
 }
 
+/** Reads and matches the rows in no index (TextSourceReader.unindexed) until the deadline: "stopped" when it ran out. */
+async function scanUnindexed<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  groups: readonly number[][],
+  matcher: QueryMatcher,
+  deadline: number,
+  now: () => number,
+  take: (row: Row) => Promise<void>,
+): Promise<"read" | "stopped"> {
+  if (!reader.unindexed) return "read";
+  const batches = reader.unindexed()[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await batches.next();
+      if (next.done) return "read";
+      if (now() > deadline) return "stopped";
+      for (const row of next.value) {
+        if (QueryMatcher.holdsGroup(matcher.match(row.text), groups.length > 0 ? groups : [[]])) await take(row);
+      }
+      await yieldToEventLoop();
+    }
+  } finally {
+    await batches.return?.();
+  }
+}
+
 /**
  * Substrings every row holding one of `groups` contains: per group, the cores of its term with the longest core
  * (a term is found through its words, a form starting like its stem, or its fragments). Null when some core is
@@ -271,4 +325,33 @@ function termCores(term: QueryTerm): string[] {
 /** Words in a text not read through the index (its length for BM25): about one per six characters. */
 function estimateWords(text: string): number {
   return Math.max(1, Math.round(text.length / 6));
+}
+
+/**
+ * Prepares one query for several sources searched and ranked together, and the statistics they share: documents and
+ * per-term frequencies summed over the sources (one collection for IDF), each source keeping its own mean length
+ * (`averageWords` of the source at that index; a source of passages scores against `passageAverage` instead).
+ */
+export async function prepareTogether(
+  readers: readonly { reader: Pick<TextSourceReader<{ text: string }>, "prepare">; passages?: boolean }[],
+  query: TextQuery,
+): Promise<{ prepared: PreparedTextQuery; statistics: CorpusStatistics }[]> {
+  const terms = queryTerms(query);
+  const prepared = await Promise.all(readers.map(({ reader }) => reader.prepare(terms)));
+  const documents = prepared.reduce((sum, each) => sum + each.documents, 0);
+  const frequencies = terms.map((_, index) => prepared.reduce((sum, each) => sum + (each.frequencies[index] ?? 0), 0));
+  // Passages are about as long as messages: scored against the messages' mean length (the first source that is not passages).
+  const passageAverage = prepared.find((_, index) => !readers[index]!.passages)?.averageWords ?? PASSAGE_WORDS;
+  return prepared.map((each, index) => ({
+    prepared: each,
+    statistics: { documents, frequencies, averageWords: readers[index]!.passages ? passageAverage : each.averageWords },
+  }));
+}
+
+/** Mean length of a passage around a chunk's hits when no other source states one (about four lines of prose). */
+const PASSAGE_WORDS = 40;
+
+/** How telling each term is for snippets and excerpts: its inverse document frequency; function words nothing. */
+export function termWeights(terms: readonly QueryTerm[], statistics: CorpusStatistics): number[] {
+  return terms.map((term, index) => (term.isStopword ? 0 : inverseDocumentFrequency(statistics.documents, statistics.frequencies[index] ?? 0)));
 }

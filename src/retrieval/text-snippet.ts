@@ -1,6 +1,6 @@
 /**
- * Snippets of full-text hits: a window of the text around the place where most of the query's terms are found
- * together, each hit marked «like this», whitespace collapsed so it reads on one line. Also the quoting of a
+ * Snippets of full-text hits: a window of the text around the place where the most telling of the query's terms are
+ * found together, each hit marked «like this», whitespace collapsed so it reads on one line. Also the quoting of a
  * window around the hits for lcm_expand_query's excerpts, where a long message is cut around what matched rather
  * than from its top.
  */
@@ -43,6 +43,36 @@ export function quoteWindow(match: DocumentMatch, maxCharacters: number): { text
   return { text: `${from > 0 ? "[…] " : ""}${text.slice(from, to)}${to < text.length ? " […]" : ""}`, cut: true };
 }
 
+/** Characters a passage reaches past its hits when their lines are longer. */
+const PASSAGE_REACH = 300;
+
+/**
+ * Words of the passage holding a match: the lines with the hits near the best place (a snippet's reach), at most
+ * PASSAGE_REACH characters past them on either side. What a chunk of stored content is scored by (text-readers.ts).
+ */
+export function passageWords(match: DocumentMatch): number {
+  const text = match.text;
+  const center = snippetCenter(match);
+  if (!center) return Math.max(1, Math.round(text.length / 6));
+  let start = center.start;
+  let end = center.end;
+  for (const hit of allHits(match)) {
+    if (Math.abs(hit.start - center.start) > SNIPPET_CONTEXT) continue;
+    start = Math.min(start, hit.start);
+    end = Math.max(end, hit.end);
+  }
+  const from = Math.max(text.lastIndexOf("\n", start - 1) + 1, start - PASSAGE_REACH);
+  const lineEnd = text.indexOf("\n", end);
+  const to = Math.min(lineEnd < 0 ? text.length : lineEnd, end + PASSAGE_REACH);
+  return Math.max(1, text.slice(from, to).match(/[\p{L}\p{N}]+/gu)?.length ?? 1);
+}
+
+/** Where a snippet of `match` is centred: the hit with the most distinct terms near it; null without hits. */
+export function snippetCenter(match: DocumentMatch): { start: number; end: number } | null {
+  const hits = allHits(match);
+  return hits.length > 0 ? bestPlace(match, hits) : null;
+}
+
 function allHits(match: DocumentMatch): TermHit[] {
   const hits = match.hits.flat().sort((left, right) => left.start - right.start || right.end - left.end);
   // Overlapping hits (a word found as itself and as a fragment of another term) are marked once.
@@ -51,22 +81,31 @@ function allHits(match: DocumentMatch): TermHit[] {
   return kept;
 }
 
-/** The stretch around the hit whose neighbourhood holds the most distinct terms (the first such, rarest ties aside). */
+/**
+ * The stretch around the hit whose neighbourhood holds the most telling terms: the distinct terms near it, each
+ * weighed by how rare it is when the search knew (`match.weights`), else counted; the first such place wins ties.
+ * A rare id beside one common word beats three common words together.
+ */
 function bestPlace(match: DocumentMatch, hits: readonly TermHit[]): { start: number; end: number } {
   const termOf = new Map<TermHit, number>();
   match.hits.forEach((list, term) => list.forEach((hit) => termOf.set(hit, term)));
+  const weight = (term: number) => Math.max(MIN_WEIGHT, match.weights?.[term] ?? 1);
   let best = hits[0]!;
-  let bestCount = 0;
+  let bestWeight = 0;
   for (const hit of hits) {
     const near = new Set<number>();
     for (const other of hits) if (Math.abs(other.start - hit.start) <= SNIPPET_CONTEXT) near.add(termOf.get(other) ?? -1);
-    if (near.size > bestCount) {
+    const total = [...near].reduce((sum, term) => sum + weight(term), 0);
+    if (total > bestWeight) {
       best = hit;
-      bestCount = near.size;
+      bestWeight = total;
     }
   }
   return best;
 }
+
+/** A term's least weight: a function word still places a snippet when nothing else matched. */
+const MIN_WEIGHT = 0.001;
 
 /** Never cut between the two halves of a surrogate pair. */
 function safeIndex(text: string, index: number): number {

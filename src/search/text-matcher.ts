@@ -24,6 +24,11 @@ export interface DocumentMatch {
   hits: TermHit[][];
   /** The text the offsets refer to: the document, or its folded form when folding changed its length. */
   text: string;
+  /**
+   * How telling each term is (its inverse document frequency), when the search that matched knows: snippets and
+   * excerpts centre on the rarest terms rather than the most (retrieval/text-snippet.ts).
+   */
+  weights?: readonly number[];
 }
 
 /** An unquoted last word with a digit and at least this long also matches as the start of a longer word. */
@@ -102,6 +107,11 @@ export class QueryMatcher {
     terms.forEach((term, index) => {
       primary.push((flavour) => `${flavour.before}${words(term, flavour)}${term.prefix ? "" : flavour.after}`);
       this.primaryAlternatives.push({ term: index, kind: term.prefix ? "prefix" : "exact" });
+      // The same term written another way (a number and its unit with or without the space) is the term itself.
+      for (const written of term.alternatives ?? []) {
+        primary.push((flavour) => `${flavour.before}${written.map(escape).join(flavour.separators)}${flavour.after}`);
+        this.primaryAlternatives.push({ term: index, kind: "exact" });
+      }
     });
     terms.forEach((term, index) => {
       // A function word counts only as itself (its hits place a phrase); its other forms mean nothing.

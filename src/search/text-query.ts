@@ -27,6 +27,11 @@ export interface QueryTerm {
   unspaced: boolean;
   /** A function word (the, what, …): needed for "all words", ignored when ranking by some words. */
   isStopword: boolean;
+  /**
+   * Other word sequences that are this term as written another way: a number and its unit with or without the
+   * space (`33156.65 ms` is also `33156.65ms`, and the reverse). Found like `words`.
+   */
+  alternatives?: string[][];
 }
 
 /** Alternatives (a bare OR between terms); a message matches an alternative when it holds every term of it. */
@@ -58,7 +63,14 @@ export function parseTextQuery(text: string): TextQuery | null {
     }
     const term = toTerm(piece);
     if (!term || count >= MAX_QUERY_TERMS) continue;
-    groups.at(-1)!.push(term);
+    const group = groups.at(-1)!;
+    const previous = group.at(-1);
+    const withUnit = previous ? joinUnit(previous, term) : null;
+    if (withUnit) {
+      group[group.length - 1] = withUnit;
+      continue;
+    }
+    group.push(withSplitUnit(term));
     count++;
   }
   const filled = groups.filter((group) => group.length > 0);
@@ -122,4 +134,39 @@ function toTerm(piece: Piece): QueryTerm | null {
     unspaced: found.length === 1 && isUnspacedWord(original.slice(found[0]!.start, found[0]!.end)),
     isStopword: words.length === 1 && isStopword(words[0]!),
   };
+}
+
+/** Units written after a number, with or without a space (`250 ms`, `250ms`): folded. */
+const UNITS = new Set(
+  ("ms s sec secs min mins h hr hrs d day days us ns b kb mb gb tb kib mib gib k m x px em rem pt fps rps qps tps hz " +
+    "khz mhz ghz v mv w kw kwh c f g kg mg km cm mm tok tokens").split(" "),
+);
+const DIGITS = /^\p{N}+$/u;
+/** A folded word that is a number glued to a unit (`65ms`): the number and the unit. */
+const NUMBER_AND_UNIT = /^(\p{N}+)(\p{L}+)$/u;
+
+/**
+ * A number term followed by a unit term (`33156.65` `ms`): one term for both, also found glued (`33156.65ms`).
+ * Null when the two are not a number and its unit.
+ */
+function joinUnit(number: QueryTerm, unit: QueryTerm): QueryTerm | null {
+  if (number.quoted || number.prefix || unit.quoted || unit.prefix || number.alternatives) return null;
+  if (!number.words.every((word) => DIGITS.test(word)) || unit.words.length !== 1 || !UNITS.has(unit.words[0]!)) return null;
+  const head = number.words.slice(0, -1);
+  return {
+    ...number,
+    words: [...number.words, unit.words[0]!],
+    original: `${number.original} ${unit.original}`,
+    fragments: [],
+    fragmentPrefix: false,
+    isStopword: false,
+    alternatives: [[...head, `${number.words.at(-1)!}${unit.words[0]!}`]],
+  };
+}
+
+/** A term ending in a number glued to its unit (`33156.65ms`): also found with a space (`33156.65 ms`). */
+function withSplitUnit(term: QueryTerm): QueryTerm {
+  const parts = NUMBER_AND_UNIT.exec(term.words.at(-1)!);
+  if (term.quoted || !parts || !UNITS.has(parts[2]!) || !term.words.slice(0, -1).every((word) => DIGITS.test(word))) return term;
+  return { ...term, alternatives: [[...term.words.slice(0, -1), parts[1]!, parts[2]!]] };
 }

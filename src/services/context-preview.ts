@@ -98,7 +98,11 @@ export function messageText(message: AgentMessage): string {
     const fields = ["summary", "command", "output"].flatMap((field) => (typeof message[field] === "string" ? [String(message[field])] : []));
     return fields.join("\n");
   }
-  return content.map((block: Record<string, unknown>) => {
+  return content.flatMap((item: unknown) => {
+    if (typeof item === "string") return [item];
+    // A null (or any non-object) block, which a host message may carry, holds nothing to show.
+    if (item === null || typeof item !== "object") return [];
+    const block = item as Record<string, unknown>;
     switch (block.type) {
       case "text":
         return String(block.text ?? "");

@@ -19,7 +19,7 @@ import type { ConversationRecord } from "../records.js";
 import type { ArchiveWriter } from "../retention/archive-writer.js";
 import { archiveFileName } from "../retention/archive-writer.js";
 import {
-  bytesOverCap, endedCutoff, messageCutoff, type RetentionPolicy, retentionPolicyOf, type RetentionSettings, usedBytes,
+  bytesOverCap, endedCutoff, messageCutoff, restoredCutoff, type RetentionPolicy, retentionPolicyOf, type RetentionSettings, usedBytes,
 } from "../retention/retention-policy.js";
 import type { DatabaseSpace, PrunableMessage, RetentionStore } from "../store/retention-store.js";
 import type { ConversationStore } from "../store/store.js";
@@ -199,7 +199,7 @@ export class RetentionService {
     const overCap = bytesOverCap(policy, store.space()) > 0;
     const cutoff = endedCutoff(policy, clock.now(), overCap);
     if (cutoff === null) return;
-    const candidates = await store.endedConversations(cutoff, Math.min(budget.maxConversations, 1_000));
+    const candidates = await store.endedConversations(cutoff, Math.min(budget.maxConversations, 1_000), restoredCutoff(policy, clock.now()));
     for (const candidate of candidates) {
       if (outOfTime()) {
         report.stoppedEarly = true;
@@ -270,7 +270,7 @@ export class RetentionService {
         report.stoppedEarly = true;
         break;
       }
-      const page = await store.prunableMessages(cutoff, after, SUMMARY_PAGE, slicer);
+      const page = await store.prunableMessages(cutoff, after, SUMMARY_PAGE, slicer, restoredCutoff(policy, clock.now()));
       for (const message of page.messages) {
         if (report.messages.count >= budget.maxMessages) break;
         report.messages.count++;
@@ -284,7 +284,7 @@ export class RetentionService {
         list.push(message);
         pending.set(message.conversationId, list);
         if (list.length >= ARCHIVE_MESSAGES) {
-          await this.archiveMessages(message.conversationId, list, cutoff, overBy > 0 ? "size" : "age", slicer, report);
+          await this.archiveMessages(message.conversationId, list, cutoff, overBy > 0 ? "size" : "age", slicer, report, restoredCutoff(policy, clock.now()));
           pending.delete(message.conversationId);
           overBy = bytesOverCap(policy, store.space());
         }
@@ -296,12 +296,13 @@ export class RetentionService {
       await slicer.yield();
     }
     for (const [conversationId, list] of pending) {
-      await this.archiveMessages(conversationId, list, clock.now(), overBy > 0 ? "size" : "age", slicer, report);
+      await this.archiveMessages(conversationId, list, clock.now(), overBy > 0 ? "size" : "age", slicer, report, restoredCutoff(policy, clock.now()));
     }
   }
 
   private async archiveMessages(
     conversationId: number, messages: PrunableMessage[], createdBefore: number, reason: "age" | "size", slicer: TimeSlicer, report: RetentionReport,
+    restoredBefore: number,
   ): Promise<void> {
     const conversation = await this.deps.conversations.getConversation(conversationId);
     if (!conversation) return;
@@ -320,7 +321,7 @@ export class RetentionService {
     // One transaction per time slice; each records the archive with the messages it emptied.
     for (let index = 0; index < ids.length;) {
       await slicer.checkpoint();
-      const step = await this.deps.store.pruneMessages(archive, ids.slice(index), createdBefore, slicer);
+      const step = await this.deps.store.pruneMessages(archive, ids.slice(index), createdBefore, slicer, restoredBefore);
       index += step.handled;
       pruned += step.pruned;
       await slicer.yield();

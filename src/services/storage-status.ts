@@ -5,7 +5,7 @@
  * at a million messages; the numbers are estimates and say so; `lcm retention` lists exactly what a run would do.
  */
 import {
-  bytesOverCap, endedCutoff, messageCutoff, retentionPolicyOf, type RetentionPolicy, type RetentionSettings, usedBytes,
+  bytesOverCap, endedCutoff, messageCutoff, restoredCutoff, retentionPolicyOf, type RetentionPolicy, type RetentionSettings, usedBytes,
 } from "../retention/retention-policy.js";
 import type { DatabaseSpace, RetentionStore } from "../store/retention-store.js";
 import { MAINTAIN_BUDGET, RUN_INTERVAL_MS } from "./retention-service.js";
@@ -98,7 +98,7 @@ export async function storageStatus(store: StorageStatusStore, config: Partial<R
       policy,
       overCapBytes,
       prunable: cut === null ? { messages: 0, tokens: 0 } : await store.estimatePrunable(cut),
-      endedConversations: endedCut === null ? 0 : (await store.endedConversations(endedCut, ENDED_COUNT_LIMIT)).length,
+      endedConversations: endedCut === null ? 0 : (await store.endedConversations(endedCut, ENDED_COUNT_LIMIT, restoredCutoff(policy, now))).length,
       nextRun: { maxMessages: MAINTAIN_BUDGET.maxMessages, maxConversations: MAINTAIN_BUDGET.maxConversations, intervalMinutes: RUN_INTERVAL_MS / 60_000 },
       lastArchiveAt: await store.lastArchiveAt(),
     },

@@ -4,6 +4,9 @@
  */
 import type { ConversationId } from "../records.js";
 
+/** The full-text indexes the checker verifies: of messages, of summaries, of the content stored aside. */
+export type SearchIndexName = "messages_fts" | "summaries_fts" | "files_fts";
+
 export interface SummaryMismatch {
   summaryId: string;
   what: string;
@@ -36,8 +39,8 @@ export interface IntegrityStore {
   ordinalOfNthNewestItem(conversationId: ConversationId, n: number): Promise<number>;
   largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]>;
   /** Null when the full-text index agrees with its content table, else SQLite's message. */
-  ftsIntegrity(table: "messages_fts" | "summaries_fts"): Promise<string | null>;
-  rebuildFts(table: "messages_fts" | "summaries_fts"): Promise<void>;
+  ftsIntegrity(table: SearchIndexName): Promise<string | null>;
+  rebuildFts(table: SearchIndexName): Promise<void>;
   recountConversation(conversationId: ConversationId): Promise<void>;
   /**
    * Messages (`created_at`) and summaries (`earliest_at`, `latest_at`, `created_at`) whose times a JavaScript Date
@@ -51,4 +54,15 @@ export interface IntegrityStore {
    * recomputed from their sources. One transaction; returns how many rows were rewritten.
    */
   repairTimestamps(conversationId: ConversationId): Promise<{ messages: number; summaries: number }>;
+  /**
+   * Stored JSON no reader can use (store/conversation-columns.ts): a conversation column of the wrong shape (bootstrap
+   * cursor, last compaction, last reset), message meta that is not a JSON object, part meta or raw part data that is
+   * not JSON, summary file ids that are not a JSON array. `subject` names the row, `what` the column.
+   */
+  unreadableValues(conversationId: ConversationId): Promise<{ subject: string; what: string }[]>;
+  /**
+   * Sets an unreadable bootstrap cursor or last compaction to NULL (bootstrap then reads the transcript from its start,
+   * identity keys storing nothing twice; status shows no last compaction); returns the columns cleared.
+   */
+  clearUnreadableColumns(conversationId: ConversationId): Promise<string[]>;
 }

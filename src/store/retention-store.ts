@@ -81,15 +81,19 @@ export interface DeletionStep {
 
 export interface RetentionStore {
   space(): DatabaseSpace;
-  /** Ended conversations idle since before `idleBefore` (ms), least recently active first. */
-  endedConversations(idleBefore: number, limit: number): Promise<EndedConversation[]>;
+  /**
+   * Ended conversations idle since before `idleBefore` (ms), least recently active first; with `restoredBefore`, none
+   * restored at or after it (retention-policy.ts restoredCutoff).
+   */
+  endedConversations(idleBefore: number, limit: number, restoredBefore?: number): Promise<EndedConversation[]>;
   /**
    * Covered raw messages created before `createdBefore` that no context shows, from leaf summaries with row id above
    * `afterSummaryRowId` (oldest summaries first), at most `limit` summaries read; fewer once `deadline` has expired
-   * (at least one). `nextSummaryRowId` is where the next call goes on; null once the last summary was read.
+   * (at least one). `nextSummaryRowId` is where the next call goes on; null once the last summary was read. Messages
+   * of conversations restored at or after `restoredBefore` are left out.
    */
   prunableMessages(
-    createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline,
+    createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline, restoredBefore?: number,
   ): Promise<{ messages: PrunableMessage[]; nextSummaryRowId: number | null }>;
   /**
    * Empties `messageIds` in order (text, parts and index words; the row stays as a stub), recording the archive that
@@ -97,7 +101,9 @@ export interface RetentionStore {
    * (after at least one message). `handled`: how many of `messageIds` it went through (the caller passes the rest
    * again); `pruned`: how many of those it emptied.
    */
-  pruneMessages(archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline): Promise<{ handled: number; pruned: number }>;
+  pruneMessages(
+    archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline, restoredBefore?: number,
+  ): Promise<{ handled: number; pruned: number }>;
   /**
    * Records the archive of a whole conversation and takes the conversation out of use (archived, reason
    * `lcm-retention:deleting`), if it is still ended and unchanged since `updatedAt`. Null when it changed.

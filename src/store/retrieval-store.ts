@@ -4,7 +4,7 @@
  * bounded: full-text reads stop at LIMIT, regex candidates come in pages or windows whose work is capped, so no
  * single call costs time proportional to the whole history.
  */
-import type { ConversationId, ConversationRecord, MessageId, SummaryId, SummaryKind } from "../records.js";
+import type { ConversationId, ConversationRecord, FileId, MessageId, SummaryId, SummaryKind } from "../records.js";
 import type { QueryTerm } from "../search/text-query.js";
 import type { ArchivedLocation } from "./retention-store.js";
 
@@ -28,8 +28,8 @@ export interface SearchFilter {
   before: number | null;
 }
 
-/** Which documents a full-text search reads. */
-export type TextSource = "messages" | "summaries";
+/** Which documents a full-text search reads: messages, summaries, or chunks of content stored aside. */
+export type TextSource = "messages" | "summaries" | "files";
 
 /** A full-text read's scope: the filter, and for messages optionally one seq range (below one summary). */
 export interface TextFilter extends SearchFilter {
@@ -98,8 +98,62 @@ export interface SummaryHitRow {
   earliestAt: number;
   latestAt: number;
   createdAt: number;
+  /** The message seqs it covers, [seqStart, seqEnd]: a hit in one of them is the source this summary repeats. */
+  seqStart: number;
+  seqEnd: number;
   text: string;
   rank: number;
+}
+
+/**
+ * A chunk of content stored aside (a paste, a tool output, a file block: one stored file) that may match. The store
+ * gives where it is; its `text` is read from the file by the caller (empty until then).
+ */
+export interface FileChunkHitRow {
+  /** The chunk's id in the index; 0 for content not indexed yet, read directly. */
+  chunkId: number;
+  fileId: FileId;
+  fileName: string | null;
+  conversationId: ConversationId;
+  /** The message believed to hold the file's reference (`fileReferences` checks it), and that message's time. */
+  messageId: MessageId | null;
+  createdAt: number;
+  /** The chunk's bytes in the file, [byteStart, byteEnd), and the line its first byte is on (1-based). */
+  byteStart: number;
+  byteEnd: number;
+  lineStart: number;
+  /** Where the content is: an absolute path. */
+  path: string;
+  text: string;
+  rank: number;
+}
+
+/** A stored file in scope whose content is not (all) in the index: read it directly from `indexedBytes` on. */
+export interface UnindexedFile {
+  fileId: FileId;
+  fileName: string | null;
+  conversationId: ConversationId;
+  messageId: MessageId | null;
+  createdAt: number;
+  path: string;
+  indexedBytes: number;
+  indexedLines: number;
+}
+
+/** A stored file in scope whose content cannot be searched (missing, unreadable, binary), and why. */
+export interface UnsearchableFile {
+  fileId: FileId;
+  fileName: string | null;
+  reason: string;
+}
+
+/** The message that holds a stored file's `[LCM File: …]` reference. */
+export interface FileReference {
+  messageId: MessageId;
+  conversationId: ConversationId;
+  seq: number;
+  role: string;
+  createdAt: number;
 }
 
 /** A page of regex candidates: the rows in scope, and where the next page starts (null when exhausted). */
@@ -189,6 +243,29 @@ export interface RetrievalStore {
    */
   scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]>;
   scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]>;
+  /**
+   * Indexed chunks of stored content in scope with id in [from, to] matching the selected terms, newest first, at
+   * most `limit`, with their length in words (text empty: the caller reads it from the file).
+   */
+  fileTextCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<FileChunkHitRow>>;
+  /** Regex candidates among the indexed chunks of stored content, newest first; examines at most `pageSize` entries. */
+  fileCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>>;
+  /** Indexed chunks in scope with id in [from, to), newest first (a regex the index cannot narrow). */
+  scanFileChunks(filter: SearchFilter, window: { from: number; to: number }): Promise<FileChunkHitRow[]>;
+  /** The highest chunk id of the index of stored content (0 when empty). */
+  maxFileChunkId(): Promise<number>;
+  /**
+   * Stored files in scope whose content is not all indexed yet, newest first (at most `limit`), after indexing a
+   * small backlog itself; and those whose content cannot be searched at all.
+   */
+  unindexedFiles(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }>;
+  /**
+   * For each stored file: the message holding its reference, checked (the earliest message of its conversation that
+   * names the file id); null when no stored message names it.
+   */
+  fileReferences(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>>;
   /** The highest message seq of a conversation (0 when empty). */
   maxMessageSeq(conversationId: ConversationId): Promise<number>;
   /** The highest message / summary row id in the database (0 when empty). */

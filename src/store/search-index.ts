@@ -1,13 +1,16 @@
 /**
- * The messages' full-text index is written in batches, after the messages themselves: storing a turn does not
- * wait for tokenizing and indexing it. Readers that must see every message (search, the integrity check) catch
- * the index up first; maintenance keeps the backlog small between turns.
+ * The full-text indexes are written in batches, after the rows themselves: storing a turn does not wait for
+ * tokenizing and indexing it (messages, summaries, and the content of files stored aside). Readers that must see
+ * every row (search, the integrity check) catch the index up first or read what waits directly; maintenance keeps
+ * the backlog small between turns.
  */
 export interface IndexProgress {
   /** Messages indexed by this call. */
   indexed: number;
   /** Messages still waiting for the index after it. */
   pending: number;
+  /** Bytes of stored-aside content indexed by this call. */
+  fileBytes: number;
 }
 
 export interface SearchIndex {
@@ -15,9 +18,10 @@ export interface SearchIndex {
   pendingMessages(): Promise<number>;
   /**
    * Indexes pending messages, oldest first, in bounded transactions with the event loop running between them,
-   * then merges index segments in bounded steps. Does nothing while fewer than `whenAtLeast` are pending.
+   * then merges index segments in bounded steps. Does nothing while fewer than `whenAtLeast` are pending. Then
+   * indexes the content of stored files, oldest first, up to `maxFileBytes` (default 0: none).
    */
-  indexPending(options?: { whenAtLeast?: number; maxRows?: number }): Promise<IndexProgress>;
+  indexPending(options?: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number }): Promise<IndexProgress>;
   /**
    * Adds indexed messages' terms to the term dictionary (what regex search looks up for words that may end a
    * longer word), up to `maxRows` messages in bounded transactions, newest first; returns how many.

@@ -28,22 +28,22 @@ const SORTS: readonly SearchSort[] = ["recency", "relevance"];
  * was cut to 3.9k (1.2k).
  */
 const DESCRIPTION = [
-  "Search this conversation's stored history (raw messages and the summaries that replaced older turns) for a detail",
-  "not in your context: words, identifiers, paths, commands, errors. Fast, no model call; use it first.",
+  "Search everything this conversation stored (raw messages, pastes and tool outputs stored aside, and the summaries",
+  "that replaced older turns) for a detail not in your context: words, identifiers, paths, commands, errors. Fast,",
+  "no model call; use it first.",
   'mode "regex" (default), for exact strings with punctuation and patterns: case-insensitive JavaScript regex over',
   "the text as you saw it, newest first; escape ( [ . * + ? $ for literal text.",
   'mode "full_text", for words as you remember them or a question: best match first; finds other word forms,',
   "identifier parts, id prefixes, numbers with or without a space before the unit, CJK text;",
   '"quoted phrase", prefix*, OR.',
-  "A match's coveringSummaryId is the summary now standing for it: pass it to lcm_describe or lcm_expand_query.",
-  'scope "files" searches inside stored large files ([LCM File: file_…]); read around a match with',
-  "lcm_describe(id: fileId, startLine).",
+  "A match's coveringSummaryId is the summary now standing for it: pass it to lcm_describe or lcm_expand_query;",
+  "inFile says where in stored content ([LCM File: file_…]) it matched: read on with its `read` call.",
 ].join(" ");
 
 const PARAMETERS = Type.Object({
   pattern: Type.String({ description: "A regex, or words (full_text).", minLength: 1 }),
   mode: Type.Optional(stringEnum(MODES, { description: 'Default "regex".', default: "regex" })),
-  scope: Type.Optional(stringEnum(SCOPES, { description: 'Default "both" (messages and summaries).', default: "both" })),
+  scope: Type.Optional(stringEnum(SCOPES, { description: 'Default "both": messages with their stored content, and summaries. "files": stored files only.', default: "both" })),
   ...SCOPE_PARAMETERS,
   since: Type.Optional(Type.String({ description: "ISO 8601 time: only history at or after it." })),
   before: Type.Optional(Type.String({ description: "ISO 8601 time: only history before it." })),

@@ -69,6 +69,16 @@ export interface PartExportRecord {
   meta: string | null;
 }
 
+/**
+ * Where retention put a pruned message's text: its archive file (gzip JSONL), when and why it was written. The
+ * message record then holds the stub the database keeps (empty content and meta, no parts).
+ */
+export interface ArchiveReference {
+  path: string;
+  createdAt: number;
+  reason: string;
+}
+
 export interface MessageExportRecord {
   type: "message";
   seq: number;
@@ -81,6 +91,8 @@ export interface MessageExportRecord {
   /** JSON text as stored. */
   meta: string;
   parts: PartExportRecord[];
+  /** Only for a message retention pruned: the archive that holds its text (absent otherwise, as in version 1 files). */
+  archive?: ArchiveReference;
 }
 
 /** A summary with its DAG edges: the messages it summarizes (by seq) or the summaries it condenses (by id). */

@@ -34,6 +34,7 @@ const MessageSchema = Type.Object({
   parts: Type.Array(Type.Object({
     ordinal: Count, kind: Type.String({ minLength: 1 }), start: NullableInt, end: NullableInt, data: NullableString, meta: NullableString,
   })),
+  archive: Type.Optional(Type.Object({ path: Type.String({ minLength: 1 }), createdAt: Int, reason: Type.String() })),
 });
 
 const SummarySchema = Type.Object({

@@ -11,12 +11,15 @@
  * LcmError("not_found") for an unknown conversation, and LcmError("busy") when the conversation was compacted
  * while it was being read (read it again). Reads in pages of a few hundred rows with the event loop running
  * between them, so no step holds the loop for more than a few milliseconds; holds no transaction across awaits.
- * Messages appended during the read are left out (the block is the conversation as it was when reading began).
+ * Messages appended during the read are left out (the block is the conversation as it was when reading began); run
+ * it inside `withReadSnapshot` for a block that is one committed state whatever writes meanwhile. A message retention
+ * pruned is its stub plus `archive`, the archive file holding its text.
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../db/database.js";
+import { resolveRecordedPath } from "../db/stored-file-path.js";
 import { LcmError } from "../errors.js";
 import {
   type ContextItemExportRecord,
@@ -49,7 +52,10 @@ const CONVERSATION_SQL =
      previous_conversation_id, archived_at, archive_reason, ended_at, end_reason
    FROM conversations WHERE conversation_id = ?`;
 
-type MessageTuple = [messageId: number, seq: number, role: string, content: string, tokenCount: number, createdAt: number, identityKey: string, flags: number, meta: string];
+type MessageTuple = [
+  messageId: number, seq: number, role: string, content: string, tokenCount: number, createdAt: number, identityKey: string, flags: number, meta: string,
+  archivePath: string | null, archivedAt: number | null, archiveReason: string | null,
+];
 type PartTuple = [messageId: number, ordinal: number, kind: string, start: number | null, end: number | null, data: string | null, meta: string | null];
 type SummaryTuple = [
   rowId: number, summaryId: string, kind: string, depth: number, content: string, tokenCount: number, sourceTokenCount: number,
@@ -127,7 +133,9 @@ async function* largeFileRecords(db: Database, conversationId: number): AsyncGen
     for (const file of page) {
       let contentBase64: string | null;
       try {
-        contentBase64 = (await readFile(file[6])).toString("base64");
+        const content = await readFile(resolveRecordedPath(db.path, file[6]));
+        // A file of another size than recorded is damaged: written as missing rather than as content no import accepts.
+        contentBase64 = content.length === file[4] ? content.toString("base64") : null;
       } catch {
         // Recorded as missing (the end record counts it); `lcm doctor` reports the same file as large_file_missing.
         contentBase64 = null;
@@ -147,9 +155,11 @@ async function* largeFileRecords(db: Database, conversationId: number): AsyncGen
 async function* messageRecords(db: Database, conversationId: number, nextSeq: number): AsyncGenerator<MessageExportRecord> {
   // Plan: SEARCH messages USING INDEX sqlite_autoindex_messages_2 (conversation_id=? AND seq>? AND seq<?).
   for (let after = 0; ;) {
+    // A message retention pruned keeps a stub row naming its archive: the record carries where its text is.
     const page = db.tuples<MessageTuple>(
-      `SELECT message_id, seq, role, content, token_count, created_at, identity_key, flags, meta
-       FROM messages WHERE conversation_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?`,
+      `SELECT m.message_id, m.seq, m.role, m.content, m.token_count, m.created_at, m.identity_key, m.flags, m.meta, a.path, a.created_at, a.reason
+       FROM messages m LEFT JOIN retention_archives a ON a.archive_id = m.archive_id
+       WHERE m.conversation_id = ? AND m.seq > ? AND m.seq < ? ORDER BY m.seq LIMIT ?`,
       conversationId, after, nextSeq, EXPORT_PAGE_ROWS,
     );
     if (page.length === 0) return;
@@ -168,6 +178,7 @@ async function* messageRecords(db: Database, conversationId: number, nextSeq: nu
       yield {
         type: "message", seq: message[1], role: message[2], content: message[3], tokenCount: message[4], createdAt: message[5],
         identityKey: message[6], flags: message[7], meta: message[8], parts: parts.get(message[0]) ?? [],
+        ...(message[9] !== null ? { archive: { path: message[9], createdAt: message[10]!, reason: message[11]! } } : {}),
       };
     }
     if (page.length < EXPORT_PAGE_ROWS) return;
@@ -240,6 +251,21 @@ function groupBy<T extends readonly [number, ...unknown[]], R>(rows: T[], map: (
     else groups.set(row[0], [map(row)]);
   }
   return groups;
+}
+
+/**
+ * Runs `body` inside one read transaction of `db`, so every read it makes sees the same committed state of the
+ * database (an export taken while a turn, /new or a compaction writes is still one consistent snapshot). Contract:
+ * `db` is a connection of its own (the CLI's), never the gateway's shared one: nothing else may use it meanwhile.
+ * Holding a read transaction blocks no writer; a checkpoint cannot pass it until it ends.
+ */
+export async function withReadSnapshot<T>(db: Database, body: () => Promise<T>): Promise<T> {
+  db.raw.exec("BEGIN DEFERRED");
+  try {
+    return await body();
+  } finally {
+    db.raw.exec("COMMIT");
+  }
 }
 
 /** The conversations of an agent, oldest first, archived ones included (what `lcm export --agent` exports). */

@@ -10,7 +10,7 @@ import { LcmError } from "../errors.js";
 import { MessageFlags } from "../messages/message-codec.js";
 import { EXPORT_PAGE_ROWS } from "./jsonl-export.js";
 
-type MessageTuple = [seq: number, role: string, content: string, createdAt: number, flags: number];
+type MessageTuple = [seq: number, role: string, content: string, createdAt: number, flags: number, archivePath: string | null];
 type SummaryTuple = [rowId: number, summaryId: string, kind: string, depth: number, content: string, seqStart: number, seqEnd: number, earliestAt: number, latestAt: number, level: string];
 
 /** Yields the Markdown of one conversation in pieces (each ends with a newline); throws LcmError("not_found"). */
@@ -40,14 +40,15 @@ export async function* exportConversationMarkdown(db: Database, conversationId: 
   let pending = await summaries.next();
   for (let after = 0; ;) {
     const page = db.tuples<MessageTuple>(
-      `SELECT seq, role, content, created_at, flags FROM messages
-       WHERE conversation_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?`,
+      `SELECT m.seq, m.role, m.content, m.created_at, m.flags, a.path FROM messages m LEFT JOIN retention_archives a ON a.archive_id = m.archive_id
+       WHERE m.conversation_id = ? AND m.seq > ? AND m.seq < ? ORDER BY m.seq LIMIT ?`,
       conversationId, after, conversation.next_seq, EXPORT_PAGE_ROWS,
     );
     const pieces: string[] = [];
-    for (const [seq, role, content, createdAt, flags] of page) {
+    for (const [seq, role, content, createdAt, flags, archivePath] of page) {
       const excluded = (flags & MessageFlags.excluded) !== 0 ? " · not in context" : "";
-      pieces.push(`### #${seq} · ${role} · ${iso(createdAt)}${excluded}\n\n${content.trimEnd() || "_(no text)_"}\n\n`);
+      const text = archivePath !== null ? `_(archived by retention: the text is in ${archivePath})_` : content.trimEnd() || "_(no text)_";
+      pieces.push(`### #${seq} · ${role} · ${iso(createdAt)}${excluded}\n\n${text}\n\n`);
       while (!pending.done && pending.value[6] <= seq) {
         pieces.push(summaryBlock(pending.value));
         pending = await summaries.next();

@@ -151,6 +151,22 @@ describe("assemble", () => {
     expect(callBlocks.map((block) => block.id)).toEqual(["c1"]);
   });
 
+  it("drops a tool result that answers no call in the context, even within a call's unit (docs/mutations.md, M8)", async () => {
+    const setup = wordEngine();
+    const messages = [
+      userMessage("question"),
+      toolCallMessage([{ id: "c1", name: "grep", arguments: {} }]),
+      toolResultMessage("c1", "grep", "the answer"),
+      toolResultMessage("c1", "grep", "a second answer to the same call"),
+      toolResultMessage("c9", "grep", "an answer to a call never made"),
+      assistantMessage("done"),
+    ];
+    await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_000 });
+    expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(result.messages[2]).toMatchObject({ toolCallId: "c1", content: [{ type: "text", text: "the answer" }] });
+  });
+
   it("keeps the assembled prefix byte-identical from turn to turn", async () => {
     const setup = wordEngine();
     let previous = "";

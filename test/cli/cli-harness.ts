@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { expect } from "vitest";
+import type { CliEnvironment } from "../../src/cli/cli-runtime.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { defineLcmCommands } from "../../src/cli/lcm-program.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
@@ -33,7 +34,8 @@ class Capture extends Writable {
   }
 }
 
-export async function runLcm(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+/** `extra`: what `openclaw lcm` adds to the environment (the host's transcript reader, its model, a clock). */
+export async function runLcm(args: string[], env: NodeJS.ProcessEnv = {}, extra: Partial<CliEnvironment> = {}): Promise<CliRun> {
   const stdout = new Capture();
   const stderr = new Capture();
   let code = -1;
@@ -45,6 +47,7 @@ export async function runLcm(args: string[], env: NodeJS.ProcessEnv = {}): Promi
     env: { HOME: "/nonexistent-home", ...env }, setExitCode: (exit) => {
       code = exit;
     },
+    ...extra,
   });
   const started = performance.now();
   try {
@@ -57,8 +60,10 @@ export async function runLcm(args: string[], env: NodeJS.ProcessEnv = {}): Promi
 }
 
 /** Runs with --json, checks the exit code and that stdout is one JSON document valid against `schema`; returns it. */
-export async function runJson<T>(args: string[], schema: TSchema, options: { code?: number; env?: NodeJS.ProcessEnv } = {}): Promise<T> {
-  const run = await runLcm([...args, "--json"], options.env);
+export async function runJson<T>(
+  args: string[], schema: TSchema, options: { code?: number; env?: NodeJS.ProcessEnv; environment?: Partial<CliEnvironment> } = {},
+): Promise<T> {
+  const run = await runLcm([...args, "--json"], options.env, options.environment);
   expect(run.code, run.stderr).toBe(options.code ?? EXIT.ok);
   const data = JSON.parse(run.stdout) as unknown;
   const errors = [...Value.Errors(schema, data)].slice(0, 5).map((error) => `${error.path}: ${error.message}`);

@@ -13,11 +13,14 @@ import { buildDatabase, exchanges, runJson, runLcm } from "./cli-harness.js";
 
 let db: string;
 let summaryId: string;
+/** Summaries whose text repeats "markerr19 " (the deterministic summaries keep it at two depths). */
+let copies: string[];
 
 beforeAll(async () => {
   db = tempDatabasePath();
   const harness = await buildDatabase({ databasePath: db, compact: true, sessions: [{ sessionKey: "agent:main:main", sessionId: "s1", messages: exchanges(60, 40, "r") }] });
   summaryId = harness.db.get<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE kind = 'leaf' ORDER BY id LIMIT 1")!.summary_id;
+  copies = harness.db.all<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE instr(content, 'markerr19 ') > 0 ORDER BY depth").map((row) => row.summary_id);
 });
 
 describe("lcm grep", () => {
@@ -30,6 +33,16 @@ describe("lcm grep", () => {
     const toolMatches = (tool.details as { matches: unknown[] }).matches;
     expect(data.matches).toEqual(toolMatches);
     expect(data.matches[0]).toMatchObject({ type: "message", coveringSummaryId: expect.stringMatching(/^sum_/) });
+  });
+
+  it("lists the message holding a detail first, with the summaries that repeat it named on its line", async () => {
+    expect(copies.length).toBeGreaterThanOrEqual(2);
+    const data = await runJson<GrepOutput>(["grep", "markerr19\\b", "--db", db], GrepOutputSchema);
+    expect(data.matches.map((match) => match.type)).toEqual(["message"]);
+    expect(data.matches[0]).toMatchObject({ alsoIn: expect.arrayContaining(copies) });
+    const text = (await runLcm(["grep", "markerr19\\b", "--db", db])).stdout.split("\n");
+    expect(text[1]).toMatch(/· seq 37 · user · .* · also in sum_\w+, sum_\w+\]/);
+    for (const copy of copies) expect(text[1]).toContain(copy);
   });
 
   it("searches full text and reports the scope it searched", async () => {

@@ -15,6 +15,7 @@ import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { hang } from "../fakes/fake-summarizer.js";
 import { generateSession, seededRandom } from "../helpers/agent-session.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";
+import { sentTokens } from "../helpers/sent-tokens.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { playTurn } from "../helpers/turn-driver.js";
 
@@ -77,11 +78,14 @@ async function playSession(kind: Hostility, seed: number, turns: number) {
   const contextTokens = () => db.get<{ context_tokens: number }>("SELECT context_tokens FROM conversations")!.context_tokens;
 
   let fitChecks = 0;
+  let compacted = 0;
   const checkAssembledFits = async (tokenBudget: number) => {
     // A separate session key would make a new conversation: assemble the same session with another budget.
     const assembled = await api.engine().assemble({ sessionId: "s1", messages: [], tokenBudget });
     fitChecks++;
     expect(assembled.estimatedTokens).toBeLessThanOrEqual(tokenBudget);
+    // Recounted as sent (each summary's XML element included) with a real tokenizer, not the plugin's own sum.
+    expect(sentTokens(assembled), `assembled at ${tokenBudget}`).toBeLessThanOrEqual(tokenBudget);
     for (const message of assembled.messages) {
       const text = typeof message.content === "string" ? message.content : "";
       if (text.startsWith("<summary ")) {
@@ -111,6 +115,7 @@ async function playSession(kind: Hostility, seed: number, turns: number) {
       expect(result.result?.tokensBefore).toBe(before);
       expect(result.result?.tokensAfter).toBe(after);
       expect(result.compacted).toBe(after < before);
+      if (result.compacted) compacted++;
       if (!result.ok) expect(result.reason).toBeTruthy();
       expect(checkInvariants(db, conversationId())).toEqual([]);
     }
@@ -120,7 +125,7 @@ async function playSession(kind: Hostility, seed: number, turns: number) {
   }
   expect(api.errors()).toEqual([]);
   expect(fitChecks).toBeGreaterThan(turns);
-  return { db, llm, conversationId: conversationId() };
+  return { db, llm, conversationId: conversationId(), compacted };
 }
 
 describe("compaction under hostile summarizers", () => {
@@ -134,7 +139,9 @@ describe("compaction under hostile summarizers", () => {
     ["mixed", 7],
     ["mixed", 8],
   ])("keeps every invariant with a %s summarizer (seed %i)", async (kind, seed) => {
-    const { db } = await playSession(kind, seed, 40);
+    const { db, compacted } = await playSession(kind, seed, 40);
+    // Four forced compactions; with compaction switched off none would reduce anything (docs/mutations.md, M2).
+    expect(compacted).toBeGreaterThan(0);
     const stats = db.get<{ summaries: number; deepest: number }>("SELECT COUNT(*) AS summaries, MAX(depth) AS deepest FROM summaries")!;
     expect(stats.summaries).toBeGreaterThan(5);
     const levels = db.all<{ level: string }>("SELECT DISTINCT level FROM summaries").map((row) => row.level);

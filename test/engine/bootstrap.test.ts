@@ -107,7 +107,10 @@ describe("bootstrap from a JSONL transcript file (older hosts)", () => {
     const history = conversation(3);
     writeFileSync(file, JSON.stringify({ type: "session", id: "s1" }) + "\n" + jsonl(history) + "not json\n");
     const { newEngine, db, logger } = createTestEngine();
-    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 6 });
+    // The line that is not JSON is named (its byte offset) in the result and the log, and skipped.
+    expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({
+      bootstrapped: true, importedMessages: 6, reason: expect.stringMatching(/^skipped 1 line that is not JSON \(at byte \d+\)$/),
+    });
     expect(logger.lines.some((line) => /not valid JSON/.test(line.message))).toBe(true);
     appendFileSync(file, jsonl([userMessage("appended later")]));
     expect(await newEngine().bootstrap({ sessionId: "s1", sessionFile: file })).toEqual({ bootstrapped: true, importedMessages: 1 });

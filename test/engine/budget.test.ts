@@ -19,6 +19,7 @@ import { checkInvariants } from "../helpers/dag-invariants.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 afterEach(() => resetSharedCircuitBreakers());
 
@@ -156,7 +157,7 @@ describe("large content at a small budget", () => {
     expect(stored).toMatch(/\[LCM File: file_[0-9a-f]{16} \| pasted-text \| text\/plain \|/);
     const file = harness.db.get<{ origin: string; storage_path: string }>("SELECT origin, storage_path FROM large_files")!;
     expect(file.origin).toBe("paste");
-    expect(readFileSync(file.storage_path, "utf8")).toBe(paste); // byte-exact
+    expect(readFileSync(resolveRecordedPath(harness.db.path, file.storage_path), "utf8")).toBe(paste); // byte-exact
   });
 
   it("stores tool output aside at the share of a small budget, and leaves it at a large one", async () => {

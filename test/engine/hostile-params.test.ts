@@ -145,13 +145,24 @@ describe("the engine served when the database cannot be opened", () => {
   const api = new FakePluginApi({ databasePath: join(blocker, "lcm.db") });
   plugin.register(api);
 
+  /** What it answers: it stores nothing and says why, and it has no commitTurn (unavailable-engine.ts explains). */
+  const UNAVAILABLE: Partial<Record<Hook, unknown>> = {
+    bootstrap: { bootstrapped: false, reason: expect.stringMatching(/^LCM is unavailable\. .*not-a-directory/) },
+    maintain: { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: expect.stringMatching(/^LCM is unavailable\. /) },
+    ingest: { ingested: false },
+    ingestBatch: { ingestedCount: 0 },
+    afterTurn: undefined,
+    assemble: { messages: [], estimatedTokens: 0 },
+    compact: { ok: false, compacted: false, reason: expect.stringMatching(/^LCM is unavailable\. /) },
+    onSubagentEnded: undefined,
+    dispose: undefined,
+  };
+
   it.each(INPUTS)("answers every hook it has, called with %s, without throwing", async (_input, make) => {
     const engine = api.engine();
-    for (const hook of HOOKS.filter((name) => typeof engine[name] === "function")) {
-      const result = await callHook(engine, hook, make());
-      if (hook === "assemble") expect(result).toEqual({ messages: [], estimatedTokens: 0 });
-      if (hook === "ingest") expect(result).toEqual({ ingested: false });
-    }
+    const present = HOOKS.filter((name) => typeof engine[name] === "function");
+    expect(present).toEqual(Object.keys(UNAVAILABLE));
+    for (const hook of present) expect(await callHook(engine, hook, make()), hook).toEqual(UNAVAILABLE[hook]);
   });
 });
 

@@ -23,6 +23,20 @@ describe("message identity", () => {
     expect(logger.errors()).toEqual([]);
   });
 
+  it("stores a keyed message once, whichever hook brings it again (docs/mutations.md, M7)", async () => {
+    const { newEngine, db, logger } = createTestEngine();
+    const keyed = withIdempotencyKey(userMessage("deploy the ledger fix"), "run-3:user");
+    const answer = assistantMessage("deployed");
+    await newEngine().commitTurn({ ...SESSION, advancementKey: "t1", messages: [keyed, answer] });
+    // The same messages again: one at a time, as a batch, and in a later turn's commit.
+    expect(await newEngine().ingest({ ...SESSION, message: { ...keyed } })).toEqual({ ingested: false });
+    expect(await newEngine().ingestBatch({ ...SESSION, messages: [{ ...keyed }, { ...answer }] })).toEqual({ ingestedCount: 0 });
+    await newEngine().commitTurn({ ...SESSION, advancementKey: "t2", messages: [{ ...keyed }, { ...answer }, userMessage("next question")] });
+    expect(userTexts(db)).toEqual(["deploy the ledger fix", "next question"]);
+    expect(db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n).toBe(3);
+    expect(logger.errors()).toEqual([]);
+  });
+
   it("stores the same text at the same timestamp when a later turn brings it", async () => {
     const { newEngine, db } = createTestEngine();
     const yes = { role: "user", content: "yes", timestamp: 1_700_000_000_000 };

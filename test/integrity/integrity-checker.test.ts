@@ -31,7 +31,7 @@ describe("IntegrityChecker", () => {
     const report = await checker.check();
     expect(report.findings).toEqual([]);
     expect(report.conversationsChecked).toBe(1);
-    expect(report.checksRun).toBe(13); // 11 per conversation + 2 indexes
+    expect(report.checksRun).toBe(15); // 12 per conversation + 3 indexes (messages, summaries, stored content)
     expect(report.complete).toBe(true);
   });
 
@@ -51,6 +51,17 @@ describe("IntegrityChecker", () => {
     await checker.applyRepairs(plan);
     const after = await checker.check({ includeIndexes: false });
     expect(after.findings.map((finding) => finding.kind)).toEqual(["message_seq_gap"]); // never "repaired" by deleting
+  });
+
+  it("detects a message dropped from the context with no summary over it (docs/mutations.md, M11)", async () => {
+    const { checker, db } = await seeded();
+    // The row stays, but nothing the model can see leads to it any more: lost in all but storage.
+    db.run("DELETE FROM context_items WHERE message_id = 3");
+    const report = await checker.check({ includeIndexes: false });
+    expect(report.findings.map((finding) => finding.kind).sort()).toEqual(["counter_mismatch", "message_not_covered"]);
+    expect(report.findings.find((finding) => finding.kind === "message_not_covered")).toMatchObject({
+      conversationId: 1, detail: "13 visible messages, 12 in context, 0 under leaf summaries",
+    });
   });
 
   it("waits for another writer instead of reporting a locked index as damaged", async () => {

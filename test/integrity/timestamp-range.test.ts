@@ -11,7 +11,7 @@ import { createRecallEnv, detailsOf, MAIN, sessionOf, type RecallEnv, type Sessi
 import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
 
 interface GrepDetails {
-  matches: { type: string; seq?: number; createdAt: string }[];
+  matches: { type: string; seq?: number; createdAt: string; alsoIn?: string[] }[];
   truncated: boolean;
   status?: string;
 }
@@ -116,12 +116,12 @@ describe("rows an older version stored with times a Date cannot hold", () => {
   it("are found by /lcm doctor without reading them, and repaired by /lcm doctor repair", async () => {
     const { env, conversationId, first, second, condensed } = await olderDatabase();
     const report = await doctor(env, MAIN);
-    expect(report).toMatch(/7 problem\(s\):/);
+    expect(report).toMatch(/7 problems:/);
     for (const subject of ["message 2", "message 3", "message 5", "message 7", first, second, condensed]) {
       expect(report).toContain(`- timestamp_out_of_range [conversation ${conversationId}] ${subject}: a stored time is outside`);
     }
     expect(report).toContain(`Safe repairs available (normalize the stored times of conversation ${conversationId}): run /lcm doctor repair.`);
-    expect(await doctor(env, MAIN, "doctor repair")).toContain(`Applied 1 safe repair(s): normalize the stored times of conversation ${conversationId}.`);
+    expect(await doctor(env, MAIN, "doctor repair")).toContain(`Applied 1 safe repair: normalize the stored times of conversation ${conversationId}.`);
     expect(await doctor(env, MAIN)).toContain("No problems found");
   });
 
@@ -160,7 +160,9 @@ describe("rows an older version stored with times a Date cannot hold", () => {
     expect(found.matches.map((match) => match.seq).sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const both = detailsOf<GrepDetails>(await env.call("lcm_grep", { pattern: "needle\\d" }));
     expect(both.status).toBeUndefined();
-    expect(both.matches.filter((match) => match.type === "summary")).toHaveLength(2);
+    // Both summaries repeat the needles they cover: each is folded under the messages it repeats.
+    expect(both.matches.filter((match) => match.type === "summary")).toHaveLength(0);
+    expect(new Set(both.matches.flatMap((match) => (match.type === "message" ? match.alsoIn ?? [] : [])))).toHaveLength(2);
     expect(env.api.errors()).toEqual([]);
   });
 });

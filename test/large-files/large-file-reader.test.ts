@@ -1,4 +1,4 @@
-import { chmodSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
@@ -88,8 +88,24 @@ describe("LargeFileReader", () => {
     expect((await errorOf(reader.grep(ids["a.txt"]!, { pattern: "(" }))).message).toMatch(/^Invalid regular expression "\(": .*Use mode "literal"/);
   });
 
-  it("reports a file it cannot read as unreadable, not as a crash", async () => {
-    if (process.getuid?.() === 0) return; // root reads everything
+  it("reports a stored file that became a directory as unreadable, not as a crash (root included)", async () => {
+    const { reader, ids } = await storedFiles({ "notes.txt": numbered(150) });
+    const id = ids["notes.txt"]!;
+    const { file } = await reader.describe(id);
+    rmSync(file.storagePath);
+    mkdirSync(file.storagePath);
+    expect((await reader.describe(id)).content).toEqual({ status: "unreadable", reason: `not readable (not a regular file) at ${file.storagePath}` });
+    for (const read of [() => reader.grep(id, { pattern: "x" }), () => reader.readLines(id)]) {
+      const error = await errorOf(read());
+      expect(isLcmError(error, "unavailable") && error.message).toBe(
+        `The content of ${id} (notes.txt) is not readable (a directory, not a file) at ${file.storagePath}. ` +
+          "Its exploration summary is still available; restore the file from a backup, or send it again.",
+      );
+    }
+  });
+
+  // Root passes every permission check, so this case cannot be made under root: it is skipped there, visibly.
+  it.skipIf(process.getuid?.() === 0)("reports a file it has no permission to read as unreadable, not as a crash", async () => {
     const { reader, ids } = await storedFiles({ "secret.txt": numbered(150) });
     const { file } = await reader.describe(ids["secret.txt"]!);
     chmodSync(file.storagePath, 0o000);

@@ -3,8 +3,10 @@
  * behaviour (sane, longer than its input, empty, throwing, hanging past the timeout while ignoring its signal,
  * prompt injection, reasoning-only, or a random mix), its own settings and its own budget, all in one database
  * as many conversations of a real gateway would be. After every forced compaction and at the end of each session:
- * the compaction terminated, its result is the truth, the assembled context fits the budget, and the
- * IntegrityChecker finds nothing (no message lost, every summary linked, every context item valid).
+ * the compaction terminated, its result is the truth, the assembled context fits the budget (recounted as sent with
+ * a real tokenizer), and the IntegrityChecker finds nothing (no message lost, every summary linked, every context
+ * item valid). And compaction did happen, under every kind: a suite that held with compaction switched off would
+ * prove nothing (docs/mutations.md, M2).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +21,7 @@ import { SqliteIntegrityStore } from "../../src/store/sqlite/sqlite-integrity-st
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { hang } from "../fakes/fake-summarizer.js";
 import { generateSession, seededRandom } from "../helpers/agent-session.js";
+import { sentTokens } from "../helpers/sent-tokens.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { playTurn } from "../helpers/turn-driver.js";
 
@@ -60,12 +63,14 @@ describe("compaction under hostile summarizers, at scale", () => {
     const checker = new IntegrityChecker({
       store: new SqliteIntegrityStore(db), clock: systemClock, fileExists: async (path) => existsSync(path),
     });
-    const counts = { compactions: 0, compacted: 0, notOk: 0, budgetChecks: 0, invariantChecks: 0, byKind: {} as Record<string, number> };
+    const counts = { compactions: 0, compacted: 0, notOk: 0, budgetChecks: 0, invariantChecks: 0 };
+    const byKind = new Map<Kind, KindStats>(KINDS.map((kind) => [kind, { sessions: 0, compacted: 0, summaries: {} }]));
     for (let seed = 1; seed <= SESSIONS; seed++) {
       const random = seededRandom(seed);
       // Hanging sessions cost three summarizer timeouts each before the breaker opens: keep them to one in fifty.
       const kind: Kind = seed % 50 === 0 ? "hanging" : KINDS[Math.floor(random() * 7)]!;
-      counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
+      const stats = byKind.get(kind)!;
+      stats.sessions++;
       const freshTailCount = 2 + Math.floor(random() * 6);
       const config = {
         databasePath, freshTailCount, leafMinFanout: 2 + Math.floor(random() * 4), leafChunkTokens: 256 + Math.floor(random() * 400),
@@ -87,7 +92,10 @@ describe("compaction under hostile summarizers, at scale", () => {
         });
         const after = db.get<{ t: number }>("SELECT context_tokens AS t FROM conversations WHERE session_id = ?", sessionId)!.t;
         counts.compactions++;
-        if (result.compacted) counts.compacted++;
+        if (result.compacted) {
+          counts.compacted++;
+          stats.compacted++;
+        }
         if (!result.ok) counts.notOk++;
         expect(result.compacted).toBe(after < before);
         if (result.result) expect([result.result.tokensBefore, result.result.tokensAfter]).toEqual([before, after]);
@@ -97,6 +105,10 @@ describe("compaction under hostile summarizers, at scale", () => {
       const assembled = await api.engine().assemble({ sessionId, messages: [], tokenBudget: budget });
       counts.budgetChecks++;
       expect(assembled.estimatedTokens).toBeLessThanOrEqual(budget);
+      expect(sentTokens(assembled), `session ${seed} (${kind}): recounted as sent`).toBeLessThanOrEqual(budget);
+      for (const row of db.all<{ level: string; n: number }>(
+        "SELECT level, count(*) AS n FROM summaries WHERE conversation_id = ? GROUP BY level", conversationId,
+      )) stats.summaries[row.level] = (stats.summaries[row.level] ?? 0) + row.n;
       const report = await checker.check({ conversationId, includeIndexes: seed % 100 === 0 });
       counts.invariantChecks += report.checksRun;
       expect(report.findings, `session ${seed} (${kind})`).toEqual([]);
@@ -106,10 +118,32 @@ describe("compaction under hostile summarizers, at scale", () => {
     }
     const summaries = db.all<{ level: string; n: number }>("SELECT level, count(*) AS n FROM summaries GROUP BY level");
     console.log(
-      `hostile summarizers: ${SESSIONS} sessions × ${TURNS} turns (${JSON.stringify(counts.byKind)}), ` +
+      `hostile summarizers: ${SESSIONS} sessions × ${TURNS} turns (${JSON.stringify(Object.fromEntries(byKind))}), ` +
         `${counts.compactions} forced compactions (${counts.compacted} reduced tokens, ${counts.notOk} reported not ok), ` +
         `summaries by level ${JSON.stringify(Object.fromEntries(summaries.map((row) => [row.level, row.n])))}, ` +
         `${counts.budgetChecks} budget checks, ${counts.invariantChecks} invariant checks: all held`,
     );
+    // Compaction happened, under every kind of summarizer, and each left the summaries its kind must leave.
+    expect(counts.compacted).toBeGreaterThan(0);
+    for (const [kind, stats] of byKind) {
+      if (stats.sessions === 0) continue;
+      expect(stats.compacted, `${kind}: forced compactions that reduced tokens`).toBeGreaterThan(0);
+      expect(Object.keys(stats.summaries), `${kind}: summary levels`).not.toEqual([]);
+    }
+    expect(byKind.get("sane")!.summaries.fallback ?? 0, "a sane summarizer's summaries are its own").toBe(0);
+    // No usable text (longer than its input, blank, an error, only reasoning, or no answer in time): every summary
+    // is the fallback.
+    for (const kind of ["longer", "empty", "throwing", "reasoning-only", "hanging"] as const) {
+      if (byKind.get(kind)!.sessions === 0) continue;
+      expect(Object.keys(byKind.get(kind)!.summaries), `${kind}: summary levels`).toEqual(["fallback"]);
+    }
   });
 });
+
+interface KindStats {
+  sessions: number;
+  /** Forced compactions that reduced the context's tokens. */
+  compacted: number;
+  /** Summaries of these sessions, by level. */
+  summaries: Record<string, number>;
+}

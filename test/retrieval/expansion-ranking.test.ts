@@ -14,16 +14,21 @@ type Details = ExpandQueryResult & { status?: string };
 const failingModel = { complete: async () => { throw new Error("no model in this test"); } } as never;
 const NEEDLE = "the staging cluster certificate renews through the acme-dns01 issuer";
 
-/** Decoys share the question's common words; the needle sits in the middle of a 30 KB tool output. */
+/**
+ * Decoys share the question's common words, six older than the needle and six newer (so neither newest-first nor
+ * oldest-first puts the needle first); the needle sits in the middle of a 30 KB tool output.
+ */
 async function seed(env: RecallEnv): Promise<void> {
-  const decoys = Array.from({ length: 12 }, (_, index) =>
-    assistantMessage(`The cluster staging notes ${index}: the certificate was mentioned, nothing renews here.`));
+  // Built in order: a message's time is taken when it is built.
+  const decoys = (from: number) => Array.from({ length: 6 }, (_, index) =>
+    assistantMessage(`The cluster staging notes ${from + index}: the certificate was mentioned, nothing renews here.`));
   const filler = "log line without anything of interest\n".repeat(400);
   await env.commit(MAIN, [
     ...exchanges(5),
-    ...decoys,
+    ...decoys(0),
     toolCallMessage([{ id: "t1", name: "read", arguments: { path: "ops/notes.md" } }]),
     toolResultMessage("t1", "read", `${filler}Note: ${NEEDLE}.\n${filler}`),
+    ...decoys(6),
     ...exchanges(5, "topic", 6),
   ]);
   const conversation = env.conversationId(MAIN);

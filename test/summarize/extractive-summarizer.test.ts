@@ -36,10 +36,23 @@ describe("ExtractiveSummarizer", () => {
   });
 
   it("is smaller than its input, fits its target, and ends with the expand line", async () => {
-    const summary = await summarizer.summarize({ sourceText: SOURCE, depth: 0, mode: "aggressive", targetTokens: 60 });
-    expect(tokens.estimate(summary)).toBeLessThan(tokens.estimate(SOURCE));
-    expect(tokens.estimate(summary)).toBeLessThanOrEqual(120);
-    expect(summary.split("\n").at(-1)).toMatch(/^Expand for details about: /);
+    for (const targetTokens of [100, 200, 400]) {
+      for (const mode of ["normal", "aggressive"] as const) {
+        const summary = await summarizer.summarize({ sourceText: SOURCE, depth: 0, mode, targetTokens });
+        expect(tokens.estimate(summary), `${mode} ${targetTokens}`).toBeLessThanOrEqual(targetTokens);
+        expect(tokens.estimate(summary)).toBeLessThan(tokens.estimate(SOURCE));
+        expect(summary.split("\n").at(-1)).toMatch(/^Expand for details about: /);
+      }
+    }
+  });
+
+  it("keeps its most informative entry even when that alone is over the target (the caller's escalation truncates)", async () => {
+    const summary = await summarizer.summarize({ sourceText: SOURCE, depth: 0, mode: "aggressive", targetTokens: 30 });
+    const entries = summary.split("\n").filter((line) => /^- \d{4}-/.test(line));
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatch(/user: Deploy failed again\./);
+    expect(summary).toContain("- (4 less informative entries omitted)");
+    expect(tokens.estimate(summary)).toBeGreaterThan(30);
   });
 
   it("gives the same output for the same input", async () => {

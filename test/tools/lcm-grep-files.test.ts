@@ -2,13 +2,14 @@
  * lcm_grep scope "files": search inside stored large files through the registered tool, then read around a hit
  * with lcm_describe by line, as the model would.
  */
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FileDescription } from "../../src/retrieval/describe.js";
-import type { FileMatch } from "../../src/retrieval/grep.js";
+import type { FileMatch, GrepMatch } from "../../src/retrieval/grep.js";
 import { fileBlock } from "../large-files/generated-inputs.js";
 import { userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 interface FileGrepDetails {
   matchCount: number;
@@ -134,25 +135,59 @@ describe("lcm_grep scope files", () => {
     const broken = createRecallEnv({ config: { largeFileTokenThreshold: 100 } });
     await broken.commit(MAIN, [userMessage(fileBlock("gone.log", null, APP_LOG))]);
     await nextMillisecond();
-    await broken.commit(MAIN, [userMessage(fileBlock("locked.log", null, APP_LOG.replace("OPS-4471", "OPS-4472")))]);
+    await broken.commit(MAIN, [userMessage(fileBlock("replaced.log", null, APP_LOG.replace("OPS-4471", "OPS-4472")))]);
     await nextMillisecond();
     await broken.commit(MAIN, [userMessage(fileBlock("fine.log", null, APP_LOG.replace("OPS-4471", "OPS-4473")))]);
-    const pathOf = (name: string) => broken.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE file_name = ?", name)!.storage_path;
+    const pathOf = (name: string) =>
+      resolveRecordedPath(broken.db.path, broken.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE file_name = ?", name)!.storage_path);
     rmSync(pathOf("gone.log"));
-    const canLock = process.getuid?.() !== 0; // root reads everything
-    if (canLock) chmodSync(pathOf("locked.log"), 0o000);
+    // A directory where the file was: unreadable even to root (a permission change is not, and these machines run as root).
+    rmSync(pathOf("replaced.log"));
+    mkdirSync(pathOf("replaced.log"));
     const result = detailsOf<FileGrepDetails>(await broken.call("lcm_grep", { pattern: "OPS-447\\d", scope: "files" }));
-    expect(result.matches.map((match) => match.fileName)).toEqual(canLock ? ["fine.log"] : ["fine.log", "locked.log"]);
+    expect(result.matches.map((match) => match.fileName)).toEqual(["fine.log"]);
     expect(result.unavailableFiles).toEqual([
-      ...(canLock ? [{ fileId: expect.any(String), fileName: "locked.log", status: "unreadable", reason: expect.stringMatching(/permission denied/) }] : []),
+      { fileId: expect.any(String), fileName: "replaced.log", status: "unreadable", reason: `not readable (not a regular file) at ${pathOf("replaced.log")}` },
       { fileId: expect.any(String), fileName: "gone.log", status: "missing", reason: expect.stringMatching(/missing/) },
     ]);
     expect(result.note).toMatch(/could not be searched; see unavailableFiles/);
     expect(textOf(await broken.call("lcm_grep", { pattern: "OPS", scope: "files" }))).toContain('"unavailableFiles"');
   });
 
-  it("keeps scope both to messages and summaries: file content is not searched there", async () => {
-    const both = detailsOf<FileGrepDetails>(await env.call("lcm_grep", { pattern: "ERR_LEDGER_TIMEOUT" }));
-    expect(both).toMatchObject({ scope: "both", matchCount: 0 });
+  // Root passes every permission check, so this case cannot be made under root: it is skipped there, visibly.
+  it.skipIf(process.getuid?.() === 0)("lists a file it has no permission to read as unreadable", async () => {
+    const locked = createRecallEnv({ config: { largeFileTokenThreshold: 100 } });
+    await locked.commit(MAIN, [userMessage(fileBlock("locked.log", null, APP_LOG))]);
+    const path = locked.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files")!.storage_path;
+    chmodSync(path, 0o000);
+    try {
+      const result = detailsOf<FileGrepDetails>(await locked.call("lcm_grep", { pattern: "OPS-447\\d", scope: "files" }));
+      expect(result.matches).toEqual([]);
+      expect(result.unavailableFiles).toEqual([
+        { fileId: expect.any(String), fileName: "locked.log", status: "unreadable", reason: expect.stringMatching(/permission denied/) },
+      ]);
+    } finally {
+      chmodSync(path, 0o600);
+    }
+  });
+
+  it("finds a line inside a stored file with the default scope, on the message that holds the file, in either mode", async () => {
+    for (const mode of ["regex", "full_text"] as const) {
+      const result = detailsOf<{ scope: string; matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "ERR_LEDGER_TIMEOUT", mode }));
+      expect(result.scope).toBe("both");
+      expect(result.matches).toHaveLength(1);
+      expect(result.matches[0]).toMatchObject({
+        type: "message", seq: 1, role: "user", conversationId: env.conversationId(MAIN),
+        inFile: { fileId: logId, fileName: "app.log", line: 137, read: `lcm_describe(id: ${logId}, startLine: 127)` },
+      });
+      expect(result.matches[0]!.snippet).toContain("ERR_LEDGER_TIMEOUT");
+    }
+    // The byte offset is where the match starts in the stored file.
+    const [hit] = detailsOf<{ matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "ERR_LEDGER_TIMEOUT" })).matches;
+    const offset = hit!.type === "message" ? hit!.inFile!.byteOffset : -1;
+    expect(Buffer.from(APP_LOG).subarray(offset, offset + 18).toString()).toBe("ERR_LEDGER_TIMEOUT");
+    // Another agent's stored file stays private.
+    const ops = detailsOf<{ matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "OPS-SECRET-1" }));
+    expect(ops.matches).toEqual([]);
   });
 });

@@ -102,8 +102,10 @@ describe("lcm_grep", () => {
     // topic4* matches topic4 (seq 7-8) and topic40 (seq 79-80); topic12 is seq 23-24.
     const byRecency = await grep({ pattern: "topic12 OR topic4*", mode: "full_text", scope: "messages", sort: "recency" });
     expect(byRecency.matches.map((match) => match.type === "message" && match.seq)).toEqual([80, 79, 24, 23, 8, 7]);
+    // The message saying it comes first; the summaries that repeat it (they cover seq 6) are folded under it.
     const phrase = await grep({ pattern: '"deploy key"', mode: "full_text" });
-    expect(phrase.matches.map((match) => match.id)).toContain(ids.leafA);
+    expect(phrase.matches[0]).toMatchObject({ type: "message", seq: 6, alsoIn: expect.arrayContaining([ids.leafA, ids.condensed]) });
+    expect(phrase.matches.map((match) => match.id)).not.toContain(ids.leafA);
     const byRelevance = await grep({ pattern: "deploy zebra", mode: "full_text", sort: "relevance" });
     expect(byRelevance.sort).toBe("relevance");
     expect(byRelevance.matches[0]).toMatchObject({ type: "message", seq: 6, snippet: expect.stringContaining("«zebra»") });

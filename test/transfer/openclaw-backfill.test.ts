@@ -11,6 +11,7 @@ import { ImportOpenClawOutputSchema } from "../../src/cli/output-schemas.js";
 import { openDatabase } from "../../src/db/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { exchanges, runJson, runLcm } from "../cli/cli-harness.js";
+import { hostileTranscript } from "../fixtures/hostile-transcript.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 interface Output {
@@ -135,6 +136,35 @@ describe("lcm import openclaw", () => {
     db.close();
     const plan = await runJson<Output>(["import", "openclaw", "--state-dir", stateDir, "--db", databasePath], ImportOpenClawOutputSchema);
     expect(plan).toMatchObject({ dryRun: true, importedMessages: 0, byStatus: { "up-to-date": 3, imported: 0 } });
+  });
+
+  it("stores a hostile transcript (line separators, NUL, CR, CRLF, bad UTF-8, a 16 MB line) whole and once, as its dry run counted", async () => {
+    const stateDir = tempDir("openclaw-state-");
+    const sessions = join(stateDir, "agents", "main", "sessions");
+    mkdirSync(sessions, { recursive: true });
+    const transcript = hostileTranscript();
+    writeFileSync(join(sessions, "s-hostile.jsonl"), transcript.bytes);
+    const databasePath = join(tempDir(), "lcm.db");
+    const plan = await runJson<Output>(["import", "openclaw", "--state-dir", stateDir, "--db", databasePath], ImportOpenClawOutputSchema);
+    const applied = await runJson<Output>(["import", "openclaw", "--state-dir", stateDir, "--db", databasePath, "--apply"], ImportOpenClawOutputSchema);
+    expect([plan.importedMessages, applied.importedMessages]).toEqual([transcript.markers.length, transcript.markers.length]);
+    const db = openDatabase(databasePath);
+    const contents = db.all<{ content: string }>("SELECT content FROM messages ORDER BY seq").map((row) => row.content.split(" ")[0]);
+    db.close();
+    expect(contents).toEqual(transcript.markers);
+    const again = await runJson<Output>(["import", "openclaw", "--state-dir", stateDir, "--db", databasePath, "--apply"], ImportOpenClawOutputSchema);
+    expect(again).toMatchObject({ importedMessages: 0, byStatus: { "up-to-date": 1 } });
+  });
+
+  it("names a session index that is not JSON as not read, and still reads the transcripts beside it", async () => {
+    const { stateDir, main, databasePath } = stateFolder();
+    writeFileSync(join(main, "sessions.json"), "{ not json");
+    const output = await runJson<Output & { unread: { subject: string; reason: string }[] }>(
+      ["import", "openclaw", "--state-dir", stateDir, "--db", databasePath], ImportOpenClawOutputSchema,
+    );
+    expect(output.unread).toEqual([expect.objectContaining({ subject: join(main, "sessions.json"), reason: expect.stringMatching(/not valid JSON .*transcript files beside it are still read/) })]);
+    // Without the index the cron session is not known as one: its file is read as a session without a key.
+    expect(output.importedMessages).toBe(80 + 4 + 10 + 6);
   });
 
   it("refuses a folder without OpenClaw sessions, or an unknown agent, and creates no database", async () => {

@@ -2,15 +2,20 @@
  * `lcm export <conversation> | --agent <id> --format jsonl|markdown --out <path>`: one conversation, or every
  * conversation of an agent (archived ones included, oldest first), written as the lossless JSONL export
  * (transfer/jsonl-export.ts; `lcm import jsonl` restores it) or as Markdown to read (transfer/markdown-export.ts).
- * The file is written beside its target and renamed into place when whole, so a failed export leaves no half file.
+ * Everything is read in one read transaction: one consistent state, whatever the gateway writes meanwhile. The file
+ * is written beside its target and renamed into place when whole, so a failed export leaves no half file; the target
+ * is never the database itself (--force or not). A stored file that cannot be read fails the export (it would not be
+ * lossless) unless --allow-missing-files, which writes its record without content and says the export is not lossless.
  */
 import { once } from "node:events";
 import { createWriteStream, existsSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { resolve } from "node:path";
+import { assertNotDatabaseFile } from "../../db/database-target.js";
 import { exportLine } from "../../transfer/export-format.js";
-import { conversationCounts, conversationIdsOfAgent, exportConversationRecords } from "../../transfer/jsonl-export.js";
+import { conversationCounts, conversationIdsOfAgent, exportConversationRecords, withReadSnapshot } from "../../transfer/jsonl-export.js";
 import { exportConversationMarkdown } from "../../transfer/markdown-export.js";
+import type { Database } from "../../db/database.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { bytes, count } from "../format.js";
@@ -30,6 +35,10 @@ export interface ExportedConversation {
 
 export interface ExportOutput {
   format: ExportFormat;
+  /** True when `lcm import jsonl` restores the file exactly (JSONL with every stored file's content); false otherwise. */
+  lossless: boolean;
+  /** Stored files written without their content (only with --allow-missing-files). */
+  missingFileIds: string[];
   path: string;
   databasePath: string;
   bytes: number;
@@ -40,20 +49,31 @@ export interface ExportOutput {
 export async function exportCommand(
   runtime: CliRuntime,
   target: { conversation?: number; agent?: string },
-  options: { format: ExportFormat; out: string; force: boolean },
+  options: { format: ExportFormat; out: string; force: boolean; allowMissingFiles?: boolean },
 ): Promise<CommandOutput<ExportOutput>> {
   if ((target.conversation === undefined) === (target.agent === undefined)) {
     throw new CliError(EXIT.usage, "Name one conversation (lcm export <conversation>) or one agent (--agent <id>), not both and not neither.");
   }
   const path = resolve(options.out);
-  if (existsSync(path) && !options.force) throw new CliError(EXIT.usage, `${path} exists; pass --force to replace it, or choose another --out.`);
   const { config } = runtime.settings;
+  assertNotDatabaseFile(path, config.databasePath, "export");
+  if (existsSync(path) && !options.force) throw new CliError(EXIT.usage, `${path} exists; pass --force to replace it, or choose another --out.`);
   const { database } = runtime.open("read");
+  return withReadSnapshot(database, () => writeExport(runtime, database, target, { ...options, path }));
+}
+
+async function writeExport(
+  runtime: CliRuntime, database: Database, target: { conversation?: number; agent?: string },
+  options: { format: ExportFormat; path: string; allowMissingFiles?: boolean },
+): Promise<CommandOutput<ExportOutput>> {
+  const { config } = runtime.settings;
+  const { path } = options;
   const ids = target.conversation !== undefined ? [target.conversation] : conversationIdsOfAgent(database, target.agent!);
   if (ids.length === 0) throw new CliError(EXIT.notFound, `Agent ${target.agent} has no conversations in ${config.databasePath}; \`lcm conversations\` lists the stored ones.`);
   const totalMessages = ids.reduce((sum, id) => sum + (conversationCounts(database, id)?.messages ?? 0), 0);
 
   const started = performance.now();
+  const missingFiles: { fileId: string; conversationId: number }[] = [];
   const partial = `${path}.partial-${process.pid}`;
   const out = createWriteStream(partial, { mode: 0o600 });
   const progress = runtime.progress("Exporting");
@@ -79,6 +99,9 @@ export async function exportCommand(
           entry = { conversationId, agentId: record.agentId, sessionId: record.sessionId, messages: 0, summaries: 0, contextItems: 0, largeFiles: 0, missingFiles: 0 };
         } else if (record.type === "message" && ++messagesDone % 1_000 === 0) {
           progress.update(messagesDone, totalMessages, "messages");
+        } else if (record.type === "largeFile" && record.contentBase64 === null) {
+          missingFiles.push({ fileId: record.fileId, conversationId });
+          if (!options.allowMissingFiles) throw missingFileError(record.fileId, conversationId, config.filesDirectory);
         } else if (record.type === "end" && entry) {
           const { type: _type, ...counts } = record;
           exported.push({ ...entry, ...counts });
@@ -97,9 +120,29 @@ export async function exportCommand(
     progress.stop();
   }
   const durationMs = Math.round(performance.now() - started);
-  const missing = exported.reduce((sum, entry) => sum + entry.missingFiles, 0);
+  const lossless = options.format === "jsonl" && missingFiles.length === 0;
+  const missing = missingFiles.length;
   const text = `Exported ${exported.length} conversation${exported.length === 1 ? "" : "s"} (${count(exported.reduce((sum, entry) => sum + entry.messages, 0))} messages, ` +
-    `${count(exported.reduce((sum, entry) => sum + entry.summaries, 0))} summaries) as ${options.format} to ${path}: ${bytes(written)} in ${count(durationMs)} ms.` +
-    (missing > 0 ? `\n${missing} large file${missing === 1 ? " was" : "s were"} missing on disk; the export records them without content (see lcm doctor).` : "");
-  return { data: { format: options.format, path, databasePath: config.databasePath, bytes: written, durationMs, conversations: exported }, text };
+    `${count(exported.reduce((sum, entry) => sum + entry.summaries, 0))} summaries) as ${options.format} to ${path}: ${bytes(written)} in ${count(durationMs)} ms` +
+    (lossless ? "; lossless: lcm import jsonl restores it exactly." : ".") +
+    (missing > 0
+      ? `\nNOT lossless: ${missing} stored file${missing === 1 ? " was" : "s were"} unreadable and ${missing === 1 ? "is" : "are"} recorded without content ` +
+        `(--allow-missing-files): ${missingFiles.map((file) => file.fileId).join(", ")}. See lcm doctor.`
+      : "");
+  return {
+    data: {
+      format: options.format, lossless, missingFileIds: missingFiles.map((file) => file.fileId), path, databasePath: config.databasePath,
+      bytes: written, durationMs, conversations: exported,
+    },
+    text,
+  };
+}
+
+function missingFileError(fileId: string, conversationId: number, filesDirectory: string): CliError {
+  return new CliError(
+    EXIT.unavailable,
+    `The stored file ${fileId} of conversation ${conversationId} cannot be read (missing or unreadable under ${filesDirectory}), so the ` +
+      "export would not be lossless; nothing was written. Restore the file (lcm doctor names where it belongs), or pass " +
+      "--allow-missing-files to export its record without content (the export then says it is not lossless).",
+  );
 }

@@ -54,6 +54,7 @@ export async function importJsonlCommand(runtime: CliRuntime, file: string, opti
   try {
     result = await importExportFile(stores.database, file, {
       filesDirectory: config.filesDirectory,
+      clock: runtime.clock,
       onProgress: (phase, done, total) => progress.update(done, Math.max(done, total), phase === "check" ? "records checked" : "records written"),
     });
   } finally {

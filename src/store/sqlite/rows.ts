@@ -2,15 +2,13 @@
  * Row shapes of the SQLite schema and their mapping to records. Only the SQLite store imports this file.
  */
 import type { PartKind, StoredPart } from "../../messages/message-codec.js";
+import { orNull, readAssemblyRecord, readBootstrapState, readCompactionOutcome, readSessionReset } from "../conversation-columns.js";
 import type {
   AssemblyRecord,
-  BootstrapState,
-  CompactionOutcome,
   ContextItemRecord,
   ConversationRecord,
   FileId,
   MessageRecord,
-  SessionResetRecord,
   SummaryKind,
   SummaryLevel,
   SummaryRecord,
@@ -63,11 +61,13 @@ export function toConversation(row: ConversationRow): ConversationRecord {
     lastTokenBudget: row.last_token_budget,
     lastWindowTokens: row.last_window_tokens,
     lastReserveTokens: row.last_reserve_tokens,
-    bootstrapState: row.bootstrap_state ? (JSON.parse(row.bootstrap_state) as BootstrapState) : null,
-    lastCompaction: row.last_compaction ? (JSON.parse(row.last_compaction) as CompactionOutcome) : null,
-    lastAssembly: row.last_assembly ? (JSON.parse(row.last_assembly) as AssemblyRecord) : null,
+    // An unreadable column reads as unset (bootstrap then reads the transcript from its start; identities dedupe):
+    // one bad row must not break every reader of the table. `lcm doctor` reports and repairs it.
+    bootstrapState: orNull(readBootstrapState(row.bootstrap_state)),
+    lastCompaction: orNull(readCompactionOutcome(row.last_compaction)),
+    lastAssembly: orNull(readAssemblyRecord(row.last_assembly)),
     sessionStartedAt: row.session_started_at,
-    lastReset: row.last_reset ? (JSON.parse(row.last_reset) as SessionResetRecord) : null,
+    lastReset: orNull(readSessionReset(row.last_reset)),
     previousConversationId: row.previous_conversation_id,
     archivedAt: row.archived_at,
     archiveReason: row.archive_reason,

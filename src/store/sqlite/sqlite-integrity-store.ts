@@ -4,8 +4,10 @@
  * derived data live here too. Every query is read-only except the explicit repair methods.
  */
 import type { Database } from "../../db/database.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
 import type { ConversationId } from "../../records.js";
-import type { IntegrityStore, ItemForPairing, SummaryMismatch } from "../integrity-store.js";
+import { parseObject, unreadableConversationColumns } from "../conversation-columns.js";
+import type { IntegrityStore, ItemForPairing, SearchIndexName, SummaryMismatch } from "../integrity-store.js";
 import { SqliteSearchIndex } from "./sqlite-search-index.js";
 import { findTimestampsOutOfRange, repairTimestampsNow } from "./sqlite-timestamp-repair.js";
 
@@ -13,9 +15,12 @@ const FINDING_LIMIT = 50;
 
 /** A tool result's call id from its meta JSON; anything but a string (hostile input) counts as none. */
 function toolCallIdOf(meta: string | null): string | null {
-  const id = meta ? (JSON.parse(meta) as { toolCallId?: unknown }).toolCallId : undefined;
+  const id = meta ? parseObject(meta)?.toolCallId : undefined;
   return typeof id === "string" ? id : null;
 }
+
+/** Conversation columns doctor --repair may clear: unset is a state the engine handles (see clearUnreadableColumns). */
+const CLEARABLE_COLUMNS = ["bootstrap_state", "last_compaction"];
 
 export class SqliteIntegrityStore implements IntegrityStore {
   private readonly index: SqliteSearchIndex;
@@ -174,20 +179,24 @@ export class SqliteIntegrityStore implements IntegrityStore {
     return row?.ordinal ?? Number.MIN_SAFE_INTEGER;
   }
 
+  /** Each stored file of the conversation, its recorded path resolved against the database's folder. */
   async largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]> {
-    return this.db.all(
+    return this.db.all<{ fileId: string; storagePath: string }>(
       "SELECT file_id AS fileId, storage_path AS storagePath FROM large_files WHERE conversation_id = ?", conversationId,
-    );
+    ).map((file) => ({ fileId: file.fileId, storagePath: resolveRecordedPath(this.db.path, file.storagePath) }));
   }
 
-  async ftsIntegrity(table: "messages_fts" | "summaries_fts"): Promise<string | null> {
+  async ftsIntegrity(table: SearchIndexName): Promise<string | null> {
+    // Stored content is not caught up first (it may be gigabytes): its index holds exactly the chunks it lists.
+    if (table === "files_fts") return await this.index.files.verify();
     await this.index.indexPending();
     return await this.index.verify(table);
   }
 
-  async rebuildFts(table: "messages_fts" | "summaries_fts"): Promise<void> {
+  async rebuildFts(table: SearchIndexName): Promise<void> {
     // The indexes are contentless (schema 8): started over, then filled again in batches as at first.
-    await this.index.rebuild(table);
+    if (table === "files_fts") await this.index.files.rebuild();
+    else await this.index.rebuild(table);
   }
 
   async timestampsOutOfRange(conversationId: ConversationId): Promise<{ messageIds: number[]; summaryIds: string[] }> {
@@ -196,6 +205,39 @@ export class SqliteIntegrityStore implements IntegrityStore {
 
   async repairTimestamps(conversationId: ConversationId): Promise<{ messages: number; summaries: number }> {
     return this.db.write(() => repairTimestampsNow(this.db, conversationId));
+  }
+
+  async unreadableValues(conversationId: ConversationId): Promise<{ subject: string; what: string }[]> {
+    const row = this.db.get<{ bootstrap_state: string | null; last_compaction: string | null; last_reset: string | null }>(
+      "SELECT bootstrap_state, last_compaction, last_reset FROM conversations WHERE conversation_id = ?", conversationId,
+    );
+    const found = row ? unreadableConversationColumns(row).map((column) => ({ subject: `conversation ${conversationId}`, what: column })) : [];
+    // Plans: SEARCH messages USING INDEX sqlite_autoindex_messages_2 (conversation_id=?), then each message's parts by primary key.
+    for (const { message_id } of this.db.all<{ message_id: number }>(
+      "SELECT message_id FROM messages WHERE conversation_id = ? AND NOT (json_valid(meta) AND json_type(meta) = 'object') LIMIT ?",
+      conversationId, FINDING_LIMIT,
+    )) found.push({ subject: `message ${message_id}`, what: "meta" });
+    for (const { message_id } of this.db.all<{ message_id: number }>(
+      `SELECT DISTINCT p.message_id FROM messages m JOIN message_parts p ON p.message_id = m.message_id
+       WHERE m.conversation_id = ? AND ((p.meta IS NOT NULL AND NOT json_valid(p.meta)) OR (p.kind = 'raw' AND NOT json_valid(coalesce(p.data, 'null'))))
+       LIMIT ?`, conversationId, FINDING_LIMIT,
+    )) found.push({ subject: `message ${message_id}`, what: "a part's meta or data" });
+    for (const { summary_id } of this.db.all<{ summary_id: string }>(
+      "SELECT summary_id FROM summaries WHERE conversation_id = ? AND NOT (json_valid(file_ids) AND json_type(file_ids) = 'array') LIMIT ?",
+      conversationId, FINDING_LIMIT,
+    )) found.push({ subject: summary_id, what: "file_ids" });
+    return found;
+  }
+
+  async clearUnreadableColumns(conversationId: ConversationId): Promise<string[]> {
+    return this.db.write(() => {
+      const row = this.db.get<{ bootstrap_state: string | null; last_compaction: string | null; last_reset: string | null }>(
+        "SELECT bootstrap_state, last_compaction, last_reset FROM conversations WHERE conversation_id = ?", conversationId,
+      );
+      const columns = row ? unreadableConversationColumns(row).filter((column) => CLEARABLE_COLUMNS.includes(column)) : [];
+      for (const column of columns) this.db.run(`UPDATE conversations SET ${column} = NULL WHERE conversation_id = ?`, conversationId);
+      return columns;
+    });
   }
 
   async recountConversation(conversationId: ConversationId): Promise<void> {

@@ -10,6 +10,7 @@
  */
 import type { SQLInputValue } from "node:sqlite";
 import type { Database } from "../../db/database.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
 import type { ConversationId, MessageId } from "../../records.js";
 import type { SliceDeadline } from "../../runtime/time-slice.js";
 import type {
@@ -80,27 +81,27 @@ export class SqliteRetentionStore implements RetentionStore {
     };
   }
 
-  async endedConversations(idleBefore: number, limit: number): Promise<EndedConversation[]> {
+  async endedConversations(idleBefore: number, limit: number, restoredBefore = Number.MAX_SAFE_INTEGER): Promise<EndedConversation[]> {
     return this.db.all<EndedConversation>(
       `SELECT conversation_id AS conversationId, agent_id AS agentId, session_id AS sessionId, session_key AS sessionKey,
          updated_at AS updatedAt, message_count AS messageCount
-       FROM conversations WHERE ended_at IS NOT NULL AND archived_at IS NULL AND updated_at < ?
+       FROM conversations WHERE ended_at IS NOT NULL AND archived_at IS NULL AND updated_at < ? AND coalesce(restored_at, 0) < ?
        ORDER BY updated_at, conversation_id LIMIT ?`,
-      idleBefore, limit,
+      idleBefore, restoredBefore, limit,
     ).map((row) => ({ ...row }));
   }
 
   async prunableMessages(
-    createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline,
+    createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
   ): Promise<{ messages: PrunableMessage[]; nextSummaryRowId: number | null }> {
     // Plan: SEARCH summaries USING INTEGER PRIMARY KEY (rowid>?); then per summary SEARCH sm USING PRIMARY KEY
     // (summary_id=?), SEARCH m USING INTEGER PRIMARY KEY, SEARCH ci USING COVERING INDEX context_items_message
     // (message_id=?), a sort of the summary's few edges by ordinal; the parts by message_parts' primary key.
     const summaries = this.db.tuples<[number, string]>(
       `SELECT s.id, s.summary_id FROM summaries s JOIN conversations c ON c.conversation_id = s.conversation_id
-       WHERE s.id > ? AND s.kind = 'leaf' AND s.earliest_at < ? AND coalesce(c.archive_reason, '') <> ?
+       WHERE s.id > ? AND s.kind = 'leaf' AND s.earliest_at < ? AND coalesce(c.archive_reason, '') <> ? AND coalesce(c.restored_at, 0) < ?
        ORDER BY s.id LIMIT ?`,
-      afterSummaryRowId, createdBefore, RETENTION_DELETING_REASON, limit,
+      afterSummaryRowId, createdBefore, RETENTION_DELETING_REASON, restoredBefore, limit,
     );
     const messages: PrunableMessage[] = [];
     for (const [index, [rowId, summaryId]] of summaries.entries()) {
@@ -117,7 +118,7 @@ export class SqliteRetentionStore implements RetentionStore {
   }
 
   async pruneMessages(
-    archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline,
+    archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
   ): Promise<{ handled: number; pruned: number }> {
     return this.db.write(() => {
       const indexedThrough = this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")?.through ?? 0;
@@ -149,14 +150,15 @@ export class SqliteRetentionStore implements RetentionStore {
       for (const messageId of messageIds) {
         handled++;
         // Re-checked in the transaction: a message the context shows again (or never stopped showing), one pruned
-        // meanwhile, or one of a conversation being deleted whole, stays as it is.
-        const state = this.db.tuples<[archiveId: number | null, createdAt: number, reason: string | null, shown: number]>(
+        // meanwhile, one of a conversation being deleted whole, or of one restored meanwhile, stays as it is.
+        const state = this.db.tuples<[archiveId: number | null, createdAt: number, reason: string | null, shown: number, restoredAt: number]>(
           `SELECT m.archive_id, m.created_at, c.archive_reason,
-                  EXISTS (SELECT 1 FROM context_items ci WHERE ci.message_id = m.message_id)
+                  EXISTS (SELECT 1 FROM context_items ci WHERE ci.message_id = m.message_id), coalesce(c.restored_at, 0)
            FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id WHERE m.message_id = ?`,
           messageId,
         )[0];
-        if (state && state[0] === null && state[1] < createdBefore && state[2] !== RETENTION_DELETING_REASON && state[3] === 0) {
+        const isHeld = state !== undefined && state[4] >= restoredBefore;
+        if (state && state[0] === null && state[1] < createdBefore && state[2] !== RETENTION_DELETING_REASON && state[3] === 0 && !isHeld) {
           archiveId ??= this.insertArchive(archive, "done");
           const row = this.db.get<Record<string, SQLInputValue>>("SELECT * FROM messages WHERE message_id = ?", messageId)!;
           stubs.push({ ...row, content: "", meta: "{}", archive_id: archiveId });
@@ -235,6 +237,7 @@ export class SqliteRetentionStore implements RetentionStore {
       this.db.run("DELETE FROM summary_parents WHERE parent_summary_id IN (SELECT value FROM json_each(?))", ids);
       this.db.run("DELETE FROM summary_messages WHERE summary_id IN (SELECT value FROM json_each(?))", ids);
       this.db.run("DELETE FROM summaries WHERE id IN (SELECT value FROM json_each(?))", ids);
+      lowerIndexedThrough(this.db);
       return summaries.length;
     }
     const messages = this.db.tuples<[number]>(
@@ -244,6 +247,7 @@ export class SqliteRetentionStore implements RetentionStore {
       const ids = JSON.stringify(messages.map((row) => row[0]));
       this.db.run("DELETE FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?))", ids);
       this.db.run("DELETE FROM messages WHERE message_id IN (SELECT value FROM json_each(?))", ids);
+      lowerIndexedThrough(this.db);
       return messages.length;
     }
     const files = this.db.tuples<[string, string]>(
@@ -253,7 +257,7 @@ export class SqliteRetentionStore implements RetentionStore {
       for (const [fileId, path] of files) {
         this.recordArchivedId(fileId, archiveId);
         this.db.run("DELETE FROM large_files WHERE file_id = ?", fileId);
-        removedFilePaths.push(path);
+        removedFilePaths.push(resolveRecordedPath(this.db.path, path));
       }
       return files.length;
     }
@@ -295,18 +299,34 @@ export class SqliteRetentionStore implements RetentionStore {
     const space = this.space();
     const bytesPerMessage = bounds.stored > 0 ? ((space.pageCount - space.freePages) * space.pageSize) / bounds.stored : 0;
     if (bounds.low === null || bounds.high === null) return { messages: 0, bytesPerMessage };
-    // Ids grow with time (closely enough): the first id stored at or after `since`, by bisection (about 20 lookups).
-    let low = bounds.low;
-    let high = bounds.high + 1;
+    return { messages: Math.max(0, bounds.high - this.firstStoredSince(since, bounds.low, bounds.high) + 1), bytesPerMessage };
+  }
+
+  /**
+   * The first message id stored at or after `since`: from the hourly marks of schema 14 (by when rows were stored,
+   * whatever their own times), and for rows stored before the first mark, from their own times (by bisection over the
+   * ids, about 20 lookups). Plan: SEARCH message_stored_hours USING INTEGER PRIMARY KEY (rowid>?).
+   */
+  private firstStoredSince(since: number, lowId: number, highId: number): number {
+    const hour = Math.floor(since / 3_600_000);
+    const first = this.db.tuples<[number, number]>("SELECT hour, first_message_id FROM message_stored_hours ORDER BY hour LIMIT 1")[0];
+    if (first && hour >= first[0]) {
+      const mark = this.db.tuples<[number]>("SELECT first_message_id FROM message_stored_hours WHERE hour >= ? ORDER BY hour LIMIT 1", hour)[0];
+      return mark ? mark[0] : highId + 1;
+    }
+    // Rows older than the first mark (or no mark at all): their own times, ids growing with them closely enough.
+    const end = first ? Math.min(first[1], highId + 1) : highId + 1;
+    let low = lowId;
+    let high = end;
     while (low < high) {
       const middle = Math.floor((low + high) / 2);
       const at = this.db.get<{ message_id: number; created_at: number }>(
         "SELECT message_id, created_at FROM messages WHERE message_id >= ? ORDER BY message_id LIMIT 1", middle,
       );
-      if (!at || at.created_at >= since) high = middle;
+      if (!at || at.message_id >= end || at.created_at >= since) high = middle;
       else low = at.message_id + 1;
     }
-    return { messages: Math.max(0, bounds.high - low + 1), bytesPerMessage };
+    return low;
   }
 
   async incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number> {
@@ -348,6 +368,17 @@ export class SqliteRetentionStore implements RetentionStore {
       "SELECT ordinal, kind, text_start, text_end, data, meta FROM message_parts WHERE message_id = ? ORDER BY ordinal", messageId,
     ).map((row) => ({ ordinal: row[0], kind: row[1], start: row[2], end: row[3], data: row[4], meta: row[5] }));
   }
+}
+
+/**
+ * After rows were deleted: no index high-water mark above the newest row left. SQLite gives a new row the id after the
+ * highest one, so once the newest rows are gone, ids are handed out again; a mark left above them would count the new
+ * rows as indexed (they never would be: not searchable, and doctor finds the index out of sync). Every row at or below
+ * the lowered mark was indexed before, so nothing is indexed twice. Runs inside the deleting transaction.
+ */
+export function lowerIndexedThrough(db: Database): void {
+  db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(message_id), 0) FROM messages)) WHERE name = 'messages_fts'");
+  db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(id), 0) FROM summaries)) WHERE name = 'summaries_fts'");
 }
 
 /** Where a summary or file id of a conversation archived whole went; null when retention never archived it. */

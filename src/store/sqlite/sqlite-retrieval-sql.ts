@@ -11,7 +11,7 @@ export const MAX_TIME = Number.MAX_SAFE_INTEGER;
 export const MESSAGE_HIT = "m.message_id, m.conversation_id, m.seq, m.role, m.created_at";
 export const MESSAGE_FILTER =
   "+m.conversation_id IN (SELECT value FROM json_each(?)) AND m.created_at >= ? AND m.created_at < ?";
-export const SUMMARY_HIT = "s.id, s.summary_id, s.conversation_id, s.kind, s.depth, s.earliest_at, s.latest_at, s.created_at";
+export const SUMMARY_HIT = "s.id, s.summary_id, s.conversation_id, s.kind, s.depth, s.earliest_at, s.latest_at, s.created_at, s.seq_start, s.seq_end";
 export const SUMMARY_FILTER =
   "+s.conversation_id IN (SELECT value FROM json_each(?)) AND s.latest_at >= ? AND s.earliest_at < ?";
 
@@ -34,6 +34,8 @@ export interface SummaryHitSql {
   earliest_at: number;
   latest_at: number;
   created_at: number;
+  seq_start: number;
+  seq_end: number;
   text: string | null;
   rank: number;
 }
@@ -59,6 +61,8 @@ export const toSummaryHit = (row: SummaryHitSql): SummaryHitRow => ({
   earliestAt: row.earliest_at,
   latestAt: row.latest_at,
   createdAt: row.created_at,
+  seqStart: row.seq_start,
+  seqEnd: row.seq_end,
   text: row.text ?? "",
   rank: row.rank,
 });

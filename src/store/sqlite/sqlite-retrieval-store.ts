@@ -10,7 +10,7 @@
  * rowid<?) across conversations.
  */
 import { isBusyError, reverseText, type Database } from "../../db/database.js";
-import type { ConversationId, ConversationRecord, MessageId, SummaryId } from "../../records.js";
+import type { ConversationId, ConversationRecord, FileId, MessageId, SummaryId } from "../../records.js";
 import type { QueryTerm } from "../../search/text-query.js";
 import { EXPANSION_SESSION_PREFIX } from "../grant-store.js";
 import type { ArchivedLocation } from "../retention-store.js";
@@ -18,6 +18,8 @@ import { archivedIdLocation, archivedSourcesOf, archivesOf } from "./sqlite-rete
 import type {
   CandidatePage,
   ContainsFilter,
+  FileChunkHitRow,
+  FileReference,
   IndexRequirement,
   MessageHitRow,
   MessageText,
@@ -31,8 +33,11 @@ import type {
   TextFilter,
   TextSelection,
   TextSource,
+  UnindexedFile,
+  UnsearchableFile,
 } from "../retrieval-store.js";
 import { type ConversationRow, toConversation } from "./rows.js";
+import { SqliteFileRetrieval } from "./sqlite-file-retrieval.js";
 import { type IndexTable, SqliteSearchIndex } from "./sqlite-search-index.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
 import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
@@ -64,7 +69,7 @@ const MAX_DAG_DEPTH = 64;
  */
 export const SEARCH_INDEXES_UP_TO = 400;
 
-const INDEX_OF: Record<TextSource, IndexTable> = { messages: "messages_fts", summaries: "summaries_fts" };
+const INDEX_OF: Record<Exclude<TextSource, "files">, IndexTable> = { messages: "messages_fts", summaries: "summaries_fts" };
 
 /** A message row with its stored text, tool-call spans and length in words. */
 type MessageTextSql = MessageHitSql & { content: string; spans: string | null; size: Uint8Array | null };
@@ -73,13 +78,16 @@ type SummaryTextSql = SummaryHitSql & { content: string; size: Uint8Array | null
 export class SqliteRetrievalStore implements RetrievalStore {
   private readonly index: SqliteSearchIndex;
   private readonly text: SqliteTextSearch;
+  private readonly files: SqliteFileRetrieval;
 
   constructor(private readonly db: Database) {
     this.index = new SqliteSearchIndex(db);
     this.text = new SqliteTextSearch(db);
+    this.files = new SqliteFileRetrieval(db, this.index.files, this.text, () => this.index.through("messages_fts"));
   }
 
   async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
+    if (source === "files") return this.files.prepare(terms);
     const table = INDEX_OF[source];
     await this.index.indexIfAtMost(table, SEARCH_INDEXES_UP_TO);
     const newest = source === "messages" ? await this.maxMessageRowId() : await this.maxSummaryRowId();
@@ -206,6 +214,32 @@ export class SqliteRetrievalStore implements RetrievalStore {
         window.from, window.to, ...filterParams(filter), ...containsParams,
       )
       .map(toSummaryHit);
+  }
+
+  fileTextCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<FileChunkHitRow>> {
+    return this.files.textCandidates(prepared, filter, selection, window, limit);
+  }
+
+  fileCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>> {
+    return this.files.candidates(filter, requirement, below, pageSize);
+  }
+
+  scanFileChunks(filter: SearchFilter, window: { from: number; to: number }): Promise<FileChunkHitRow[]> {
+    return this.files.scan(filter, window);
+  }
+
+  maxFileChunkId(): Promise<number> {
+    return this.files.maxChunkId();
+  }
+
+  unindexedFiles(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }> {
+    return this.files.unindexed(filter, limit);
+  }
+
+  fileReferences(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>> {
+    return this.files.references(files);
   }
 
   async maxMessageSeq(conversationId: ConversationId): Promise<number> {

@@ -2,17 +2,15 @@
  * The SQLite side of SearchIndex: the contentless full-text indexes `messages_fts` and `summaries_fts` (schema
  * version 8), written in batches after the rows themselves, and the term dictionary written with them.
  *
- * `search_index_state.through` is the highest row id in each index. Rows are never deleted and ids only grow, so
- * the rows waiting are exactly `id > through`, a rowid range. One transaction indexes a chunk of them and advances
+ * `search_index_state.through` is the highest row id in each index. New rows get ids above every row left, and a
+ * deletion that removes the newest rows (retention, an import that is taken back) lowers the mark to the newest row
+ * left (sqlite-retention-store.ts lowerIndexedThrough), so the rows waiting are exactly `id > through`, a rowid range. One transaction indexes a chunk of them and advances
  * `through` with it, so a crash leaves both or neither. What is indexed is computed here, in JavaScript, by the
  * backend-neutral analysis (search/text-analysis.ts): the words of the searchable text (tool-call arguments
  * decoded) and their fragments; the tables tokenize only on the spaces between them.
  *
- * The term dictionary (`search_terms`) lists every indexed word with a letter in it, reversed (a regex word that
- * may end a longer word finds the words ending with it by one range scan) and with its Porter stem (a search for
- * one form of a word finds the others). New words of a chunk are added in the chunk's transaction (those of a row
- * too long for one chunk in shares, in the chunks before it: the dictionary may list a word before it is indexed,
- * never after); a per-process memo of words already listed keeps that cheap once the vocabulary settles.
+ * New words of a chunk go into the term dictionary (sqlite-term-dictionary.ts) in the chunk's transaction; those of
+ * a row too long for one chunk in shares, in the chunks before it.
  *
  * FTS5's automatic merging is off; after indexing, message segments are merged by FTS5 'merge' commands on the
  * connection's background worker (wal-checkpointer.ts), or here in bounded steps where no worker runs. Summary
@@ -23,13 +21,15 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Database } from "../../db/database.js";
-import { isBusyError, reverseText } from "../../db/database.js";
+import { isBusyError } from "../../db/database.js";
 import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
 import { nextLoopTurn } from "../../runtime/time-slice.js";
-import { analyzeDocument, stemOf } from "../../search/text-analysis.js";
+import { analyzeDocument } from "../../search/text-analysis.js";
 import type { IndexProgress, SearchIndex } from "../search-index.js";
 import { segmentsPerLevel } from "./fts5-structure.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
+import { SqliteFileIndex } from "./sqlite-file-index.js";
+import { TermDictionary } from "./sqlite-term-dictionary.js";
 
 /**
  * Rows per indexing transaction, which blocks the event loop while it runs: the analysis, the FTS5 insert and the
@@ -72,10 +72,6 @@ const LEVEL_POLL_MS = 10;
 export const MAX_LEVEL_WAIT_MS = 5_000;
 /** The structure record of an FTS5 index: the row of its `_data` table with this id (FTS5_STRUCTURE_ROWID). */
 const STRUCTURE_ROW_ID = 10;
-/** A dictionary word has something other than digits (numbers are most of a history's distinct words). */
-const HAS_LETTER = /[^0-9]/;
-/** Words the memo of listed dictionary terms keeps per connection (two generations of this many). */
-const KNOWN_TERMS = 100_000;
 
 export type IndexTable = "messages_fts" | "summaries_fts";
 
@@ -97,66 +93,15 @@ const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; t
   summaries_fts: { table: "summaries m", id: "m.id", newest: "SELECT max(id) FROM summaries", text: "m.content", spans: "NULL" },
 };
 
-/** The dictionary words this process knows are listed, per connection (cleared when an index starts over). */
-const knownTerms = new WeakMap<Database, KnownTerms>();
-
-/**
- * The memo: words known to be listed (two generations), the index's watermark it was built at, and what listing a
- * word the memo does not know has cost lately (a lookup, an insert when new), for the chunk's time budget.
- */
-interface KnownTerms {
-  young: Set<string>;
-  old: Set<string>;
-  through: number;
-  msPerUnknownWord: number;
-}
-/**
- * Cost of a word the memo does not know, listing and commit included, until chunks have measured it: ~45 µs for a
- * new word at 100k messages (a lookup, an insert into three B-trees, their pages in the commit); a few µs for a
- * word already listed.
- */
-const INITIAL_MS_PER_UNKNOWN_WORD = 0.04;
-
-/**
- * A chunk's distinct words, counting those the memo does not know as they come (they are looked up, or listed). The
- * words of the row being read can be taken out again (dropRow), when the row goes to the next chunk instead.
- */
-class ChunkWords extends Set<string> {
-  unknown = 0;
-  private rowWords: string[] = [];
-  /** The words of the row being read that the memo does not know, in the order read. */
-  rowUnknown: string[] = [];
-  constructor(private readonly isKnown: (word: string) => boolean) {
-    super();
-  }
-
-  override add(word: string): this {
-    if (this.has(word)) return this;
-    if (!this.isKnown(word)) {
-      this.unknown++;
-      this.rowUnknown.push(word);
-    }
-    this.rowWords.push(word);
-    return super.add(word);
-  }
-
-  startRow(): void {
-    this.rowWords = [];
-    this.rowUnknown = [];
-  }
-
-  dropRow(): void {
-    for (const word of this.rowWords) this.delete(word);
-    this.unknown -= this.rowUnknown.length;
-    this.startRow();
-  }
-}
-
 export class SqliteSearchIndex implements SearchIndex {
-  /** When the last chunk began, how long its rows took, and how many of its words the memo did not know. */
-  private lastChunk: { started: number; loopMs: number; unknownWords: number } | null = null;
+  private readonly dictionary: TermDictionary;
+  /** The index of content stored aside (sqlite-file-index.ts), written after the messages and summaries. */
+  readonly files: SqliteFileIndex;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    this.dictionary = new TermDictionary(db);
+    this.files = new SqliteFileIndex(db);
+  }
 
   async pendingMessages(): Promise<number> {
     return this.pending("messages_fts");
@@ -180,8 +125,8 @@ export class SqliteSearchIndex implements SearchIndex {
    * Indexes pending messages, then pending summaries, oldest first, in chunks of INDEX_CHUNK_ROWS with the event
    * loop running between them, up to `maxRows` rows; nothing while fewer than `whenAtLeast` messages wait.
    */
-  async indexPending(options: { whenAtLeast?: number; maxRows?: number } = {}): Promise<IndexProgress> {
-    const { whenAtLeast = 1, maxRows = Number.POSITIVE_INFINITY } = options;
+  async indexPending(options: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number } = {}): Promise<IndexProgress> {
+    const { whenAtLeast = 1, maxRows = Number.POSITIVE_INFINITY, maxFileBytes = 0 } = options;
     let pending = this.pending("messages_fts");
     let indexed = 0;
     if (pending > 0 && pending >= whenAtLeast) {
@@ -189,7 +134,8 @@ export class SqliteSearchIndex implements SearchIndex {
       pending = this.pending("messages_fts");
     }
     if (indexed < maxRows && this.pending("summaries_fts") > 0) await this.indexTable("summaries_fts", maxRows - indexed);
-    return { indexed, pending };
+    const fileBytes = maxFileBytes > 0 ? await this.files.indexPending(maxFileBytes) : 0;
+    return { indexed, pending, fileBytes };
   }
 
   /**
@@ -221,7 +167,8 @@ export class SqliteSearchIndex implements SearchIndex {
   /**
    * Empties `table`'s index and starts it over (the doctor's repair; a contentless index cannot be rebuilt from
    * its content in place): maintenance and searches index the rows again, oldest first. Starting the message index
-   * over starts the summary index and the term dictionary over too: the dictionary lists the words of both.
+   * over starts the summary index, the index of stored content and the term dictionary over too: the dictionary
+   * lists the words of all three.
    */
   async rebuild(table: IndexTable): Promise<void> {
     const tables: IndexTable[] = table === "messages_fts" ? ["messages_fts", "summaries_fts"] : [table];
@@ -232,7 +179,9 @@ export class SqliteSearchIndex implements SearchIndex {
       }
       if (table === "messages_fts") this.db.run("DELETE FROM search_terms");
     });
-    knownTerms.delete(this.db);
+    this.dictionary.forget();
+    // The dictionary lists the words of stored content too: that index starts over with it.
+    if (table === "messages_fts") await this.files.rebuild();
   }
 
   /**
@@ -274,10 +223,9 @@ export class SqliteSearchIndex implements SearchIndex {
       if (isPacing) isPacing = await this.keepCrisisMergesSmall(table);
       const limit = Math.min(INDEX_CHUNK_ROWS, maxRows - indexed);
       const added: string[] = [];
-      this.lastChunk = null;
+      this.dictionary.startChunk();
       const count = await this.db.write(() => this.indexChunk(limit, table, added));
-      this.learnListingCost();
-      this.remember(added);
+      this.dictionary.committed(added);
       // Nothing waiting (a chunk that listed a long row's words ahead indexed no row, and the run goes on).
       if (count === 0 && added.length === 0) break;
       indexed += count;
@@ -299,14 +247,14 @@ export class SqliteSearchIndex implements SearchIndex {
   indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = []): number {
     const source = SOURCES[table];
     const through = this.through(table);
-    if (table === "messages_fts") this.forgetIfStartedOver(through);
+    if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
     const rows = this.db.tuples<[number, string, string | null]>(
       `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
       through, limit,
     );
     if (rows.length === 0) return 0;
-    const known = this.known();
-    const chunkWords = new ChunkWords((word) => known.young.has(word) || known.old.has(word) || !HAS_LETTER.test(word));
+    const chunkWords = this.dictionary.chunkWords();
+    const msPerUnknownWord = this.dictionary.msPerUnknownWord();
     const started = performance.now();
     let last = through;
     let indexed = 0;
@@ -317,7 +265,7 @@ export class SqliteSearchIndex implements SearchIndex {
       // rest: a row that would take the chunk past its budget goes to the next chunk, which it starts. One long tool
       // output of new words lists 300-600 of them (6-12 ms with the commit); ending the chunk after it, as this did,
       // added that to a full chunk (24 ms of CPU at 1M).
-      const dictionaryMs = chunkWords.unknown * known.msPerUnknownWord;
+      const dictionaryMs = chunkWords.unknown * msPerUnknownWord;
       if (performance.now() - started + dictionaryMs > CHUNK_TIME_MS) {
         if (indexed > 0) {
           chunkWords.dropRow();
@@ -325,12 +273,11 @@ export class SqliteSearchIndex implements SearchIndex {
         }
         // The first row alone is past the budget. With more new words than fit, list the share that fits and index
         // the row later (the dictionary may list a word before its row is indexed, never after); otherwise take it.
-        const room = Math.floor((CHUNK_TIME_MS - (performance.now() - started)) / known.msPerUnknownWord);
+        const room = Math.floor((CHUNK_TIME_MS - (performance.now() - started)) / msPerUnknownWord);
         const share = Math.max(MIN_WORDS_LISTED_AHEAD, room);
         if (chunkWords.rowUnknown.length > share) {
           const words = chunkWords.rowUnknown.slice(0, share);
-          this.lastChunk = { started, loopMs: performance.now() - started, unknownWords: words.length };
-          this.listTerms(new Set(words), added);
+          this.dictionary.list(new Set(words), added, { started, loopMs: performance.now() - started, unknownWords: words.length });
           return 0;
         }
       }
@@ -338,72 +285,9 @@ export class SqliteSearchIndex implements SearchIndex {
       last = id;
       indexed++;
     }
-    this.lastChunk = { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown };
-    this.listTerms(chunkWords, added);
+    this.dictionary.list(chunkWords, added, { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown });
     this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", last, table);
     return indexed;
-  }
-
-  /**
-   * Adds the words of `words` the dictionary lacks (those with a letter; numbers are most distinct words). Words
-   * the memo does not know are looked up in one read first: after a restart the memo is empty and most of a
-   * chunk's words are already listed (one statement instead of one per word).
-   */
-  private listTerms(words: Set<string>, added: string[]): void {
-    const known = this.known();
-    const unknown: string[] = [];
-    for (const word of words) if (!known.young.has(word) && !known.old.has(word) && HAS_LETTER.test(word)) unknown.push(word);
-    if (unknown.length === 0) return;
-    const listed = new Set(
-      this.db.tuples<[string]>("SELECT term FROM search_terms WHERE term IN (SELECT value FROM json_each(?))", JSON.stringify(unknown))
-        .map(([term]) => term),
-    );
-    for (const word of unknown) {
-      if (!listed.has(word)) {
-        this.db.run("INSERT OR IGNORE INTO search_terms (term, reversed, stem) VALUES (?, ?, ?)", word, reverseText(word), stemOf(word));
-      }
-      added.push(word);
-    }
-  }
-
-  /**
-   * After a chunk committed (write resolves right after COMMIT, in a microtask): what the chunk cost beyond its rows
-   * (listing its words, and the commit, whose pages are mostly the dictionary's) per word the memo did not know.
-   */
-  private learnListingCost(): void {
-    const chunk = this.lastChunk;
-    if (!chunk || chunk.unknownWords === 0) return;
-    const known = this.known();
-    const measured = Math.max(0, performance.now() - chunk.started - chunk.loopMs) / chunk.unknownWords;
-    known.msPerUnknownWord += (measured - known.msPerUnknownWord) / 2;
-  }
-
-  /** Records words as listed once their transaction committed (a rolled-back one listed nothing). */
-  private remember(words: readonly string[]): void {
-    const known = this.known();
-    for (const word of words) {
-      if (known.young.size >= KNOWN_TERMS) {
-        known.old = known.young;
-        known.young = new Set();
-      }
-      known.young.add(word);
-    }
-  }
-
-  private known(): KnownTerms {
-    let known = knownTerms.get(this.db);
-    if (!known) knownTerms.set(this.db, (known = { young: new Set(), old: new Set(), through: 0, msPerUnknownWord: INITIAL_MS_PER_UNKNOWN_WORD }));
-    return known;
-  }
-
-  /** The message index went backwards (another process started it over): the memo no longer holds. */
-  private forgetIfStartedOver(through: number): void {
-    const known = this.known();
-    if (through < known.through) {
-      known.young.clear();
-      known.old.clear();
-    }
-    known.through = through;
   }
 
   /** Segments on each level of `table`'s index, level 0 first (empty when FTS5's record is not one this code reads). */

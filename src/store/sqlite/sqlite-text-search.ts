@@ -14,6 +14,9 @@ import type { QueryTerm } from "../../search/text-query.js";
 import type { IndexRequirement, PreparedTextQuery, TextSelection } from "../retrieval-store.js";
 import type { IndexTable } from "./sqlite-search-index.js";
 
+/** The full-text tables: messages and summaries (sqlite-search-index.ts), chunks of stored content (sqlite-file-index.ts). */
+export type FtsTable = IndexTable | "files_fts";
+
 /** Forms listed per term at most (stems or prefixes); a start that begins more words is matched as a prefix. */
 const MAX_FORMS = 24;
 /** Matches read to estimate how common a term is: enough to tell a rare word from a common one (~0.5 ms). */
@@ -54,7 +57,7 @@ export class SqliteTextSearch {
   constructor(private readonly db: Database) {}
 
   /** Forms and frequencies of `terms` in `table`'s index, whose rows reach `indexedThrough`. */
-  prepare(table: IndexTable, terms: QueryTerm[], indexedThrough: number, newest: number): PreparedTextQuery {
+  prepare(table: FtsTable, terms: QueryTerm[], indexedThrough: number, newest: number): PreparedTextQuery {
     const forms: TermForms[] = [];
     const prefixMatch: PrefixMatch[] = [];
     for (const term of terms) {
@@ -95,7 +98,7 @@ export class SqliteTextSearch {
    * tells), or through its forms when it is never found as typed: counted among its newest FREQUENCY_SAMPLE
    * matches, scaled when all are.
    */
-  private frequency(table: IndexTable, prepared: SqlitePrepared, index: number): number {
+  private frequency(table: FtsTable, prepared: SqlitePrepared, index: number): number {
     const count = (match: string) => this.db.get<{ count: number; oldest: number | null }>(
       `SELECT count(*) AS count, min(rowid) AS oldest FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ${FREQUENCY_SAMPLE})`,
       match,
@@ -118,7 +121,8 @@ export class SqliteTextSearch {
 }
 
 /**
- * The alternatives a document may match term `index` by: its words (a phrase), each listed stem and prefix form,
+ * The alternatives a document may match term `index` by: its words (a phrase) and the term written another way,
+ * each listed stem and prefix form,
  * FTS5's own prefix, and its fragments (a phrase in either column: `derived` holds them for longer words).
  */
 function termExpression(prepared: SqlitePrepared, index: number): string {
@@ -126,6 +130,7 @@ function termExpression(prepared: SqlitePrepared, index: number): string {
   const forms = prepared.forms[index]!;
   const head = term.words.slice(0, -1);
   const alternatives = [phrase(term.words)];
+  for (const written of term.alternatives ?? []) alternatives.push(phrase(written));
   for (const stem of forms.stems) alternatives.push(phrase([stem]));
   if (prepared.prefixMatch[index] === "listed") for (const word of forms.prefixes) alternatives.push(phrase([...head, word]));
   if (prepared.prefixMatch[index] === "native") alternatives.push(`${phrase(term.words)}*`);
