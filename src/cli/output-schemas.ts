@@ -9,6 +9,13 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Count = Type.Integer({ minimum: 0 });
 const Iso = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}T" });
 
+/** What OpenClaw's own prompt and tools left the last turn's history (services/host-share.ts). */
+const HostShareSchema = Type.Object({
+  windowTokens: Nullable(Count), reserveTokens: Nullable(Count), hostBudgetTokens: Count, systemPromptTokens: Nullable(Count),
+  toolCount: Count, toolTokens: Count, promptTokens: Count, budgetTokens: Count, assembledTokens: Count,
+  floor: Type.Union([Type.Literal("none"), Type.Literal("line"), Type.Literal("summary")]), tooSmall: Type.Boolean(),
+});
+
 export const ErrorOutputSchema = Type.Object({
   error: Type.Object({ code: Type.String(), exitCode: Type.Integer({ minimum: 1 }), message: Type.String({ minLength: 1 }) }),
 });
@@ -66,6 +73,7 @@ export const StatusOutputSchema = Type.Object({
       lastCompaction: Nullable(CompactionOutcomeSchema),
       lastIngestAt: Nullable(Type.Number()),
       spendGuard: SpendGuardViewSchema,
+      hostShare: Type.Optional(Nullable(HostShareSchema)),
     })),
     note: Nullable(Type.String()),
     totals: Type.Object({
@@ -101,11 +109,13 @@ export const ContextOutputSchema = Type.Object({
   budgetTokens: Count,
   budgetSource: Type.Union([Type.Literal("recorded"), Type.Literal("default")]),
   systemPromptAddition: Type.Object({ included: Type.Boolean(), tokens: Count, text: Type.String() }),
+  hostShare: Nullable(HostShareSchema),
   messages: Type.Array(Type.Object({
-    index: Type.Integer({ minimum: 1 }), role: Type.String(), kind: Type.Union([Type.Literal("summary"), Type.Literal("message")]), tokens: Count, text: Type.String(),
+    index: Type.Integer({ minimum: 1 }), role: Type.String(),
+    kind: Type.Union([Type.Literal("summary"), Type.Literal("message"), Type.Literal("floor")]), tokens: Count, text: Type.String(),
   })),
   totals: Type.Object({
-    estimatedTokens: Count, summaryTokens: Count, rawTokens: Count, summaryCount: Count, rawMessageCount: Count,
+    estimatedTokens: Count, summaryTokens: Count, rawTokens: Count, summaryCount: Count, rawMessageCount: Count, floorTokens: Count,
     evictedOlderItems: Type.Boolean(), boundedNewest: Type.Boolean(),
   }),
 });

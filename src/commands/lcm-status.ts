@@ -6,6 +6,7 @@
  * arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance — and the database's
  * size, growth and what retention would do (estimates, said as such; `lcm retention` gives the exact account).
  */
+import { hostShareSentence, tooSmallAdvice } from "../services/host-share.js";
 import type { ConversationStatus, SpendGuardView, StatusSnapshot } from "../services/status-service.js";
 import type { RetentionOutlook, StorageStatus } from "../services/storage-status.js";
 import type { SummaryDepthStats } from "../store/status-store.js";
@@ -51,7 +52,9 @@ export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "datab
 }
 
 function conversationLines(conversation: ConversationStatus, now: number): string[] {
-  const budgetSource = conversation.budgetIsDefault ? " (default; no turn assembled yet)" : "";
+  const budgetSource = conversation.budgetIsDefault
+    ? " (default; no turn assembled yet)"
+    : conversation.budgetIsPlanningFloor ? " (the least compaction plans for; the model's own budget is smaller)" : "";
   const session = sessionLine(conversation, now);
   return [
     `LCM status · conversation ${conversation.conversationId} (agent ${conversation.agentId})`,
@@ -59,13 +62,22 @@ function conversationLines(conversation: ConversationStatus, now: number): strin
     `Context: ${count(conversation.contextItems)} items · ${count(conversation.contextTokens)} tokens ` +
       `(${count(conversation.contextRawTokens)} raw) · budget ${count(conversation.budgetTokens)}${budgetSource} · ${conversation.budgetPercent}%` +
       (conversation.compactsAboveTokens !== undefined ? ` · compacts above ${count(conversation.compactsAboveTokens)}` : "") +
-      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit)" : ""),
+      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit, and a memory floor for the rest)" : ""),
+    ...hostShareLines(conversation),
     `Summaries: ${summaryLine(conversation.summaries)}`,
     `Last compaction: ${compactionLine(conversation, now)}`,
     ...(session ? [session] : []),
     `Last message stored: ${conversation.lastIngestAt === null ? "never" : ago(now - conversation.lastIngestAt)}`,
     `Spend guard: ${spendGuardLine(conversation.spendGuard, now)}`,
   ];
+}
+
+/** What OpenClaw's own prompt and tools leave history, and when that is too little, why and what to change (spec 023). */
+function hostShareLines(conversation: ConversationStatus): string[] {
+  const share = conversation.hostShare;
+  if (!share) return [];
+  const advice = tooSmallAdvice(share);
+  return [`Host: ${hostShareSentence(share)}`, ...(advice ? [advice] : [])];
 }
 
 /** Messages and tokens stored; when retention archived some, how many keep their text here and where the rest is. */

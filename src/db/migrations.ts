@@ -560,6 +560,16 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 15,
+    name: "what the host left the last turn's context",
+    // The first assemble of the last turn (spec 023): the budget OpenClaw gave, the tools it sends beside the history,
+    // the message by its measure, LCM's own budget and what assemble returned (JSON, AssemblyRecord). /lcm status and
+    // `lcm context` read it to say what the host's own prompt and tools leave, from another process than the turn's.
+    up: `
+      ALTER TABLE conversations ADD COLUMN last_assembly TEXT;
+    `,
+  },
+  {
     version: 16,
     name: "summary repairs: an undo record per repair, and who wrote a summary's text",
     // Repairs (specs/027-inspector-and-repair.md): re-summarizing a summary, rewriting it by hand, dissolving a

@@ -7,6 +7,7 @@
  * a process that is not the gateway (the CLI) says it cannot see the count rather than showing its own zero.
  */
 import { type CircuitState, sharedCircuitStates } from "../compaction/circuit-breaker.js";
+import { recordedBudgetOf, resolveBudget, thresholdTarget } from "../compaction/compaction-targets.js";
 import type { Clock } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import type { SessionTreatment } from "../engine/session-filter.js";
@@ -16,6 +17,7 @@ import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { RetentionSettings } from "../retention/retention-policy.js";
 import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../store/status-store.js";
 import type { ConversationStore } from "../store/store.js";
+import { type HostShare, hostShareOf } from "./host-share.js";
 import { type StorageStatus, type StorageStatusStore, storageStatus } from "./storage-status.js";
 import { type SpendGuard, type SpendOverview, type SpendUsage, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
 
@@ -48,6 +50,8 @@ export interface ConversationStatus {
   /** The budget of the last turn's first assemble, or the default when no turn was assembled yet. */
   budgetTokens: number;
   budgetIsDefault: boolean;
+  /** The model's own budget is less than compaction plans for: budgetTokens is that floor (compaction-targets.ts). */
+  budgetIsPlanningFloor?: boolean;
   /** contextTokens as a percentage of budgetTokens, rounded. */
   budgetPercent: number;
   overBudget: boolean;
@@ -62,6 +66,8 @@ export interface ConversationStatus {
   lastReset?: SessionResetRecord | null;
   /** The conversation /reset archived before this one continued the session. */
   previousConversationId?: number | null;
+  /** What OpenClaw's own prompt and tools left the last turn's history (null before the first assembled turn). */
+  hostShare?: HostShare | null;
 }
 
 export interface StatusSnapshot {
@@ -203,7 +209,14 @@ export class StatusService implements StatusSource {
 
   private async conversationStatus(conversation: ConversationRecord, now: number): Promise<ConversationStatus> {
     const summaries = await this.deps.status.summaryStats(conversation.conversationId);
-    const budgetTokens = conversation.lastTokenBudget ?? this.deps.config.defaultTokenBudget;
+    // The budget compaction works toward (compactionBudget): the recorded one, else the window the host stated less its
+    // reserve (a small window whose turns never left a budget worth recording), else the default.
+    const budget = resolveBudget({
+      recorded: recordedBudgetOf(conversation),
+      hostWindowTokens: conversation.lastTokenBudget === null ? conversation.lastWindowTokens ?? undefined : undefined,
+      defaultTokenBudget: this.deps.config.defaultTokenBudget,
+    });
+    const budgetTokens = budget.tokens;
     const limits = spendLimitsOf(this.deps.config);
     return {
       conversationId: conversation.conversationId,
@@ -217,7 +230,8 @@ export class StatusService implements StatusSource {
       contextTokens: conversation.contextTokens,
       contextRawTokens: conversation.contextRawTokens,
       budgetTokens,
-      budgetIsDefault: conversation.lastTokenBudget === null,
+      budgetIsDefault: budget.source === "default",
+      budgetIsPlanningFloor: budget.source === "small-window",
       budgetPercent: budgetTokens > 0 ? Math.round((conversation.contextTokens / budgetTokens) * 100) : 0,
       overBudget: conversation.contextTokens > budgetTokens,
       summaries,
@@ -228,10 +242,11 @@ export class StatusService implements StatusSource {
         ? { visible: true, ...this.guard.usage(spendKey(this.deps.config.databasePath, conversation.conversationId), limits, now) }
         : { visible: false, maxCalls: limits.maxCalls, windowMs: limits.windowMs, where: GUARD_ELSEWHERE },
       ...(this.deps.config.contextThreshold !== undefined
-        ? { compactsAboveTokens: Math.max(1, Math.floor(budgetTokens * this.deps.config.contextThreshold)) }
+        ? { compactsAboveTokens: thresholdTarget(budget, this.deps.config.contextThreshold) }
         : {}),
       lastReset: conversation.lastReset,
       previousConversationId: conversation.previousConversationId,
+      hostShare: hostShareOf(conversation),
     };
   }
 }

@@ -11,6 +11,7 @@ import type { GrepOutput } from "../../src/cli/commands/recall-commands.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { GrepOutputSchema } from "../../src/cli/output-schemas.js";
 import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { fileBlock } from "../large-files/generated-inputs.js";
 import { userMessage } from "../helpers/messages.js";
@@ -98,7 +99,7 @@ describe("small things an operator trips over", () => {
       databasePath: copy, config: { largeFileTokenThreshold: 100 },
       sessions: [{ sessionKey: "agent:main:files", sessionId: "s2", messages: [userMessage(fileBlock("gone.log", "text/plain", LOG))] }],
     });
-    rmSync(harness.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files")!.storage_path);
+    rmSync(resolveRecordedPath(copy, harness.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files")!.storage_path));
     closeSharedDatabase(copy);
     const data = await runJson<GrepOutput>(["grep", "request 7", "--scope", "files", "--db", copy], GrepOutputSchema);
     expect(data.note).toMatch(/^1 stored file could not be searched; see unavailableFiles\./);

@@ -4,6 +4,10 @@
  * gateway's), the `lcm.status` gateway RPC (the count; a note for a session with no conversation), and the Prometheus
  * metrics route, whose compaction counters move after a /compact and which follows `openclaw config set …
  * metricsEnabled` from the next request.
+ *
+ * Tuned compaction settings, on purpose: the CLI, the RPC and the metrics are checked on a conversation that has
+ * summaries after three short turns. What they report does not depend on the sizes; the defaults' compaction in a real
+ * gateway is default-config.test.ts and small-windows.test.ts (issue 31).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
