@@ -128,7 +128,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "summaryCallWindowMinutes", env: "LCM_SUMMARY_CALL_WINDOW_MINUTES", type: "integer", defaultValue: 60, min: 1,
     max: 10_080, label: "Spend guard window (minutes)", help: "The sliding window of the spend guard (maxSummaryCallsPerWindow)." },
   { key: "metricsEnabled", env: "LCM_METRICS_ENABLED", type: "boolean", defaultValue: false, label: "Prometheus metrics",
-    help: "When true, the gateway serves Prometheus metrics at /lcm/metrics (gateway auth: the gateway token as a bearer token). Read when the gateway starts." },
+    help: "When true, the gateway serves Prometheus metrics at /lcm/metrics (gateway auth: the gateway token as a bearer token); while false that path answers 404. A change applies from the next request." },
   { key: "ignoreSessionPatterns", env: "LCM_IGNORE_SESSION_PATTERNS", type: "string-list",
     defaultValue: ["*:heartbeat", "agent:*:internal-session-effects:*", "agent:*:dreaming-narrative-*"],
     label: "Sessions LCM ignores",

@@ -7,6 +7,7 @@
  * the cause is logged once per process.
  */
 import { createLcmCommand } from "./commands/lcm-command.js";
+import { statSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
 import type { CompletionModel, Logger } from "./contracts.js";
@@ -55,7 +56,7 @@ import { createMetricsRoute, METRICS_PATH } from "./metrics/metrics-route.js";
 import { countIntegrityFindings } from "./services/integrity-service.js";
 import { MetricsService } from "./services/metrics-service.js";
 import { sharedSpendGuard } from "./services/spend-guard.js";
-import { StatusService } from "./services/status-service.js";
+import { StatusService, statusWithoutDatabase } from "./services/status-service.js";
 import { type RetentionBudget, RetentionService } from "./services/retention-service.js";
 import { runOnRetentionThread } from "./retention/retention-thread.js";
 import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
@@ -63,6 +64,13 @@ import { SqliteRetentionStore } from "./store/sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
 import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
+import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries } from "./repair/fallback-redo.js";
+import { repairServiceOn } from "./repair/repair-wiring.js";
+import { createInspectorHandler } from "./inspector/inspector-http.js";
+import { inspectorApiOn } from "./inspector/inspector-wiring.js";
+
+/** Where the gateway serves the inspector (the Control UI tab's frame). */
+export const INSPECTOR_PATH = "/lcm/inspector";
 
 export const PLUGIN_ID = "lcm";
 
@@ -208,6 +216,12 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
       clock: systemClock, logger, transcriptSource, textCompletion: wiring.textCompletion, grants: services.grantStore,
       integrity: integrityCheckerFor(services), searchIndex: services.searchIndex, commands: services.sessionStore,
       retention: retentionServiceFor(services, logger),
+      fallbackRedo: (request) => {
+        const { service, repairs } = repairServiceOn({
+          database: services.store.db, config, tokens, clock: systemClock, logger, summarizers: wiring.summarizers, integrity: integrityCheckerFor(services),
+        });
+        return redoFallbackSummaries(service, repairs, { ...request, limit: FALLBACK_REDO_PER_TURN, integrity: "recent" });
+      },
     });
     return new SessionRoutingEngine(engine, {
       filter: wiring.filter,
@@ -405,9 +419,9 @@ const plugin = {
 export default plugin;
 
 /**
- * The operators' gateway surfaces (issue 17): the `lcm.status` RPC (what /lcm status shows, as data) and, when
- * metricsEnabled is set, Prometheus metrics at /lcm/metrics behind the gateway's auth. Both open the database
- * only when called.
+ * The operators' gateway surfaces (issue 17): the `lcm.status` RPC (what /lcm status shows, as data) and Prometheus
+ * metrics at /lcm/metrics behind the gateway's auth, served while metricsEnabled is set (404 otherwise). Both open
+ * the database only when called.
  */
 function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): void {
   const readable = () => {
@@ -415,23 +429,67 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
     return { config, ...wiring.databaseAccess.forReading() };
   };
   api.registerGatewayMethod?.(STATUS_METHOD, createStatusRpc(() => {
-    const { config, services, readOnly } = readable();
+    const { config, wiring } = live.current();
+    // Asking must not create the database (opening the path would): none yet is an answer of its own.
+    if (!hasDatabaseFile(config.databasePath)) return statusWithoutDatabase(config, systemClock);
+    const { services, readOnly } = readable();
     return new StatusService({
       conversations: services.store, sessions: services.retrievalStore, status: services.statusStore, config, clock: systemClock, readOnlyNotice: readOnly,
-      storage: new SqliteRetentionStore(services.store.db),
+      storage: new SqliteRetentionStore(services.store.db), sessionTreatment: (sessionKey) => wiring.filter.treatmentOf(sessionKey),
     });
   }), { scope: "operator.read" });
-  if (!live.current().config.metricsEnabled) return;
+  registerInspectorTab(api, live);
+  // Registered whatever metricsEnabled says, and answered by its current value: a live change applies from the next
+  // request, as the settings-change log line promises (OpenClaw adds no route without a plugin reload).
   api.registerHttpRoute?.({
     path: METRICS_PATH, auth: "gateway", match: "exact",
-    handler: createMetricsRoute(() => new MetricsService({
-      metrics: processMetrics(), spendGuard: sharedSpendGuard(), clock: systemClock, config: live.current().config,
-      stores: () => {
-        const { services } = readable();
-        return { status: services.statusStore, operator: new SqliteOperatorStore(services.store.db) };
-      },
-    }).scrape()),
+    handler: createMetricsRoute({
+      enabled: () => live.current().config.metricsEnabled,
+      scrape: () => new MetricsService({
+        metrics: processMetrics(), spendGuard: sharedSpendGuard(), clock: systemClock, config: live.current().config,
+        stores: () => {
+          const { services } = readable();
+          return { status: services.statusStore, operator: new SqliteOperatorStore(services.store.db) };
+        },
+      }).scrape(),
+    }),
   });
+}
+
+/**
+ * The inspector in OpenClaw's Control UI (spec 027): a sidebar tab that renders the gateway route INSPECTOR_PATH in a
+ * sandboxed frame, behind the gateway's auth; visible to connections with operator.read. Read-only: the frame's grant
+ * allows only GET (repairs run from `openclaw lcm repair` or `lcm inspect --write`). The database opens per request.
+ */
+function registerInspectorTab(api: PluginApi, live: LiveConfig<Wiring>): void {
+  const register = api.session?.controls?.registerControlUiDescriptor;
+  if (typeof api.registerHttpRoute !== "function" || typeof register !== "function") return;
+  const tokens = new DefaultTokenEstimator();
+  api.registerHttpRoute({
+    path: INSPECTOR_PATH, auth: "gateway", match: "prefix",
+    handler: createInspectorHandler({
+      basePath: INSPECTOR_PATH,
+      api: () => {
+        const { config, wiring } = live.current();
+        const { services, readOnly } = wiring.databaseAccess.forReading();
+        return inspectorApiOn({
+          database: services.store.db, config, tokens, clock: systemClock, logger: hostLogger(api.logger),
+          readOnlyReason: readOnly ?? "the Control UI tab is read-only; repairs: openclaw lcm repair, or lcm inspect --write",
+        });
+      },
+    }),
+  });
+  register.call(api.session!.controls, {
+    id: "lcm-inspector", surface: "tab", label: "LCM memory", icon: "brain", group: "agent", path: `${INSPECTOR_PATH}/`,
+    description: "The stored conversations, the summary DAG, the context the model sees next, search and stored files.",
+    requiredScopes: ["operator.read"],
+  });
+}
+
+/** Whether a file with content is at `path`: a missing or empty one is not opened by status (that would make it a database). */
+function hasDatabaseFile(path: string): boolean {
+  if (path === ":memory:") return true;
+  return (statSync(path, { throwIfNoEntry: false })?.size ?? 0) > 0;
 }
 
 /** api.runtime.llm for `openclaw lcm compact`, or undefined where the host offers no runtime. */

@@ -53,6 +53,8 @@ export interface ConversationRecord {
   lastReserveTokens: number | null;
   bootstrapState: BootstrapState | null;
   lastCompaction: CompactionOutcome | null;
+  /** What the first assemble of the last turn was given and returned (schema 15); null before the first. */
+  lastAssembly: AssemblyRecord | null;
   /** The host's `sessionStartedAt` of the session this conversation last saw (ms); null until first seen. */
   sessionStartedAt: number | null;
   /** The last time the host started a new session under this conversation's key (/new, an idle or daily reset). */
@@ -65,6 +67,25 @@ export interface ConversationRecord {
   /** Set when the host ended the session for good (deleted) or it was found gone; cleared if it comes back. */
   endedAt: number | null;
   endReason: string | null;
+}
+
+/**
+ * The first assemble of a turn, as /lcm status and `lcm context` report it (spec 023): what OpenClaw's own system
+ * prompt, message and tools left for history, and what LCM sent in it.
+ */
+export interface AssemblyRecord {
+  /** The budget OpenClaw gave (its window less its reply reserve, its system prompt and the message, by its measure). */
+  hostBudgetTokens: number;
+  /** Tools whose schemas OpenClaw sends beside the history. */
+  toolCount: number;
+  /** The turn's message by OpenClaw's measure. */
+  promptTokens: number;
+  /** LCM's budget: the host's less the tool schemas and the message wrapping (by the host's measure). */
+  budgetTokens: number;
+  /** What assemble returned (by LCM's estimate), the memory floor included. */
+  assembledTokens: number;
+  /** The memory floor sent ("none" when the whole context fit). */
+  floor: "none" | "line" | "summary";
 }
 
 /** What a new session under the same conversation did to the context (shown by `/lcm status`). */

@@ -5,20 +5,26 @@
  * contiguous suffix of the context; a tool call and its results are one unit, kept or left out together. When
  * even the newest unit alone is larger than the budget, it is shown in a bounded form (the head and tail of its
  * text with a note that the rest is stored) rather than not at all. Items are read newest-first in pages with
- * their stored token counts, so the cost follows the assembled context, not the stored history.
+ * their stored token counts, so the cost follows the assembled context, not the stored history. When older items
+ * are left out, the context starts with the memory floor (memory-floor.ts, spec 023): the newest summary left out,
+ * shortened, and how to reach the rest; its room is kept out of the budget, or, when the budget is smaller than the
+ * floor, is the caller's allowance beyond it.
  */
 import type { TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import { ItemFlags, decodeMessage } from "../messages/message-codec.js";
-import type { ContextItemRecord, ConversationId } from "../records.js";
+import type { ContextItemRecord, ConversationId, SummaryRecord } from "../records.js";
 import type { ContextStore, MessageStore, SummaryReadStore } from "../store/store.js";
 import { boundUnit } from "./bounded-message.js";
+import { buildMemoryFloor, MEMORY_FLOOR_TOKENS, type MemoryFloor } from "./memory-floor.js";
 import { summaryToMessage } from "./summary-message.js";
 import { type Sized, repairToolPairing } from "./tool-pairing.js";
 
 /** Context items per read: the first page covers a typical turn, later pages are larger (fewer queries). */
 const FIRST_PAGE_SIZE = 256;
 const PAGE_SIZE = 1_024;
+/** Pages of older items searched for the memory floor's summary (compaction keeps summaries near the context's end). */
+const SUMMARY_SEARCH_PAGES = 2;
 
 export interface AssemblerDeps {
   store: ContextStore & MessageStore & SummaryReadStore;
@@ -27,8 +33,13 @@ export interface AssemblerDeps {
 
 export interface AssembleRequest {
   conversationId: ConversationId;
-  /** Most tokens the assembled messages may cost (by the plugin's estimate). */
+  /** Most tokens the assembled messages may cost (by the plugin's estimate), but for the memory floor's allowance. */
   tokenBudget: number;
+  /**
+   * Show the memory floor when older items are left out: it costs at most `roomTokens` (at most MEMORY_FLOOR_TOKENS;
+   * taken out of the budget when the budget holds it, beyond the budget otherwise). Absent: no floor.
+   */
+  memoryFloor?: { roomTokens: number; storedMessages: number };
 }
 
 export interface AssembledContext {
@@ -40,8 +51,10 @@ export interface AssembledContext {
   evictedOlderItems: boolean;
   /** True when the newest unit was shown in a bounded form because it alone exceeds the budget. */
   boundedNewest: boolean;
-  /** Per message (same order): its stored token count and whether it renders a summary (`lcm context`'s breakdown). */
-  items: { tokens: number; isSummary: boolean }[];
+  /** Per message (same order): its stored token count and what it renders (`lcm context`'s breakdown). */
+  items: { tokens: number; isSummary: boolean; isFloor?: boolean }[];
+  /** The memory floor at the start of the messages, when older items were left out (its cost is in estimatedTokens). */
+  floor: Pick<MemoryFloor, "kind" | "tokens" | "summaryId"> | null;
 }
 
 export class Assembler {
@@ -49,30 +62,80 @@ export class Assembler {
 
   async assemble(request: AssembleRequest): Promise<AssembledContext> {
     const budget = Math.max(0, Math.floor(request.tokenBudget));
-    const selection = await this.select(request.conversationId, budget);
-    const items = selection.items.reverse();
-    const sized = await this.load(items);
+    const wanted = request.memoryFloor;
+    let selection = await this.select(request.conversationId, budget);
+    let floor: MemoryFloor | null = null;
+    if (wanted && selection.olderLeftOut !== null) {
+      const room = Math.max(0, Math.min(MEMORY_FLOOR_TOKENS, Math.floor(wanted.roomTokens)));
+      // The floor's cost comes out of the budget when the budget holds it (beyond it otherwise, up to its room): what
+      // it leaves is selected again, and the floor is rebuilt for what that leaves out, within the cost reserved.
+      const first = await this.floorFor(request.conversationId, selection, wanted.storedMessages, room);
+      if (first.tokens < budget) {
+        selection = await this.select(request.conversationId, budget - first.tokens);
+        floor = await this.floorFor(request.conversationId, selection, wanted.storedMessages, first.tokens);
+      } else {
+        selection = { items: [], oversizedNewest: [], olderLeftOut: selection.newestLeftOut, newestLeftOut: selection.newestLeftOut };
+        floor = first;
+      }
+    }
     let boundedNewest = false;
-    let kept = repairToolPairing(sized);
+    let kept = repairToolPairing(await this.load(selection.items.reverse()));
     if (kept.length === 0 && selection.oversizedNewest.length > 0) {
       // Nothing fits whole: show the newest unit bounded, if even that can be made to fit.
       const oversized = repairToolPairing(await this.load(selection.oversizedNewest.reverse()));
-      const bounded = boundUnit(oversized, budget, this.deps.tokens);
+      const bounded = boundUnit(oversized, floor ? Math.max(0, budget - floor.tokens) : budget, this.deps.tokens);
       if (bounded) {
         kept = bounded;
         boundedNewest = true;
+      } else if (wanted && !floor) {
+        // Not even the newest unit can be shown: the floor stands for all of it.
+        floor = await this.floorFor(request.conversationId, selection, wanted.storedMessages, Math.min(MEMORY_FLOOR_TOKENS, wanted.roomTokens));
       }
     }
+    if (floor) kept = [{ message: floor.message, tokens: floor.tokens, isSummary: false, isFloor: true }, ...kept];
     const summaryCount = kept.filter((item) => item.isSummary).length;
     return {
       messages: kept.map((item) => item.message),
       estimatedTokens: kept.reduce((total, item) => total + item.tokens, 0),
       summaryCount,
-      rawMessageCount: kept.length - summaryCount,
-      evictedOlderItems: selection.leftOut,
+      rawMessageCount: kept.length - summaryCount - (floor ? 1 : 0),
+      evictedOlderItems: selection.newestLeftOut !== null,
       boundedNewest,
-      items: kept.map((item) => ({ tokens: item.tokens, isSummary: item.isSummary })),
+      items: kept.map((item) => ({ tokens: item.tokens, isSummary: item.isSummary, ...(item.isFloor ? { isFloor: true } : {}) })),
+      floor: floor ? { kind: floor.kind, tokens: floor.tokens, summaryId: floor.summaryId } : null,
     };
+  }
+
+  /** The memory floor for what a selection leaves out, within `room` tokens. */
+  private async floorFor(conversationId: ConversationId, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
+    const from = selection.olderLeftOut ?? selection.newestLeftOut;
+    const summary = from === null ? null : await this.newestSummaryFrom(conversationId, from);
+    const timestamp = from === null ? 0 : await this.timeOf(conversationId, from);
+    return buildMemoryFloor({ storedMessages, summary, roomTokens: room, timestamp, tokens: this.deps.tokens });
+  }
+
+  /** When the context item at `ordinal` happened: a message's time, a summary's latest source. */
+  private async timeOf(conversationId: ConversationId, ordinal: number): Promise<number> {
+    const [item] = await this.deps.store.listContextNewestFirst(conversationId, ordinal + 1, 1);
+    if (item?.summaryRowId != null) return (await this.deps.store.getSummariesByRowIds([item.summaryRowId]))[0]?.latestAt ?? 0;
+    if (item?.messageId != null) return (await this.deps.store.getMessages([item.messageId]))[0]?.createdAt ?? 0;
+    return 0;
+  }
+
+  /**
+   * The newest summary among the context items at or before `ordinal` (newest first), read page by page; null when
+   * a page budget's worth of older items holds none (raw history not compacted yet).
+   */
+  private async newestSummaryFrom(conversationId: ConversationId, ordinal: number): Promise<SummaryRecord | null> {
+    let cursor = ordinal + 1;
+    for (let page = 0; page < SUMMARY_SEARCH_PAGES; page++) {
+      const items = await this.deps.store.listContextNewestFirst(conversationId, cursor, PAGE_SIZE);
+      const found = items.find((item) => item.summaryRowId !== null);
+      if (found) return (await this.deps.store.getSummariesByRowIds([found.summaryRowId!]))[0] ?? null;
+      if (items.length < PAGE_SIZE) return null;
+      cursor = items.at(-1)!.ordinal;
+    }
+    return null;
   }
 
   private async load(items: readonly ContextItemRecord[]): Promise<Sized[]> {
@@ -118,7 +181,10 @@ export class Assembler {
         if (item.flags & ItemFlags.toolResult) continue;
         const unitTokens = unit.reduce((sum, member) => sum + member.tokenCount, 0);
         if (total + unitTokens > budget) {
-          return { items: selected, leftOut: true, oversizedNewest: selected.length === 0 ? unit : [] };
+          if (selected.length > 0) return { items: selected, oversizedNewest: [], olderLeftOut: unit[0]!.ordinal, newestLeftOut: unit[0]!.ordinal };
+          // The newest unit alone is too large (it may still be shown bounded): is anything older left out too?
+          const [older] = await this.deps.store.listContextNewestFirst(conversationId, item.ordinal, 1);
+          return { items: [], oversizedNewest: unit, olderLeftOut: older?.ordinal ?? null, newestLeftOut: unit[0]!.ordinal };
         }
         selected.push(...unit);
         total += unitTokens;
@@ -127,15 +193,18 @@ export class Assembler {
       if (page.length < pageSize) break;
     }
     // Results left in `unit` have no calling message in the context: orphans, never assembled.
-    return { items: selected, leftOut: false, oversizedNewest: [] };
+    return { items: selected, oversizedNewest: [], olderLeftOut: null, newestLeftOut: null };
   }
 }
 
 interface Selection {
   items: ContextItemRecord[];
-  /** Whether older items were left out because they did not fit. */
-  leftOut: boolean;
+  /** The newest unit, when it alone is larger than the budget (the rest of the selection is then empty). */
   oversizedNewest: ContextItemRecord[];
+  /** The ordinal of the newest item left out that is older than the selection and the oversized unit (null: none). */
+  olderLeftOut: number | null;
+  /** The ordinal of the newest item left out, the oversized unit included (null when nothing was). */
+  newestLeftOut: number | null;
 }
 
 /** Providers expect assistant content as a block array; older hosts may have stored a string. */

@@ -12,6 +12,8 @@ export interface Sized {
   tokens: number;
   /** A summary rendered as a message (not a stored message). */
   isSummary: boolean;
+  /** The memory floor (memory-floor.ts), neither a stored message nor a summary. */
+  isFloor?: boolean;
 }
 
 function toolCallIdsOf(message: AgentMessage): string[] {

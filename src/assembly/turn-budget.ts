@@ -7,11 +7,20 @@
  * prompt, both by the host's own measure (about four characters per token), which the host reports as
  * window - tokenBudget when it states the window (`runtimeSettings.limits.promptTokenBudget`).
  *
+ * The first call's `availableTools` lists every tool the agent may use; a tool-loop call lists the tools whose schemas
+ * that model call carries. With Tool Search on (OpenClaw's default) the two differ threefold, so loop calls count the
+ * schemas they are told of (spec 023).
+ *
+ * The memory floor (memory-floor.ts, spec 023) has its own allowance: the whole floor in the first call, whatever its
+ * budget, less in tool-loop calls whatever of the loop's growth the first budget could not absorb (the pending
+ * turn then takes that room, so the floor shrinks toward its one line).
+ *
  * The host's first budget also leaves out what it sends besides the system prompt and the prompt: the tool
  * schemas and the wrapping of the user message and the runtime context (about 500 characters). They are taken off
  * here. Tool schemas by the host's measure (chars / 3.2): 6 tools of a minimal profile were 9.2 KB live (480 tokens
  * each), then 5.5 KB (280 each) once LCM's three were written short; 300 per tool.
  */
+import { MEMORY_FLOOR_TOKENS } from "./memory-floor.js";
 
 /** Tokens one tool schema costs in a request, by the host's measure (chars / 3.2); a typical tool, rounded up. */
 export const TOOL_SCHEMA_TOKENS = 300;
@@ -37,12 +46,27 @@ export interface AssembleBudget {
   tokens: number;
   /** What to record on the conversation (the first call of a turn records its budget and reserve). */
   record: { tokenBudget?: number; windowTokens?: number; reserveTokens?: number };
+  /** Most tokens the memory floor may cost in this call (MEMORY_FLOOR_TOKENS, less in a grown tool loop). */
+  floorRoomTokens: number;
+  /**
+   * The host's own figures, for status: in a turn's first call, and again in its first tool-loop call (the first model
+   * call, with the tools actually sent); absent in later calls.
+   */
+  host?: { givenTokens: number; toolCount: number; promptTokens: number };
 }
 
 interface FirstCall {
+  /** The budget the host gave, and what LCM took off it for the message's wrapping and the tool schemas. */
+  given: number;
+  wrapping: number;
+  toolCount: number;
   budget: number;
   /** The turn's prompt by the host's measure (0 when the host passed none). */
   promptTokens: number;
+  /** Whether a tool-loop call of the turn was seen (the first one is recorded as the turn's view). */
+  loopSeen: boolean;
+  /** How far the latest tool-loop call's pending turn went past what the first budget could absorb. */
+  loopOverdraft: number;
 }
 
 /**
@@ -60,29 +84,49 @@ export class TurnBudgets {
       const given = hostBudget ?? limitBudget ?? positive(input.runtimeTokenBudget) ?? input.fallback();
       // A host that passes the prompt wraps it (OpenClaw's turns); tools count when the host names them.
       const wrapping = typeof input.prompt === "string" ? HOST_WRAPPING_TOKENS : 0;
-      const overhead = wrapping + TOOL_SCHEMA_TOKENS * (input.availableTools?.size ?? 0);
-      const budget = Math.max(0, given - overhead);
-      this.first.set(sessionId, { budget, promptTokens: hostPromptTokens(input.prompt) });
+      const toolCount = input.availableTools?.size ?? 0;
+      const budget = Math.max(0, given - wrapping - TOOL_SCHEMA_TOKENS * toolCount);
+      const promptTokens = hostPromptTokens(input.prompt);
+      this.first.set(sessionId, { given, wrapping, toolCount, budget, promptTokens, loopSeen: false, loopOverdraft: 0 });
       const reserveTokens = positive(input.limits?.maxOutputTokens);
       const record: AssembleBudget["record"] = reserveTokens ? { reserveTokens } : {};
       if (given >= MINIMUM_RECORDED_BUDGET) {
         // One long prompt must not shrink what compaction aims at below half of what the window leaves for history.
-        record.tokenBudget = Math.max(budget, Math.floor((budget + hostPromptTokens(input.prompt)) / 2));
+        record.tokenBudget = Math.max(budget, Math.floor((budget + promptTokens) / 2));
       }
-      return { tokens: budget, record };
+      return { tokens: budget, record, floorRoomTokens: MEMORY_FLOOR_TOKENS, host: { givenTokens: given, toolCount, promptTokens } };
     }
     if (hostBudget !== undefined && limitBudget !== undefined && limitBudget > hostBudget) {
       // A tool-loop call: limits.promptTokenBudget is the window, tokenBudget the window less the pending turn.
-      const loopGrowth = Math.max(0, limitBudget - hostBudget - hostPromptTokens(input.prompt));
-      return { tokens: Math.max(0, first.budget - loopGrowth), record: { windowTokens: limitBudget } };
+      // A budget of 1 is the host's floor: the pending turn alone fills the window, by more than its figures say.
+      const loopGrowth = hostBudget <= 1 ? limitBudget : Math.max(0, limitBudget - hostBudget - hostPromptTokens(input.prompt));
+      // The first call names every tool the agent may use; a loop call names the tools whose schemas this model call
+      // carries (with Tool Search on, a few of them: 14 of 44 under the coding profile).
+      const toolCount = input.availableTools?.size ?? first.toolCount;
+      const base = toolCount === first.toolCount ? first.budget : Math.max(0, first.given - first.wrapping - TOOL_SCHEMA_TOKENS * toolCount);
+      const isFirstLoop = !first.loopSeen;
+      first.loopSeen = true;
+      first.loopOverdraft = Math.max(0, loopGrowth - base);
+      return {
+        tokens: Math.max(0, base - loopGrowth),
+        record: { windowTokens: limitBudget },
+        floorRoomTokens: Math.max(0, MEMORY_FLOOR_TOKENS - first.loopOverdraft),
+        // The first model call's view, tools as sent: what status and the log report for the turn.
+        ...(isFirstLoop ? { host: { givenTokens: first.given, toolCount, promptTokens: first.promptTokens } } : {}),
+      };
     }
-    return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {} };
+    return { tokens: Math.min(first.budget, hostBudget ?? first.budget), record: {}, floorRoomTokens: MEMORY_FLOOR_TOKENS };
   }
 
-  /** The prompt of the session's current turn by the host's measure, when an assemble of the turn saw one. */
-  promptTokensOf(sessionId: string): number | undefined {
-    const tokens = this.first.get(sessionId)?.promptTokens;
-    return tokens === undefined || tokens === 0 ? undefined : tokens;
+  /**
+   * The session's current turn as its assembles saw it: the prompt by the host's measure, and how far the pending turn
+   * (the prompt and this turn's tool results) went past what the first budget left history: above 0, OpenClaw's own
+   * prompt, tools and the pending turn alone are larger than its window less its reserve, whatever LCM sends.
+   */
+  pendingOf(sessionId: string): { promptTokens?: number; overdraftTokens: number } {
+    const first = this.first.get(sessionId);
+    if (!first) return { overdraftTokens: 0 };
+    return { ...(first.promptTokens > 0 ? { promptTokens: first.promptTokens } : {}), overdraftTokens: first.loopOverdraft };
   }
 
   clear(): void {

@@ -4,7 +4,10 @@
  * database at the old default path, as the plugin does). The other settings (compaction sizes, summary model,
  * spend guard) come from the same plugin config and LCM_* variables, resolved by the plugin's own resolveConfig.
  * Under `openclaw lcm` the host hands the config it loaded; the standalone `lcm` reads openclaw.json (JSON5) from
- * OPENCLAW_CONFIG_PATH, else $OPENCLAW_STATE_DIR/openclaw.json, else ~/.openclaw/openclaw.json.
+ * OPENCLAW_CONFIG_PATH, else $OPENCLAW_STATE_DIR/openclaw.json, else ~/.openclaw/openclaw.json. As the README
+ * promises, an invalid LCM_* variable is a warning and ignored; and when the database is named without the config
+ * (--db, LCM_DATABASE_PATH), an openclaw.json that cannot be read or holds invalid LCM settings is a warning too
+ * (the settings take their defaults), so a broken config never stands between an operator and the database.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -33,33 +36,47 @@ export interface CliConfigInput {
   env: NodeJS.ProcessEnv;
   /** The OpenClaw config the host loaded (`openclaw lcm …`); absent for the standalone bin. */
   hostConfig?: unknown;
+  /** Receives what was ignored (an invalid LCM_* variable; a config not needed to find the database). */
+  warn?: (message: string) => void;
 }
 
 export function resolveCliConfig(input: CliConfigInput): CliConfig {
-  const { pluginConfig, path } = input.hostConfig !== undefined
-    ? { pluginConfig: lcmEntryOf(input.hostConfig), path: null }
-    : readOpenClawConfig(input.configPath, input.env);
+  const warn = input.warn ?? (() => {});
   const env = { ...input.env };
-  let source: DatabasePathSource = "default";
-  if (input.db !== undefined) {
-    delete env.LCM_DATABASE_PATH;
-    source = "--db";
-  } else if (env.LCM_DATABASE_PATH?.trim()) {
-    source = "LCM_DATABASE_PATH";
-  } else if (typeof pluginConfig.databasePath === "string") {
-    source = "openclaw-config";
-  }
-  const settings = input.db !== undefined ? { ...pluginConfig, databasePath: resolve(input.db) } : pluginConfig;
+  if (input.db !== undefined) delete env.LCM_DATABASE_PATH;
+  const source: DatabasePathSource = input.db !== undefined ? "--db" : env.LCM_DATABASE_PATH?.trim() ? "LCM_DATABASE_PATH" : "default";
+  // With the database named elsewhere, the config only adds settings: a broken one is reported and skipped.
+  const pathGiven = source !== "default";
+  const opened = input.hostConfig !== undefined
+    ? { pluginConfig: lcmEntryOf(input.hostConfig), path: null }
+    : readOpenClawConfig(input.configPath, input.env, pathGiven ? warn : undefined);
+  let pluginConfig = opened.pluginConfig;
+  const fromConfig = source === "default" && typeof pluginConfig.databasePath === "string";
+  const resolveWith = (settings: Record<string, unknown>) => resolveConfig(
+    input.db !== undefined ? { ...settings, databasePath: resolve(input.db) } : settings, env,
+    { defaultDatabasePath: (environment) => chooseDefaultDatabasePath(environment, silentLogger), reportProblem: (problem) => warn(problem) },
+  );
+  const where = opened.path ?? "the OpenClaw config";
   try {
-    const config = resolveConfig(settings, env, { defaultDatabasePath: (environment) => chooseDefaultDatabasePath(environment, silentLogger) });
-    return { config, databasePathSource: source, openClawConfigPath: path };
+    return { config: resolveWith(pluginConfig), databasePathSource: fromConfig ? "openclaw-config" : source, openClawConfigPath: opened.path };
   } catch (error) {
-    throw new CliError(EXIT.config, `${describeError(error).replace(/^LcmError: /, "")} (settings from ${path ?? "the OpenClaw config"} and LCM_* variables)`);
+    const problem = describeError(error).replace(/^LcmError: /, "");
+    if (!pathGiven || input.configPath !== undefined) {
+      throw new CliError(EXIT.config, `${problem} (in plugins.entries.lcm.config of ${where}). Fix the setting, or pass --db <path> to use the defaults.`);
+    }
+    warn(`The LCM settings in ${where} are ignored (${problem}); the defaults apply. Fix the setting there.`);
+    pluginConfig = {};
+    return { config: resolveWith(pluginConfig), databasePathSource: source, openClawConfigPath: opened.path };
   }
 }
 
-/** The standalone CLI's view of openclaw.json: the plugin entry's config, or {} when there is no file. */
-function readOpenClawConfig(explicit: string | undefined, env: NodeJS.ProcessEnv): { pluginConfig: Record<string, unknown>; path: string | null } {
+/**
+ * The standalone CLI's view of openclaw.json: the plugin entry's config, or {} when there is no file. A file that
+ * cannot be read is an error, or, with `warn` (the database is named elsewhere), a warning and {}.
+ */
+function readOpenClawConfig(
+  explicit: string | undefined, env: NodeJS.ProcessEnv, warn: ((message: string) => void) | undefined,
+): { pluginConfig: Record<string, unknown>; path: string | null } {
   const path = explicit ?? openClawConfigPath(env);
   if (!existsSync(path)) {
     if (explicit !== undefined) throw new CliError(EXIT.config, `The OpenClaw config ${path} (--config) does not exist.`);
@@ -69,7 +86,12 @@ function readOpenClawConfig(explicit: string | undefined, env: NodeJS.ProcessEnv
   try {
     parsed = JSON5.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new CliError(EXIT.config, `The OpenClaw config ${path} could not be read: ${describeError(error)}. Fix the file, or pass --db <path>.`);
+    const problem = `The OpenClaw config ${path} could not be read: ${describeError(error)}`;
+    if (explicit !== undefined || !warn) {
+      throw new CliError(EXIT.config, `${problem}. Fix the file, or pass --db <path> (the other LCM settings then take their defaults).`);
+    }
+    warn(`${problem}; its LCM settings are not used (the defaults apply). Fix the file for the gateway's sake.`);
+    return { pluginConfig: {}, path };
   }
   return { pluginConfig: lcmEntryOf(parsed), path };
 }

@@ -63,6 +63,8 @@ export interface CommandOutput<T> {
 export interface CliStores {
   database: Database;
   readOnly: boolean;
+  /** Why a command that prefers to write reads only (read-only file, another writer's lock), or null. */
+  readOnlyNotice: string | null;
   store: SqliteStore;
   compactionStore: SqliteCompactionStore;
   retrievalStore: SqliteRetrievalStore;
@@ -84,7 +86,10 @@ export class CliRuntime {
   }
 
   get settings(): CliConfig {
-    this.cliConfig ??= resolveCliConfig({ db: this.options.db, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig });
+    this.cliConfig ??= resolveCliConfig({
+      db: this.options.db, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig,
+      warn: (message) => this.note(`warning: ${message}`),
+    });
     return this.cliConfig;
   }
 
@@ -95,7 +100,7 @@ export class CliRuntime {
     const { database, readOnly, notice } = openCliDatabase(config.databasePath, mode, databasePathSource);
     if (notice) this.note(notice);
     this.opened = {
-      database, readOnly,
+      database, readOnly, readOnlyNotice: notice,
       store: new SqliteStore(database),
       compactionStore: new SqliteCompactionStore(database),
       retrievalStore: new SqliteRetrievalStore(database),

@@ -5,6 +5,11 @@ export function count(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
 
+/** A count with its noun, singular for one: "1 conversation", "2 conversations" (`plural` for irregular forms). */
+export function counted(value: number, singular: string, plural = `${singular}s`): string {
+  return `${count(value)} ${Math.round(value) === 1 ? singular : plural}`;
+}
+
 export function bytes(value: number): string {
   if (value < 1_024) return `${value} B`;
   const units = ["KB", "MB", "GB", "TB"];

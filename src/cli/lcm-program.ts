@@ -2,27 +2,17 @@
  * The `lcm` command tree (commander), defined once for both ways it runs: the standalone `lcm` bin (bin.ts) and
  * `openclaw lcm …`, where OpenClaw hands its own commander program to the plugin's CLI registrar. Every command has
  * --help, takes --db, --config and --json, and runs through runCommand (cli-runtime.ts): output on stdout, notes
- * and progress on stderr, an exit code from exit-codes.ts.
+ * and progress on stderr, an exit code from exit-codes.ts. A command's module is imported when it runs, so
+ * `lcm status` loads what status needs (`openclaw lcm` copies every module it loads into its plugin capture).
  */
 import type { Command } from "commander";
-import { backupCommand } from "./commands/backup-command.js";
-import { compactCommand } from "./commands/compact-command.js";
-import { contextCommand } from "./commands/context-command.js";
-import { conversationsCommand } from "./commands/conversations-command.js";
-import { dagCommand } from "./commands/dag-command.js";
-import { doctorCommand } from "./commands/doctor-command.js";
 import { importCommandGroup } from "./commands/import-command.js";
-import { defineImportLosslessClawCommand } from "./commands/import-lossless-claw-command.js";
-import { exportCommand } from "./commands/export-command.js";
-import { defineImportJsonlCommand } from "./commands/import-jsonl-command.js";
-import { defineImportOpenClawCommand } from "./commands/import-openclaw-command.js";
-import { describeCommand, expandCommand, grepCommand } from "./commands/recall-commands.js";
-import { retentionCommand } from "./commands/retention-command.js";
-import { statusCommand } from "./commands/status-command.js";
+import { defineRepairCommands } from "./commands/repair-commands.js";
 import { DEFAULT_MAX_RESULT_CHARS, type McpCommandOptions } from "../mcp/mcp-settings.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
 import { CliError, EXIT } from "./exit-codes.js";
 import { positiveInteger } from "./format.js";
+import { packageVersion } from "./node-support.js";
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -41,6 +31,7 @@ else the plugin's default (~/.openclaw/lcm-context.db).`;
 /** Adds the `lcm` subcommands to `lcm` (a Command named lcm: the bin's program, or the one made under openclaw). */
 export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Command {
   lcm.description("Inspect, maintain, export and import the LCM (lossless context) database, with or without a gateway running.")
+    .version(packageVersion(), "-V, --version", "print the plugin's version")
     .addHelpText("after", EXIT_CODES_HELP);
   lcm.showHelpAfterError("(lcm --help lists the commands; lcm <command> --help explains one)");
   const run = <T>(name: string, options: CommonOptions, body: Parameters<typeof runCommand<T>>[3]) => runCommand(environment, name, options, body);
@@ -53,24 +44,28 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
   command("status", "What is stored and the database's health; with a conversation, what /lcm status shows for it")
     .argument("[conversation]", "a conversation id (see lcm conversations)")
     .action((conversation: string | undefined, options: CommonOptions) =>
-      run("status", options, (runtime) => statusCommand(runtime, conversation === undefined ? undefined : positiveInteger(conversation, "conversation"))));
+      run("status", options, async (runtime) => (await import("./commands/status-command.js")).statusCommand(
+        runtime, conversation === undefined ? undefined : positiveInteger(conversation, "conversation"))));
 
   command("conversations", "Every conversation: agent, session, counts, tokens, last activity, flags")
     .option("--agent <id>", "only this agent's conversations")
     .option("--limit <n>", "most conversations listed", "100")
     .action((options: CommonOptions & { agent?: string; limit: string }) =>
-      run("conversations", options, (runtime) => conversationsCommand(runtime, { ...(options.agent ? { agent: options.agent } : {}), limit: positiveInteger(options.limit, "--limit") })));
+      run("conversations", options, async (runtime) => (await import("./commands/conversations-command.js")).conversationsCommand(
+        runtime, { ...(options.agent ? { agent: options.agent } : {}), limit: positiveInteger(options.limit, "--limit") })));
 
   command("context", "Exactly what the model would see next for a conversation, with a token breakdown")
     .argument("<conversation>", "a conversation id")
     .option("--full", "print every message whole (default: one line each)")
     .action((conversation: string, options: CommonOptions & { full?: boolean }) =>
-      run("context", options, (runtime) => contextCommand(runtime, positiveInteger(conversation, "conversation"), { full: options.full === true })));
+      run("context", options, async (runtime) => (await import("./commands/context-command.js")).contextCommand(
+        runtime, positiveInteger(conversation, "conversation"), { full: options.full === true })));
 
   command("dag", "The summary DAG of a conversation as a tree")
     .argument("<conversation>", "a conversation id")
     .action((conversation: string, options: CommonOptions) =>
-      run("dag", options, (runtime) => dagCommand(runtime, positiveInteger(conversation, "conversation"))));
+      run("dag", options, async (runtime) => (await import("./commands/dag-command.js")).dagCommand(
+        runtime, positiveInteger(conversation, "conversation"))));
 
   command("grep", "Search all stored history (the lcm_grep engine): messages, summaries, or stored files")
     .argument("<pattern>", "a regular expression (default) or words (--mode full_text)")
@@ -83,7 +78,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--sort <sort>", "recency or relevance (full_text)", "recency")
     .option("--limit <n>", "most matches", "50")
     .action((pattern: string, options: CommonOptions & Record<string, string | undefined>) =>
-      run("grep", options, (runtime) => grepCommand(runtime, pattern, {
+      run("grep", options, async (runtime) => (await import("./commands/recall-commands.js")).grepCommand(runtime, pattern, {
         mode: choice(options.mode!, ["regex", "full_text"], "--mode"),
         scope: choice(options.scope!, ["messages", "summaries", "both", "files"], "--scope"),
         sort: choice(options.sort!, ["recency", "relevance"], "--sort"),
@@ -102,7 +97,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--offset <n>", "files: byte offset of the page")
     .option("--max-bytes <n>", "files: bytes per page")
     .action((id: string, options: CommonOptions & Record<string, string | undefined>) =>
-      run("describe", options, (runtime) => describeCommand(runtime, id, {
+      run("describe", options, async (runtime) => (await import("./commands/describe-command.js")).describeCommand(runtime, id, {
         ...(options.conversation !== undefined ? { conversation: positiveInteger(options.conversation, "--conversation") } : {}),
         ...(options.startLine !== undefined ? { startLine: positiveInteger(options.startLine, "--start-line") } : {}),
         ...(options.maxLines !== undefined ? { maxLines: positiveInteger(options.maxLines, "--max-lines") } : {}),
@@ -118,7 +113,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--prompt <question>", "answer this question from the detail under the summary (one model call when a model is configured, else excerpts)")
     .option("--max-tokens <n>", "longest answer with --prompt", "2000")
     .action((summaryId: string, options: CommonOptions & { depth: string; messages: boolean; tokenCap?: string; prompt?: string; maxTokens: string }) =>
-      run("expand", options, (runtime) => expandCommand(runtime, summaryId, {
+      run("expand", options, async (runtime) => (await import("./commands/recall-commands.js")).expandCommand(runtime, summaryId, {
         depth: positiveInteger(options.depth, "--depth"),
         messages: options.messages,
         maxTokens: positiveInteger(options.maxTokens, "--max-tokens"),
@@ -130,7 +125,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--conversation <id>", "only this conversation (default: all)")
     .option("--repair", "apply the repairs that cannot lose anything (recount, re-index, times)")
     .action((options: CommonOptions & { conversation?: string; repair?: boolean }) =>
-      run("doctor", options, (runtime) => doctorCommand(runtime, {
+      run("doctor", options, async (runtime) => (await import("./commands/doctor-command.js")).doctorCommand(runtime, {
         repair: options.repair === true,
         ...(options.conversation !== undefined ? { conversation: positiveInteger(options.conversation, "--conversation") } : {}),
       })));
@@ -140,7 +135,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--instructions <text>", "what the summaries should keep")
     .option("--budget", "compact until the context fits the budget (default: down to contextThreshold of it)")
     .action((conversation: string, options: CommonOptions & { instructions?: string; budget?: boolean }) =>
-      run("compact", options, (runtime) => compactCommand(runtime, positiveInteger(conversation, "conversation"), {
+      run("compact", options, async (runtime) => (await import("./commands/compact-command.js")).compactCommand(
+        runtime, positiveInteger(conversation, "conversation"), {
         budget: options.budget === true, ...(options.instructions ? { instructions: options.instructions } : {}),
       })));
 
@@ -148,17 +144,18 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .argument("<path>", "the file to write")
     .option("--force", "replace the file if it exists")
     .action((path: string, options: CommonOptions & { force?: boolean }) =>
-      run("backup", options, (runtime) => backupCommand(runtime, path, { force: options.force === true })));
+      run("backup", options, async (runtime) => (await import("./commands/backup-command.js")).backupCommand(
+        runtime, path, { force: options.force === true })));
 
   command("export", "Write conversations to a file: lossless JSONL (lcm import jsonl restores it) or Markdown to read")
     .argument("[conversation]", "a conversation id (or --agent for all of an agent's)")
     .option("--agent <id>", "every conversation of this agent, archived ones included")
-    .requiredOption("--format <format>", "jsonl or markdown")
-    .requiredOption("--out <path>", "the file to write")
+    .requiredOption("--format <format>", "required: jsonl or markdown")
+    .requiredOption("--out <path>", "required: the file to write")
     .option("--force", "replace the file if it exists (never the database itself)")
     .option("--allow-missing-files", "export stored files that cannot be read without their content (the export is then not lossless)")
     .action((conversation: string | undefined, options: CommonOptions & { agent?: string; format: string; out: string; force?: boolean; allowMissingFiles?: boolean }) =>
-      run("export", options, (runtime) => exportCommand(runtime, {
+      run("export", options, async (runtime) => (await import("./commands/export-command.js")).exportCommand(runtime, {
         ...(conversation !== undefined ? { conversation: positiveInteger(conversation, "conversation") } : {}),
         ...(options.agent !== undefined ? { agent: options.agent } : {}),
       }, {
@@ -170,7 +167,8 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--apply", "archive (gzip JSONL) and remove what the policy selects, then give the space back")
     .option("--vacuum", "once, for a file created before incremental vacuum: rewrite it (VACUUM) so freed space can be given back")
     .action((options: CommonOptions & { apply?: boolean; vacuum?: boolean }) =>
-      run("retention", options, (runtime) => retentionCommand(runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
+      run("retention", options, async (runtime) => (await import("./commands/retention-command.js")).retentionCommand(
+        runtime, { apply: options.apply === true, vacuum: options.vacuum === true })));
 
   lcm.command("mcp").description("Serve the history to MCP clients (Claude Code, Codex, …): recall tools and resources, over stdio or --http")
     .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
@@ -183,10 +181,23 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     // Imported when used: the MCP SDK is not loaded for the other commands.
     .action(async (options: CommonOptions & McpCommandOptions) => (await import("../mcp/mcp-command.js")).runMcpCommand(environment, options));
 
+  defineRepairCommands(lcm, environment);
+
+  // The import sources (and what they load: the export format's validator, the lossless-claw reader) are defined
+  // when `lcm import …` is on its way, so no other command loads them.
   const importGroup = importCommandGroup(lcm);
-  defineImportJsonlCommand(importGroup, environment);
-  defineImportOpenClawCommand(importGroup, environment);
-  defineImportLosslessClawCommand(importGroup, environment);
+  let importsDefined = false;
+  lcm.hook("preSubcommand", async (_lcm, subcommand) => {
+    if (subcommand !== importGroup || importsDefined) return;
+    importsDefined = true;
+    const [jsonl, openClaw, losslessClaw] = await Promise.all([
+      import("./commands/import-jsonl-command.js"), import("./commands/import-openclaw-command.js"),
+      import("./commands/import-lossless-claw-command.js"),
+    ]);
+    jsonl.defineImportJsonlCommand(importGroup, environment);
+    openClaw.defineImportOpenClawCommand(importGroup, environment);
+    losslessClaw.defineImportLosslessClawCommand(importGroup, environment);
+  });
 
   return lcm;
 }

@@ -10,6 +10,7 @@ import { openClawTranscriptSource } from "../engine/transcript-source.js";
 import type { CliCommandDescriptor, CliRegistrar } from "../host/openclaw-types.js";
 import { CLI_COMMANDS } from "../manifest.js";
 import { EXIT } from "./exit-codes.js";
+import { onBrokenPipe } from "./node-support.js";
 
 /**
  * The root commands with their machine-output rule: with --json, stdout holds only the JSON document; `lcm mcp` over
@@ -30,6 +31,8 @@ export function lcmCliRegistrar(model: () => CompletionModel | undefined): CliRe
   return async ({ program, config }) => {
     const { defineLcmCommands } = await import("./lcm-program.js");
     const root = program as import("commander").Command;
+    // `openclaw lcm … | head`: once the reader has gone, stop quietly with the command's own exit code.
+    onBrokenPipe(process.stdout, () => process.exit(Number(process.exitCode ?? EXIT.ok)));
     const lcm = root.command("lcm");
     // Commander's own exits (help, a usage error) with the CLI's codes; subcommands made below inherit this.
     lcm.exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage));

@@ -9,6 +9,13 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Count = Type.Integer({ minimum: 0 });
 const Iso = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}T" });
 
+/** What OpenClaw's own prompt and tools left the last turn's history (services/host-share.ts). */
+const HostShareSchema = Type.Object({
+  windowTokens: Nullable(Count), reserveTokens: Nullable(Count), hostBudgetTokens: Count, systemPromptTokens: Nullable(Count),
+  toolCount: Count, toolTokens: Count, promptTokens: Count, budgetTokens: Count, assembledTokens: Count,
+  floor: Type.Union([Type.Literal("none"), Type.Literal("line"), Type.Literal("summary")]), tooSmall: Type.Boolean(),
+});
+
 export const ErrorOutputSchema = Type.Object({
   error: Type.Object({ code: Type.String(), exitCode: Type.Integer({ minimum: 1 }), message: Type.String({ minLength: 1 }) }),
 });
@@ -18,9 +25,13 @@ const CompactionOutcomeSchema = Type.Object({
   reason: Type.Optional(Type.String()), spendGuardDiverted: Type.Optional(Count),
 });
 
-const SpendUsageSchema = Type.Object({
-  calls: Count, maxCalls: Count, windowMs: Count, capped: Type.Boolean(), freesAt: Nullable(Type.Number()), diverted: Count,
-});
+/** services/status-service.ts SpendGuardView: the count where this process keeps it (the gateway), else only the limits. */
+const SpendGuardViewSchema = Type.Union([
+  Type.Object({
+    visible: Type.Literal(true), calls: Count, maxCalls: Count, windowMs: Count, capped: Type.Boolean(), freesAt: Nullable(Type.Number()), diverted: Count,
+  }),
+  Type.Object({ visible: Type.Literal(false), maxCalls: Count, windowMs: Count, where: Type.String({ minLength: 1 }) }),
+]);
 
 const RetentionPolicySchema = Type.Object({ maxDatabaseBytes: Nullable(Count), maxAgeMs: Nullable(Count), pruneEndedSessions: Type.Boolean() });
 const AutoVacuumSchema = Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]);
@@ -55,18 +66,27 @@ export const StatusOutputSchema = Type.Object({
     readOnlyNotice: Nullable(Type.String()),
     conversation: Nullable(Type.Object({
       conversationId: Count, agentId: Type.String(), sessionId: Type.String(), sessionKey: Nullable(Type.String()),
-      messages: Count, messageTokens: Count, contextItems: Count, contextTokens: Count, contextRawTokens: Count,
+      messages: Count, archivedMessages: Count, messageTokens: Count, contextItems: Count, contextTokens: Count, contextRawTokens: Count,
       budgetTokens: Count, budgetIsDefault: Type.Boolean(), budgetPercent: Count, overBudget: Type.Boolean(),
       summaries: Type.Array(Type.Object({ depth: Count, count: Count, tokens: Count, fallbackCount: Count })),
       fallbackSummaries: Count,
       lastCompaction: Nullable(CompactionOutcomeSchema),
       lastIngestAt: Nullable(Type.Number()),
-      spendGuard: SpendUsageSchema,
+      spendGuard: SpendGuardViewSchema,
+      hostShare: Type.Optional(Nullable(HostShareSchema)),
     })),
-    totals: Type.Object({ conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count }),
+    note: Nullable(Type.String()),
+    totals: Type.Object({
+      conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count, archivedMessages: Count,
+    }),
     storage: Nullable(StorageStatusSchema),
     summarizers: Type.Array(Type.Object({ key: Type.String(), state: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("half-open")]) })),
-    spendGuard: Type.Object({ maxCallsPerWindow: Count, windowMinutes: Count, conversations: Count, capped: Count, maxCallsInWindow: Count }),
+    spendGuard: Type.Union([
+      Type.Object({
+        maxCallsPerWindow: Count, windowMinutes: Count, visible: Type.Literal(true), conversations: Count, capped: Count, maxCallsInWindow: Count,
+      }),
+      Type.Object({ maxCallsPerWindow: Count, windowMinutes: Count, visible: Type.Literal(false), where: Type.String({ minLength: 1 }) }),
+    ]),
   }),
 });
 
@@ -89,11 +109,13 @@ export const ContextOutputSchema = Type.Object({
   budgetTokens: Count,
   budgetSource: Type.Union([Type.Literal("recorded"), Type.Literal("default")]),
   systemPromptAddition: Type.Object({ included: Type.Boolean(), tokens: Count, text: Type.String() }),
+  hostShare: Nullable(HostShareSchema),
   messages: Type.Array(Type.Object({
-    index: Type.Integer({ minimum: 1 }), role: Type.String(), kind: Type.Union([Type.Literal("summary"), Type.Literal("message")]), tokens: Count, text: Type.String(),
+    index: Type.Integer({ minimum: 1 }), role: Type.String(),
+    kind: Type.Union([Type.Literal("summary"), Type.Literal("message"), Type.Literal("floor")]), tokens: Count, text: Type.String(),
   })),
   totals: Type.Object({
-    estimatedTokens: Count, summaryTokens: Count, rawTokens: Count, summaryCount: Count, rawMessageCount: Count,
+    estimatedTokens: Count, summaryTokens: Count, rawTokens: Count, summaryCount: Count, rawMessageCount: Count, floorTokens: Count,
     evictedOlderItems: Type.Boolean(), boundedNewest: Type.Boolean(),
   }),
 });
@@ -173,7 +195,14 @@ export const CompactOutputSchema = Type.Object({
 export const BackupOutputSchema = Type.Object({
   path: Type.String(), source: Type.String(), bytes: Count, pages: Count,
   method: Type.Union([Type.Literal("backup-api"), Type.Literal("vacuum-into")]), durationMs: Count, check: Type.Literal("ok"),
+  /** The backup file's permissions, the database's (octal text, "0600"). */
+  mode: Type.String(),
+  /** The backup's stored-files folder (`<backup name>-files` beside it); null when the database holds no stored file. */
   filesDirectory: Nullable(Type.String()),
+  files: Type.Object({
+    directory: Nullable(Type.String()), copied: Count, bytes: Count,
+    missing: Type.Array(Type.Object({ fileId: Type.String(), path: Type.String(), reason: Type.String() })),
+  }),
 });
 
 const ExportedConversationSchema = Type.Object({
@@ -235,7 +264,7 @@ export const ImportLosslessClawOutputSchema = Type.Object({
   target: Type.String(),
   applied: Type.Boolean(),
   sourceCounts: PeerCountsSchema,
-  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count }),
+  conversations: Type.Object({ total: Count, imported: Count, resumed: Count, alreadyImported: Count, archived: Count, notImported: Count }),
   written: Type.Object({
     conversations: Count, messages: Count, messageParts: Count, summaries: Count, summaryMessages: Count, summaryParents: Count,
     contextItems: Count, largeFiles: Count,

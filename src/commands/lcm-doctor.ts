@@ -32,20 +32,20 @@ export async function runDoctor(
 
 function render(report: IntegrityReport, plan: RepairPlan, applied: RepairAction[], scope: string): string {
   const lines = [
-    `LCM doctor (${scope}): ${report.checksRun} checks over ${report.conversationsChecked} conversation(s) and the ` +
+    `LCM doctor (${scope}): ${report.checksRun} checks over ${plural(report.conversationsChecked, "conversation")} and the ` +
       `full-text indexes in ${report.durationMs} ms${report.complete ? "" : " — stopped at the deadline, run again to continue"}.`,
   ];
   if (report.findings.length === 0) {
     lines.push("No problems found: every summary links to its sources, context items point to stored rows in order, no message is missing, counters and indexes agree.");
     return lines.join("\n");
   }
-  lines.push(`${report.findings.length} problem(s):`);
+  lines.push(`${plural(report.findings.length, "problem")}:`);
   for (const finding of report.findings.slice(0, LISTED_FINDINGS)) {
     const where = finding.conversationId === null ? "" : ` [conversation ${finding.conversationId}]`;
     lines.push(`- ${finding.kind}${where} ${finding.subject}: ${finding.detail}`);
   }
   if (report.findings.length > LISTED_FINDINGS) lines.push(`- … and ${report.findings.length - LISTED_FINDINGS} more`);
-  if (applied.length > 0) lines.push(`Applied ${applied.length} safe repair(s): ${applied.map(describeAction).join("; ")}.`);
+  if (applied.length > 0) lines.push(`Applied ${plural(applied.length, "safe repair")}: ${applied.map(describeAction).join("; ")}.`);
   else if (plan.nonDestructive.length > 0) {
     lines.push(`Safe repairs available (${plan.nonDestructive.map(describeAction).join("; ")}): run /lcm doctor${scope === "all conversations" ? " all" : ""} repair.`);
   }
@@ -55,6 +55,11 @@ function render(report: IntegrityReport, plan: RepairPlan, applied: RepairAction
     for (const action of manual.slice(0, LISTED_FINDINGS)) lines.push(`- ${action.finding.kind} ${action.finding.subject}: ${action.advice}`);
   }
   return lines.join("\n");
+}
+
+/** "1 problem", "2 problems". */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function describeAction(action: RepairAction): string {

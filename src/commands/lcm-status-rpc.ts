@@ -2,15 +2,17 @@
  * The `lcm.status` gateway RPC: what `/lcm status` shows, as data (services/status-service.ts StatusSnapshot), for
  * dashboards and scripts: `openclaw gateway call lcm.status --params '{"sessionKey":"agent:main:main"}' --json`.
  * Params (all optional): conversationId, or agentId with sessionId and/or sessionKey; none gives the database and
- * process status alone. The handler never throws: a failure is answered as an RPC error with a code and message.
+ * process status alone. A selector that finds nothing answers `conversation: null` with a `note` saying why that can
+ * be; with no database yet the answer says so and creates none. The handler never throws: a failure is answered as
+ * an RPC error with a code and message.
  */
 import { describeError, isLcmError } from "../errors.js";
 import type { GatewayMethodHandler } from "../host/openclaw-types.js";
-import type { ConversationSelector, StatusService } from "../services/status-service.js";
+import type { ConversationSelector, StatusSource } from "../services/status-service.js";
 
 export const STATUS_METHOD = "lcm.status";
 
-export function createStatusRpc(status: () => StatusService): GatewayMethodHandler {
+export function createStatusRpc(status: () => StatusSource): GatewayMethodHandler {
   return async ({ params, respond }) => {
     let selector: ConversationSelector;
     try {

@@ -6,7 +6,8 @@
  * arrived — measured, so a stalled ingestion or a failing compaction is visible at a glance — and the database's
  * size, growth and what retention would do (estimates, said as such; `lcm retention` gives the exact account).
  */
-import type { ConversationStatus, StatusSnapshot } from "../services/status-service.js";
+import { hostShareSentence, tooSmallAdvice } from "../services/host-share.js";
+import type { ConversationStatus, SpendGuardView, StatusSnapshot } from "../services/status-service.js";
 import type { RetentionOutlook, StorageStatus } from "../services/storage-status.js";
 import type { SummaryDepthStats } from "../store/status-store.js";
 
@@ -29,9 +30,10 @@ export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "datab
     totals.archivedConversations ? `${count(totals.archivedConversations)} archived` : "",
     totals.endedConversations ? `${count(totals.endedConversations)} ended` : "",
   ].filter(Boolean).join(", ");
+  const archived = totals.archivedMessages ?? 0;
   lines.push(
-    `Database: ${count(totals.conversations)} conversations${kept ? ` (${kept})` : ""} · ${count(totals.messages)} messages · ` +
-      `${count(totals.messageTokens)} tokens · ${snapshot.databasePath}` +
+    `Database: ${plural(totals.conversations, "conversation")}${kept ? ` (${kept})` : ""} · ${plural(totals.messages, "message")}` +
+      (archived > 0 ? ` (${count(archived)} archived by retention)` : "") + ` · ${count(totals.messageTokens)} tokens · ${snapshot.databasePath}` +
       (totals.awaitingIndex > 0 ? ` · ${count(totals.awaitingIndex)} messages waiting for the full-text index` : "") +
       (totals.awaitingTermDictionary > 0
         ? ` · ${count(totals.awaitingTermDictionary)} messages waiting for the term dictionary (maintenance adds them)`
@@ -42,38 +44,65 @@ export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "datab
   if (circuits.length > 0) {
     lines.push(`Summarizer circuit: ${circuits.map((circuit) => `${circuit.key} ${circuit.state}`).join(", ")} (model calls are skipped; compaction falls back to truncation)`);
   }
-  if (snapshot.spendGuard.capped > 0) {
-    lines.push(`Spend guard: ${count(snapshot.spendGuard.capped)} conversation(s) at the cap of ${count(snapshot.spendGuard.maxCallsPerWindow)} model calls per ${snapshot.spendGuard.windowMinutes} min`);
+  const guard = snapshot.spendGuard;
+  if (guard.visible && guard.capped > 0) {
+    lines.push(`Spend guard: ${plural(guard.capped, "conversation")} at the cap of ${count(guard.maxCallsPerWindow)} model calls per ${guard.windowMinutes} min`);
   }
   return lines.join("\n");
 }
 
 function conversationLines(conversation: ConversationStatus, now: number): string[] {
-  const budgetSource = conversation.budgetIsDefault ? " (default; no turn assembled yet)" : "";
-  const guard = conversation.spendGuard;
+  const budgetSource = conversation.budgetIsDefault
+    ? " (default; no turn assembled yet)"
+    : conversation.budgetIsPlanningFloor ? " (the least compaction plans for; the model's own budget is smaller)" : "";
   const session = sessionLine(conversation, now);
   return [
     `LCM status · conversation ${conversation.conversationId} (agent ${conversation.agentId})`,
-    `Stored: ${count(conversation.messages)} messages · ${count(conversation.messageTokens)} tokens`,
+    `Stored: ${storedLine(conversation)}`,
     `Context: ${count(conversation.contextItems)} items · ${count(conversation.contextTokens)} tokens ` +
       `(${count(conversation.contextRawTokens)} raw) · budget ${count(conversation.budgetTokens)}${budgetSource} · ${conversation.budgetPercent}%` +
       (conversation.compactsAboveTokens !== undefined ? ` · compacts above ${count(conversation.compactsAboveTokens)}` : "") +
-      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit)" : ""),
+      (conversation.overBudget ? " (over budget: assembly sends the newest items that fit, and a memory floor for the rest)" : ""),
+    ...hostShareLines(conversation),
     `Summaries: ${summaryLine(conversation.summaries)}`,
     `Last compaction: ${compactionLine(conversation, now)}`,
     ...(session ? [session] : []),
     `Last message stored: ${conversation.lastIngestAt === null ? "never" : ago(now - conversation.lastIngestAt)}`,
-    `Spend guard: ${count(guard.calls)} of ${count(guard.maxCalls)} summarizer model calls in the last ${Math.round(guard.windowMs / 60_000)} min` +
-      (guard.capped ? ` · at the cap: summaries are written without a model${guard.freesAt !== null ? ` until ${ago(guard.freesAt - now, "in")}` : ""}` : "") +
-      (guard.diverted > 0 ? ` · ${count(guard.diverted)} written without a model` : ""),
+    `Spend guard: ${spendGuardLine(conversation.spendGuard, now)}`,
   ];
+}
+
+/** What OpenClaw's own prompt and tools leave history, and when that is too little, why and what to change (spec 023). */
+function hostShareLines(conversation: ConversationStatus): string[] {
+  const share = conversation.hostShare;
+  if (!share) return [];
+  const advice = tooSmallAdvice(share);
+  return [`Host: ${hostShareSentence(share)}`, ...(advice ? [advice] : [])];
+}
+
+/** Messages and tokens stored; when retention archived some, how many keep their text here and where the rest is. */
+function storedLine(conversation: ConversationStatus): string {
+  const { messages, archivedMessages } = conversation;
+  const head = `${plural(messages, "message")} · ${count(conversation.messageTokens)} tokens`;
+  if (archivedMessages === 0) return head;
+  return `${head} · ${count(messages - archivedMessages)} with their text here, ${count(archivedMessages)} archived by retention ` +
+    "(a stub row here, the text in its gzip archive; summaries cover them)";
+}
+
+function spendGuardLine(guard: SpendGuardView, now: number): string {
+  const window = `${Math.round(guard.windowMs / 60_000)} min`;
+  if (!guard.visible) return `at most ${count(guard.maxCalls)} summarizer model calls per ${window}; the count is not visible here: ${guard.where}`;
+  return `${count(guard.calls)} of ${count(guard.maxCalls)} summarizer model calls in the last ${window}` +
+    (guard.capped ? ` · at the cap: summaries are written without a model${guard.freesAt !== null ? ` until ${ago(guard.freesAt - now, "in")}` : ""}` : "") +
+    (guard.diverted > 0 ? ` · ${count(guard.diverted)} written without a model` : "");
 }
 
 function summaryLine(stats: SummaryDepthStats[]): string {
   if (stats.length === 0) return "none yet";
   const depths = stats.map((row) => `${count(row.count)} at depth ${row.depth} (${count(row.tokens)} tokens)`).join(", ");
   const fallback = stats.reduce((total, row) => total + row.fallbackCount, 0);
-  return `${depths} · fallback summaries: ${count(fallback)}${fallback > 0 ? " (truncations; a repair can redo them)" : ""}`;
+  return `${depths} · fallback summaries: ${count(fallback)}` +
+    (fallback > 0 ? " (truncations written when the model failed; no command redoes them yet, and the messages they cover stay stored for recall)" : "");
 }
 
 function compactionLine(conversation: ConversationStatus, now: number): string {
@@ -112,7 +141,7 @@ function storageLines(storage: StorageStatus, now: number): string[] {
       : ` (+ ${megabytes(storage.freeBytes)} free, reused; the file shrinks only after \`lcm retention --apply --vacuum\`)`;
   const { growth } = storage;
   return [
-    `Size: ${megabytes(storage.usedBytes)} in use${free} · growth: ${count(growth.messages)} messages in the last ${growth.days} days ` +
+    `Size: ${megabytes(storage.usedBytes)} in use${free} · growth: ${plural(growth.messages, "message")} stored in the last ${growth.days} days ` +
       `(≈ ${megabytes(growth.bytes)} at the mean size of a stored message)`,
     `Retention: ${retentionLine(storage.retention, now)}`,
   ];
@@ -165,6 +194,11 @@ function tokens(value: number): string {
 
 function count(value: number): string {
   return Math.round(value).toLocaleString("en-US");
+}
+
+/** "1 conversation", "2 conversations". */
+function plural(value: number, noun: string): string {
+  return `${count(value)} ${noun}${Math.round(value) === 1 ? "" : "s"}`;
 }
 
 /** "5 min ago" (a past moment `millis` ago), or with `direction` "in", "in 5 min" (a moment `millis` ahead). */

@@ -9,6 +9,7 @@
  * states now, nor at an older, smaller one.
  */
 import type { LcmConfig } from "../config.js";
+import type { ConversationRecord } from "../records.js";
 import type { TailPolicy } from "./context-units.js";
 
 /** What the last turn's first assemble recorded (conversations.last_*). */
@@ -19,6 +20,12 @@ export interface RecordedBudget {
   windowTokens: number | null;
   /** The reply reserve the host kept out of that window, when the host said. */
   reserveTokens: number | null;
+  /**
+   * What the last turn's first assemble would have left history without the turn's message (LCM's budget and the
+   * message, by the host's measure): below MINIMUM_PLANNING_BUDGET_TOKENS, OpenClaw's own prompt and tools take the
+   * window, whatever the message (spec 023). Absent before the first assemble.
+   */
+  historyRoomTokens?: number | null;
 }
 
 export interface BudgetSources {
@@ -30,19 +37,45 @@ export interface BudgetSources {
 
 export interface ResolvedBudget {
   tokens: number;
-  /** "assemble": the recorded budget; "rescaled": the recorded overhead taken from the window stated now. */
-  source: "assemble" | "rescaled" | "host" | "default";
+  /**
+   * "assemble": the recorded budget; "rescaled": the recorded overhead taken from the window stated now; "small-window":
+   * OpenClaw's own prompt and tools leave less than compaction plans for, so it plans for MINIMUM_PLANNING_BUDGET_TOKENS.
+   */
+  source: "assemble" | "rescaled" | "host" | "default" | "small-window";
 }
 
-/** No budget below this is used for planning: below it nothing useful fits, and shares of it would round to 0. */
-export const MINIMUM_BUDGET_TOKENS = 256;
+/**
+ * No budget below this is used for planning (spec 023). Below it the model sees little more than the memory floor
+ * (the newest summary, shortened), whatever compaction does; planning for the tiny budget itself made 32-token
+ * summaries and re-condensed the whole history after every turn (34 summarizer calls in 10 turns when OpenClaw's
+ * coding tool profile left 876 tokens of a 16k window). At this floor a leaf summary is 256 tokens, a condensed one
+ * 384, a leaf chunk 1,600, and the context is kept near 2,400 tokens: summaries worth reading, one or two summarizer
+ * calls per turn.
+ */
+export const MINIMUM_PLANNING_BUDGET_TOKENS = 3_200;
+/** The smallest summary any prompt asks for: shorter ones say nothing useful (the aggressive level halves, down to this). */
+export const USEFUL_SUMMARY_TOKENS = 128;
 
 /** The reply reserve OpenClaw keeps out of a window: 20,000 tokens at most, a quarter of the window at most. */
 export function replyReserve(windowTokens: number): number {
   return Math.min(20_000, Math.floor(windowTokens / 4));
 }
 
+/**
+ * The budget compaction works toward: the recorded one (rescaled to a window stated now), else the window less its
+ * reserve, else the default; never below MINIMUM_PLANNING_BUDGET_TOKENS ("small-window": OpenClaw's own prompt and
+ * tools, or the budget itself, leave history less than that).
+ */
 export function resolveBudget(sources: BudgetSources): ResolvedBudget {
+  const room = sources.recorded.historyRoomTokens;
+  if (typeof room === "number" && room < MINIMUM_PLANNING_BUDGET_TOKENS) {
+    return { tokens: MINIMUM_PLANNING_BUDGET_TOKENS, source: "small-window" };
+  }
+  const resolved = resolveRecordedBudget(sources);
+  return resolved.tokens < MINIMUM_PLANNING_BUDGET_TOKENS ? { tokens: MINIMUM_PLANNING_BUDGET_TOKENS, source: "small-window" } : resolved;
+}
+
+function resolveRecordedBudget(sources: BudgetSources): ResolvedBudget {
   const recordedBudget = positive(sources.recorded.tokenBudget);
   const window = positive(sources.hostWindowTokens);
   if (recordedBudget !== undefined) {
@@ -62,9 +95,27 @@ export function resolveBudget(sources: BudgetSources): ResolvedBudget {
   return { tokens: sources.defaultTokenBudget, source: "default" };
 }
 
-/** contextThreshold x budget: above it, a full sweep runs after the turn. */
+/** What a conversation recorded about its budget (conversations.last_*), as resolveBudget reads it. */
+export function recordedBudgetOf(
+  conversation: Pick<ConversationRecord, "lastTokenBudget" | "lastWindowTokens" | "lastReserveTokens" | "lastAssembly">,
+): RecordedBudget {
+  const assembly = conversation.lastAssembly;
+  return {
+    tokenBudget: conversation.lastTokenBudget,
+    windowTokens: conversation.lastWindowTokens,
+    reserveTokens: conversation.lastReserveTokens,
+    historyRoomTokens: assembly ? assembly.budgetTokens + assembly.promptTokens : null,
+  };
+}
+
+/** The budget compaction plans for: the budget, and never less than MINIMUM_PLANNING_BUDGET_TOKENS. */
+export function planningTokens(budget: Pick<ResolvedBudget, "tokens">): number {
+  return Math.max(MINIMUM_PLANNING_BUDGET_TOKENS, Math.floor(budget.tokens));
+}
+
+/** contextThreshold x the planning budget: above it, a full sweep runs after the turn. */
 export function thresholdTarget(budget: ResolvedBudget, contextThreshold: number): number {
-  return Math.max(1, Math.floor(budget.tokens * contextThreshold));
+  return Math.max(1, Math.floor(planningTokens(budget) * contextThreshold));
 }
 
 /**
@@ -77,6 +128,11 @@ export function thresholdTarget(budget: ResolvedBudget, contextThreshold: number
  * plugin's estimate (another tokenizer, tool schemas, images): half the context is shed, so that the host's retry
  * (it retries up to three times while compaction makes progress) has a real chance; nothing is lost, the shed
  * messages stay recoverable through summaries.
+ *
+ * When this turn's tool loop took the pending turn past what the first budget left history (spec 023: at 8k, the
+ * second tool result of a turn), OpenClaw's own part of the request is larger than its window allows whatever LCM
+ * sends (LCM already sends no more than its memory floor's line): the target is the budget alone, and the answer says
+ * the current turn is too large, instead of summarizing the history on every retry.
  */
 export function budgetTarget(input: {
   budget: ResolvedBudget;
@@ -85,20 +141,26 @@ export function budgetTarget(input: {
   windowTokens?: number | undefined;
   /** The host's measure of this turn's prompt (assemble saw it), when known. */
   promptTokens?: number | undefined;
-}): { targetTokens: number; excessTokens: number; isPromptTooLarge: boolean } {
+  /** How far the pending turn went past what the first budget left history (TurnBudgets.pendingOf). */
+  pendingOverdraftTokens?: number | undefined;
+}): { targetTokens: number; excessTokens: number; isPromptTooLarge: boolean; isPendingTurnTooLarge?: boolean } {
   const window = positive(input.windowTokens);
   const current = positive(input.currentTokenCount);
   const allowed = window === undefined ? undefined : window - replyReserve(window);
   const excessTokens = current === undefined || allowed === undefined ? 0 : Math.max(0, current - allowed);
-  if (excessTokens === 0) return { targetTokens: Math.max(1, input.budget.tokens), excessTokens, isPromptTooLarge: false };
+  const planned = planningTokens(input.budget);
+  if (excessTokens === 0) return { targetTokens: planned, excessTokens, isPromptTooLarge: false };
+  if ((positive(input.pendingOverdraftTokens) ?? 0) > 0) {
+    return { targetTokens: planned, excessTokens, isPromptTooLarge: true, isPendingTurnTooLarge: true };
+  }
   if (excessTokens < input.contextTokens) {
-    return { targetTokens: Math.max(1, Math.min(input.budget.tokens, input.contextTokens - excessTokens)), excessTokens, isPromptTooLarge: false };
+    return { targetTokens: Math.max(1, Math.min(planned, input.contextTokens - excessTokens)), excessTokens, isPromptTooLarge: false };
   }
   const prompt = positive(input.promptTokens);
   if (prompt !== undefined && allowed !== undefined && prompt >= allowed) {
-    return { targetTokens: Math.max(1, input.budget.tokens), excessTokens, isPromptTooLarge: true };
+    return { targetTokens: planned, excessTokens, isPromptTooLarge: true };
   }
-  return { targetTokens: Math.max(1, Math.min(input.budget.tokens, Math.floor(input.contextTokens / 2))), excessTokens, isPromptTooLarge: false };
+  return { targetTokens: Math.max(1, Math.min(planned, Math.floor(input.contextTokens / 2))), excessTokens, isPromptTooLarge: false };
 }
 
 /** The sizes compaction works with at a given budget: the configured ones, scaled down for small budgets. */
@@ -122,10 +184,7 @@ export const CONDENSED_TARGET_BUDGET_SHARE = 0.12;
 /** The fallback summary is the configured 512 tokens at most, and this share of the budget at most. */
 export const FALLBACK_BUDGET_SHARE = 0.06;
 const FALLBACK_TOKENS = 512;
-/** Floors, so that tiny budgets still give summaries that say something. */
-const MINIMUM_CHUNK_TOKENS = 256;
-const MINIMUM_TARGET_TOKENS = 32;
-const MINIMUM_FALLBACK_TOKENS = 48;
+/** Nothing smaller is stored aside, whatever share of the budget is set. */
 const MINIMUM_LARGE_MESSAGE_TOKENS = 100;
 
 export type ScalableConfig = Pick<
@@ -134,16 +193,17 @@ export type ScalableConfig = Pick<
   | "largeFileTokenThreshold" | "largeMessageBudgetShare"
 >;
 
+/** The sizes at a budget: shares of the planning budget (never below MINIMUM_PLANNING_BUDGET_TOKENS), the configured ones at most. */
 export function scaledSettings(budgetTokens: number, config: ScalableConfig): ScaledSettings {
-  const budget = Math.max(MINIMUM_BUDGET_TOKENS, Math.floor(budgetTokens));
-  const share = (ratio: number, floor: number, ceiling: number) => Math.min(ceiling, Math.max(floor, Math.floor(budget * ratio)));
+  const budget = planningTokens({ tokens: budgetTokens });
+  const share = (ratio: number, ceiling: number) => Math.min(ceiling, Math.floor(budget * ratio));
   return {
-    leafChunkTokens: share(LEAF_CHUNK_BUDGET_SHARE, MINIMUM_CHUNK_TOKENS, config.leafChunkTokens),
-    leafTargetTokens: share(LEAF_TARGET_BUDGET_SHARE, MINIMUM_TARGET_TOKENS, config.leafTargetTokens),
-    condensedTargetTokens: share(CONDENSED_TARGET_BUDGET_SHARE, MINIMUM_TARGET_TOKENS, config.condensedTargetTokens),
-    fallbackTokens: share(FALLBACK_BUDGET_SHARE, MINIMUM_FALLBACK_TOKENS, FALLBACK_TOKENS),
+    leafChunkTokens: share(LEAF_CHUNK_BUDGET_SHARE, config.leafChunkTokens),
+    leafTargetTokens: share(LEAF_TARGET_BUDGET_SHARE, config.leafTargetTokens),
+    condensedTargetTokens: share(CONDENSED_TARGET_BUDGET_SHARE, config.condensedTargetTokens),
+    fallbackTokens: share(FALLBACK_BUDGET_SHARE, FALLBACK_TOKENS),
     tail: { count: config.freshTailCount, maxTokens: Math.floor(budget * config.freshTailBudgetShare) },
-    largeMessageTokens: share(config.largeMessageBudgetShare, MINIMUM_LARGE_MESSAGE_TOKENS, config.largeFileTokenThreshold),
+    largeMessageTokens: Math.max(MINIMUM_LARGE_MESSAGE_TOKENS, share(config.largeMessageBudgetShare, config.largeFileTokenThreshold)),
   };
 }
 

@@ -10,11 +10,11 @@ import { describeError } from "../errors.js";
 import type { SummaryLevel } from "../records.js";
 import type { CircuitBreaker } from "./circuit-breaker.js";
 import { cleanSummaryOutput } from "./summary-output.js";
+import { USEFUL_SUMMARY_TOKENS } from "./compaction-targets.js";
 import { FALLBACK_TARGET_TOKENS, truncateForFallback } from "./truncation.js";
 
-/** The aggressive level aims at this fraction of the normal target. */
+/** The aggressive level aims at this fraction of the normal target, never below USEFUL_SUMMARY_TOKENS (or the target). */
 export const AGGRESSIVE_TARGET_RATIO = 0.5;
-const MINIMUM_TARGET_TOKENS = 32;
 
 export interface EscalationInput {
   request: Omit<SummaryRequest, "mode" | "targetTokens">;
@@ -52,7 +52,7 @@ export async function summarizeWithEscalation(input: EscalationInput): Promise<E
   const attempts: Attempt[] = [];
   const modes: [SummaryMode, number][] = [
     ["normal", input.targetTokens],
-    ["aggressive", Math.max(MINIMUM_TARGET_TOKENS, Math.floor(input.targetTokens * AGGRESSIVE_TARGET_RATIO))],
+    ["aggressive", aggressiveTarget(input.targetTokens)],
   ];
   for (const [mode, targetTokens] of modes) {
     if (input.signal?.aborted) return { kind: "aborted", attempts };
@@ -94,6 +94,11 @@ export async function summarizeWithEscalation(input: EscalationInput): Promise<E
     attempts: attempts.map((attempt) => `${attempt.mode}:${attempt.outcome}${attempt.detail ? ` (${attempt.detail})` : ""}`),
   });
   return { kind: "summarized", text: truncated, level: "fallback", attempts };
+}
+
+/** Half the normal target, but no less than a useful summary (or the normal target itself, when a setting made it smaller). */
+export function aggressiveTarget(targetTokens: number): number {
+  return Math.max(Math.min(targetTokens, USEFUL_SUMMARY_TOKENS), Math.floor(targetTokens * AGGRESSIVE_TARGET_RATIO));
 }
 
 type CallResult =

@@ -26,7 +26,7 @@ export function describeDatabaseProblem(path: string, problem: DatabaseProblem):
     case "foreign":
       return `The LCM database path ${path} holds ${problem.found}, not an LCM database. LCM left it untouched ` +
         `(contents, permissions and journal mode unchanged) and stores nothing. Fix: ${elsewhere}.` +
-        (problem.peer ? " Importing a lossless-claw database into LCM is planned for a later version; there is no import command yet." : "");
+        (problem.peer ? ` To bring its history into LCM: openclaw lcm import lossless-claw ${path} (a dry run; --apply writes).` : "");
     case "not-sqlite":
       return `The LCM database path ${path} is ${problem.found}. LCM left it untouched and stores nothing. ` +
         `Fix: move that file away, or ${elsewhere}.`;

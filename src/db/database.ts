@@ -11,6 +11,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlit
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { SliceDeadline } from "../runtime/time-slice.js";
+import { markStoredHour, newestMessageId } from "./stored-hours.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
@@ -44,6 +45,8 @@ export class Database {
   readonly raw: DatabaseSync;
   /** Set by openDatabase for files: WAL checkpoints on a worker thread, off the event loop (wal-checkpointer.ts). */
   checkpointer: WalCheckpointer | null = null;
+  /** Set by migrate once the schema has message_stored_hours: each write transaction marks when it stored messages. */
+  marksStoredHours = false;
   private readonly statements = new Map<string, StatementSync>();
   private readonly tupleStatements = new Map<string, StatementSync>();
 
@@ -166,7 +169,9 @@ export class Database {
     }
     this.beginImmediate();
     try {
+      const newestBefore = this.marksStoredHours ? newestMessageId(this) : 0;
       const result = body();
+      if (this.marksStoredHours) markStoredHour(this, newestBefore, Date.now());
       this.raw.exec("COMMIT");
       this.checkpointer?.noteCommit();
       return result;

@@ -4,6 +4,7 @@
  * returns. The data model is described in docs/architecture.md.
  */
 import type { Database } from "./database.js";
+import { hasStoredHours } from "./stored-hours.js";
 import { LCM_APPLICATION_ID } from "./database-file.js";
 import { databaseUnavailableError } from "./database-problem.js";
 
@@ -526,11 +527,81 @@ export const MIGRATIONS: readonly Migration[] = [
     // (retention/retention-policy.ts restoreHoldMs), so the next run does not archive again what was just restored.
     up: `ALTER TABLE conversations ADD COLUMN restored_at INTEGER;`,
   },
+  {
+    version: 13,
+    name: "stored-file paths relative to the database's folder",
+    // A stored file's path was recorded absolute, so a backup opened elsewhere, or the database moved with its files
+    // folder, found every file missing. Paths under the database's folder (the default files directory is
+    // `<name>-files/` beside it) are now recorded relative to that folder (db/stored-file-path.ts); this makes the
+    // existing rows so. The folder is the one SQLite opened the file in (`pragma_database_list`): its path up to the
+    // last "/". Paths elsewhere (a files directory configured outside the folder) stay absolute and keep working.
+    up: `
+      UPDATE large_files SET storage_path = substr(storage_path, length(folder.path) + 1)
+      FROM (SELECT rtrim(file, replace(file, '/', '')) AS path FROM pragma_database_list WHERE name = 'main' AND file LIKE '/%') AS folder
+      WHERE substr(large_files.storage_path, 1, length(folder.path)) = folder.path
+        AND length(large_files.storage_path) > length(folder.path);
+    `,
+  },
+  {
+    version: 14,
+    name: "when messages were stored: the first message id of each hour",
+    // Growth ("N messages in the last 7 days" of /lcm status) counts rows by when this database stored them, not by
+    // the messages' own times: an import brings history whose times are months old. Message ids only grow, so the
+    // first id stored in each hour (unix hours) bounds every later one; growth since a time is the newest id less the
+    // first id of the first hour at or after it. Database.write records the row (db/stored-hours.ts) once per write
+    // transaction that added messages, whichever path wrote them: a trigger per message row cost 10-15 µs a message
+    // on the loaded development machine (35-50% of a bare insert). Rows stored before this version have no mark:
+    // growth reads their own times, as before.
+    up: `
+      CREATE TABLE message_stored_hours (
+        hour             INTEGER PRIMARY KEY,
+        first_message_id INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    version: 15,
+    name: "what the host left the last turn's context",
+    // The first assemble of the last turn (spec 023): the budget OpenClaw gave, the tools it sends beside the history,
+    // the message by its measure, LCM's own budget and what assemble returned (JSON, AssemblyRecord). /lcm status and
+    // `lcm context` read it to say what the host's own prompt and tools leave, from another process than the turn's.
+    up: `
+      ALTER TABLE conversations ADD COLUMN last_assembly TEXT;
+    `,
+  },
+  {
+    version: 16,
+    name: "summary repairs: an undo record per repair, and who wrote a summary's text",
+    // Repairs (specs/027-inspector-and-repair.md): re-summarizing a summary, rewriting it by hand, dissolving a
+    // condensed summary back into its parents in the context. Each is one transaction that first writes its row
+    // here: the exact values it replaced (`before`) and wrote (`after`), as JSON, so `lcm repair undo` restores the
+    // rows exactly, and refuses when they changed since. `written_by` says who wrote a summary's current text
+    // ('model:<summarizer>', 'deterministic', 'hand'); NULL for summaries written before this schema or by compaction.
+    up: `
+      ALTER TABLE summaries ADD COLUMN written_by TEXT;
+      CREATE TABLE summary_repairs (
+        repair_id       INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (conversation_id),
+        summary_id      TEXT NOT NULL,
+        kind            TEXT NOT NULL CHECK (kind IN ('resummarize', 'rewrite', 'dissolve')),
+        created_at      INTEGER NOT NULL,
+        detail          TEXT NOT NULL,
+        before          TEXT NOT NULL,
+        after           TEXT NOT NULL,
+        undone_at       INTEGER
+      );
+      CREATE INDEX summary_repairs_conversation ON summary_repairs (conversation_id, repair_id);
+      CREATE INDEX summary_repairs_summary ON summary_repairs (summary_id);
+      -- maintain looks for fallback summaries to redo after every turn: a partial index keeps that one probe.
+      CREATE INDEX summaries_fallback ON summaries (conversation_id, id) WHERE level = 'fallback';
+    `,
+  },
 ];
 
 /**
- * Brings the schema up to date. Cheap when already current: one pragma read. Migrations run once per process when
- * the first engine opens the file; openDatabase retries the whole open while another process holds the lock.
+ * Brings the schema up to date. Cheap when already current: one pragma read (and one schema lookup, for whether
+ * writes mark when they stored messages). Migrations run once per process when the first engine opens the file;
+ * openDatabase retries the whole open while another process holds the lock.
  */
 export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number {
   const current = currentVersion(db);
@@ -552,6 +623,7 @@ export function migrate(db: Database, migrations: readonly Migration[] = MIGRATI
       if (migration.rebuildsReferencedTable) db.raw.exec("PRAGMA foreign_keys = ON");
     }
   }
+  db.marksStoredHours = hasStoredHours(db.raw);
   return latest;
 }
 

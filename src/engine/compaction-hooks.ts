@@ -35,8 +35,13 @@ export async function runMaintain(params: MaintainParams, deps: CompactionHookDe
   return { changed: outcome.changed, bytesFreed: 0, rewrittenEntries: 0, reason: outcome.reason };
 }
 
-/** `promptTokens`: the current turn's prompt as an assemble of the turn saw it (overflow recovery needs it). */
-export async function runCompact(params: CompactParams, deps: CompactionHookDeps, promptTokens?: number): Promise<CompactResult> {
+/**
+ * `pending`: the current turn as its assembles saw it (overflow recovery needs it): the prompt, and how far the pending
+ * turn went past what the first budget left history (TurnBudgets.pendingOf).
+ */
+export async function runCompact(
+  params: CompactParams, deps: CompactionHookDeps, pending: { promptTokens?: number; overdraftTokens: number } = { overdraftTokens: 0 },
+): Promise<CompactResult> {
   const outcome = await new CompactionService(deps).compact({
     target: { key: conversationKeyOf(params) },
     force: params.force === true,
@@ -44,7 +49,8 @@ export async function runCompact(params: CompactParams, deps: CompactionHookDeps
     preflight: params.runtimeContext?.forceReason === "preflight_required",
     windowTokens: positive(params.tokenBudget) ?? params.runtimeContext?.tokenBudget,
     currentTokenCount: params.currentTokenCount ?? params.runtimeContext?.currentTokenCount,
-    promptTokens,
+    promptTokens: pending.promptTokens,
+    pendingOverdraftTokens: pending.overdraftTokens,
     customInstructions: params.customInstructions,
     model: params.runtimeContext?.llm,
     signal: params.abortSignal,

@@ -25,6 +25,7 @@ import type {
   CompactResult,
   ContextEngine,
   ContextEngineInfo,
+  HostLlm,
   IngestBatchParams,
   IngestParams,
   MaintainParams,
@@ -45,6 +46,7 @@ import type { BudgetRecord, LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
 import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
+import { assemblyRecord, HostShareReport } from "./host-share-report.js";
 import { hostMessagesOf } from "./hook-params.js";
 import { conversationKeyOf } from "./session-identity.js";
 import { importTranscript } from "./transcript-import.js";
@@ -93,6 +95,8 @@ export interface EngineDeps {
   commands?: Pick<SessionLifecycleStore, "excludeHostCommand">;
   /** Retention, started by maintain at a bounded rate in the background (absent or off: nothing is removed). */
   retention?: Pick<RetentionService, "runInBackground">;
+  /** Redoes a few fallback summaries of the conversation with the model, when one answers (absent: never). */
+  fallbackRedo?: (request: { conversationId: number; model?: HostLlm | undefined; signal?: AbortSignal | undefined }) => Promise<{ redone: unknown[] }>;
 }
 
 /**
@@ -135,6 +139,8 @@ export class LcmContextEngine implements ContextEngine {
   private readonly assembler: Assembler;
   /** The budget of each assemble call of this turn (one instance = one turn). */
   private readonly turnBudgets = new TurnBudgets();
+  /** The turn's first model call: recorded, and logged once the host states its window when history got too little. */
+  private readonly hostShare: HostShareReport;
   /** Tokens of SYSTEM_PROMPT_ADDITION: part of what the host's budget must hold, though the host does not count it. */
   private readonly additionTokens: number;
 
@@ -144,14 +150,19 @@ export class LcmContextEngine implements ContextEngine {
 
   constructor(private readonly deps: EngineDeps) {
     this.assembler = new Assembler({ store: deps.store, tokens: deps.tokens });
+    this.hostShare = new HostShareReport(deps.logger, deps.config.databasePath);
     this.additionTokens = systemPromptAdditionTokens(deps.tokens);
     this.largeFiles = new LargeFileInterceptor({
       ...deps,
       storage: new LargeFileStorage(deps.config.filesDirectory),
       ...(deps.textCompletion ? { completion: deps.textCompletion } : {}),
-      // Small windows store large content aside sooner: a share of the conversation's budget (spec 011).
-      thresholdFor: (conversation) =>
-        scaledSettings(compactionBudget(conversation, undefined, deps.config).tokens, deps.config).largeMessageTokens,
+      // Small windows store large content aside sooner: a share of the conversation's budget (spec 011), measured
+      // against half the model's window at least: where OpenClaw's own prompt leaves history nothing, an ordinary
+      // message is still an ordinary message (spec 023: at 8k, 1.5k-token messages were all stored aside).
+      thresholdFor: (conversation) => {
+        const budget = compactionBudget(conversation, undefined, deps.config).tokens;
+        return scaledSettings(Math.max(budget, Math.floor((conversation.lastWindowTokens ?? 0) / 2)), deps.config).largeMessageTokens;
+      },
     });
     this.importDeps = { ...deps, largeFiles: this.largeFiles };
   }
@@ -207,6 +218,7 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, async () => {
         if (params.isHeartbeat) return { status: "committed" as const };
         const conversation = await this.recordWindow(await this.conversationFor(params), params.runtimeContext?.tokenBudget);
+        this.hostShare.report(conversation.lastWindowTokens);
         const encoded = await this.encodeForStorage(conversation, params.messages);
         const admissionEntryId = typeof params.admission?.entryId === "string" ? params.admission.entryId : undefined;
         const result = await this.deps.store.commitTurn(
@@ -240,18 +252,24 @@ export class LcmContextEngine implements ContextEngine {
           availableTools: params.availableTools,
           fallback: () => this.deps.config.defaultTokenBudget,
         });
-        await this.recordBudgetIfFree(conversation, budget.record);
         // The system prompt addition is ours too: the host measured its system prompt without it. A budget too
-        // small to hold it and some context goes to the context alone.
+        // small to hold it and some context goes to the context alone (the memory floor says how to recall).
         const withAddition = budget.tokens >= 2 * this.additionTokens;
         const additionTokens = withAddition ? this.additionTokens : 0;
         const assembled = await this.assembler.assemble({
           conversationId: conversation.conversationId,
           tokenBudget: budget.tokens - additionTokens,
+          memoryFloor: { roomTokens: budget.floorRoomTokens, storedMessages: conversation.messageCount },
         });
+        const estimatedTokens = assembled.estimatedTokens + additionTokens;
+        const assembly = budget.host ? assemblyRecord(budget.host, budget.tokens, estimatedTokens, assembled.floor) : undefined;
+        await this.recordBudgetIfFree(conversation, { ...budget.record, ...(assembly ? { assembly } : {}) });
+        // Reported once the window is known: from an earlier turn, or this turn's tool loop or commit.
+        if (assembly) this.hostShare.hold(conversation, assembly, budget.record.reserveTokens);
+        this.hostShare.report(budget.record.windowTokens ?? conversation.lastWindowTokens);
         return {
           messages: assembled.messages,
-          estimatedTokens: assembled.estimatedTokens + additionTokens,
+          estimatedTokens,
           ...(withAddition ? { systemPromptAddition: SYSTEM_PROMPT_ADDITION } : {}),
         };
       }),
@@ -260,7 +278,7 @@ export class LcmContextEngine implements ContextEngine {
 
   async compact(params: CompactParams): Promise<CompactResult> {
     return this.guard("compact", (reason) => ({ ok: false, compacted: false, reason }), () =>
-      this.serialized(params.sessionId, () => runCompact(params, this.deps, this.turnBudgets.promptTokensOf(params.sessionId))),
+      this.serialized(params.sessionId, () => runCompact(params, this.deps, this.turnBudgets.pendingOf(params.sessionId))),
     );
   }
 
@@ -272,6 +290,7 @@ export class LcmContextEngine implements ContextEngine {
       this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async () => {
         const result = await runMaintain(params, this.deps);
         await this.checkRecentIntegrity(params);
+        await this.redoFallbackSummaries(params);
         const index = this.deps.searchIndex;
         if (index) {
           const { indexed } = await index.indexPending({
@@ -302,6 +321,21 @@ export class LcmContextEngine implements ContextEngine {
       `integrity: ${report.findings.length} problem(s) in the newest context of conversation ${conversation.conversationId}: ` +
         `${listed.join("; ")}. Run /lcm doctor for the full check.`,
     );
+  }
+
+  /**
+   * Fallback summaries (truncations written while no model answered) are re-summarized once a model answers again:
+   * a few per turn (repair/fallback-redo.ts), spend-guarded and recorded like an operator's repair. Without a model,
+   * or when it fails, nothing changes and a later turn tries again.
+   */
+  private async redoFallbackSummaries(params: MaintainParams): Promise<void> {
+    if (!this.deps.fallbackRedo) return;
+    const conversation = await this.deps.store.findConversation(conversationKeyOf(params));
+    if (!conversation) return;
+    const outcome = await this.deps.fallbackRedo({ conversationId: conversation.conversationId, model: params.runtimeContext?.llm, signal: params.abortSignal });
+    if (outcome.redone.length > 0) {
+      this.deps.logger.info(`re-summarized ${outcome.redone.length} fallback summaries of conversation ${conversation.conversationId} with the model`);
+    }
   }
 
   async onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void> {

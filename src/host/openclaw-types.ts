@@ -261,6 +261,8 @@ export interface PluginApi {
   };
   /** Disposal of this registration: OpenClaw calls the cleanups when it retires the plugin. */
   lifecycle?: { onDispose?: (cleanup: () => void | Promise<void>) => unknown };
+  /** The grouped session facade; only the Control UI contribution is used (a sidebar tab rendering a gateway route). */
+  session?: { controls?: { registerControlUiDescriptor?: (descriptor: ControlUiDescriptor) => void } };
   on?(hookName: "session_end", handler: (event: SessionEndEvent, context: SessionHookContext) => void | Promise<void>): void;
   registerToolMetadata?(metadata: ToolMetadataRegistration): void;
   registerContextEngine(id: string, factory: (context: ContextEngineFactoryContext) => ContextEngine): void;
@@ -291,6 +293,18 @@ export interface GatewayMethodContext {
   [field: string]: unknown;
 }
 export type GatewayMethodHandler = (context: GatewayMethodContext) => void | Promise<void>;
+
+/** A Control UI contribution (the fields LCM sets): `surface: "tab"` with `path` renders that route in a sandboxed frame. */
+export interface ControlUiDescriptor {
+  id: string;
+  surface: "tab";
+  label: string;
+  description?: string;
+  icon?: string;
+  path?: string;
+  group?: "control" | "agent";
+  requiredScopes?: ("operator.read" | "operator.write" | "operator.admin")[];
+}
 
 export interface HttpRoute {
   path: string;

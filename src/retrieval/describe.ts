@@ -186,15 +186,27 @@ async function readPage(file: LargeFileRecord, reader: FileContentReader, page: 
   return lines && { unit: "lines", ...lines };
 }
 
-function pageNote(page: FilePage): string | null {
+/** How a caller names the page parameters: the tool's own (`startLine`), or the CLI's flags (`--start-line`). */
+export interface PageParameterNames {
+  offset: string;
+  startLine: string;
+  /** Says how to ask again: "call again with" (the tool), "run again with" (the CLI). */
+  again: string;
+}
+
+export const TOOL_PAGE_PARAMETERS: PageParameterNames = { offset: "offset", startLine: "startLine", again: "call again with" };
+
+/** Where a page is in the file and how to read the next one, in the caller's words. */
+export function pageNote(page: FilePage, names: PageParameterNames = TOOL_PAGE_PARAMETERS): string | null {
   if (page.unit === "bytes") {
     return page.nextOffset === null
       ? null
-      : `Showing bytes ${page.offset}-${page.nextOffset} of ${page.totalBytes}; call again with offset ${page.nextOffset} for more.`;
+      : `Showing bytes ${page.offset}-${page.nextOffset} of ${page.totalBytes}; ${names.again} ${names.offset} ${page.nextOffset} for more.`;
   }
-  const clipped = page.clippedLines > 0 ? ` ${page.clippedLines} very long line(s) were clipped; read them by byte range (offset).` : "";
+  const lines = page.clippedLines === 1 ? "1 very long line was" : `${page.clippedLines} very long lines were`;
+  const clipped = page.clippedLines > 0 ? ` ${lines} clipped; read them by byte range (${names.offset}).` : "";
   const range = `Showing lines ${page.startLine}-${page.endLine} of ${page.totalLines}`;
   return page.nextStartLine === null
     ? `${range} (the end of the file).${clipped}`
-    : `${range}; call again with startLine ${page.nextStartLine} for more.${clipped}`;
+    : `${range}; ${names.again} ${names.startLine} ${page.nextStartLine} for more.${clipped}`;
 }

@@ -132,7 +132,8 @@ function noteOf(found: ConversationGrepResult, filesInScope: number, request: Fi
     notes.push(`Stopped at limit (${request.limit} matches); more exist. Raise limit or make the pattern more specific.`);
   }
   if (found.unavailable.length > 0) {
-    notes.push(`${found.unavailable.length} stored file(s) could not be searched; see unavailableFiles.`);
+    const files = found.unavailable.length === 1 ? "1 stored file" : `${found.unavailable.length} stored files`;
+    notes.push(`${files} could not be searched; see unavailableFiles.`);
   }
   if (request.mode === "full_text") notes.push("In files, full_text matches the words as one literal phrase, ignoring case.");
   return notes.length > 0 ? notes.join(" ") : null;

@@ -7,8 +7,11 @@
  * is logged with the spec's fields and counted in the metrics; the outcome is recorded on the conversation.
  */
 import { sharedCircuitBreaker } from "../compaction/circuit-breaker.js";
+import type { TailPolicy } from "../compaction/context-units.js";
 import { type CompactionRun, CompactionEngine } from "../compaction/compaction-engine.js";
-import { budgetTarget, type ResolvedBudget, resolveBudget, scaledSettings, thresholdTarget } from "../compaction/compaction-targets.js";
+import {
+  budgetTarget, recordedBudgetOf, type ResolvedBudget, resolveBudget, scaledSettings, thresholdTarget,
+} from "../compaction/compaction-targets.js";
 import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import { describeError } from "../errors.js";
@@ -22,7 +25,10 @@ import { type CompactionLogFields, newCompactionId, withLogFields } from "./log-
 import { type SpendGuard, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
 import { type RunSummarizer, SummarizationService } from "./summarization-service.js";
 import { describeRun } from "./run-description.js";
-import { abortedText, compactedText, nothingHelpsText, PROMPT_TOO_LARGE_TEXT, underTargetText } from "./compaction-words.js";
+import {
+  abortedText, compactedText, manualNothingOlderText, nothingHelpsText, PENDING_TURN_TOO_LARGE_TEXT, PROMPT_TOO_LARGE_TEXT,
+  underTargetText,
+} from "./compaction-words.js";
 
 export { describeRun } from "./run-description.js";
 
@@ -76,6 +82,11 @@ export interface CompactRequest {
   currentTokenCount?: unknown;
   /** The host's measure of the current turn's prompt, when an assemble of this turn saw it. */
   promptTokens?: number | undefined;
+  /**
+   * How far this turn's pending part (the prompt and its tool results) went past what the first budget left history,
+   * by the host's measure: above 0, OpenClaw's own part of the request alone is larger than its window allows.
+   */
+  pendingOverdraftTokens?: number | undefined;
   customInstructions?: string | undefined;
   model?: CompletionModel | undefined;
   signal?: AbortSignal | undefined;
@@ -103,7 +114,7 @@ export interface CompactOutcome {
 /** The budget compaction works toward for a conversation, given the window the host states now (if any). */
 export function compactionBudget(conversation: ConversationRecord, hostWindowTokens: unknown, config: LcmConfig): ResolvedBudget {
   return resolveBudget({
-    recorded: { tokenBudget: conversation.lastTokenBudget, windowTokens: conversation.lastWindowTokens, reserveTokens: conversation.lastReserveTokens },
+    recorded: recordedBudgetOf(conversation),
     hostWindowTokens: positive(hostWindowTokens),
     defaultTokenBudget: config.defaultTokenBudget,
   });
@@ -170,16 +181,20 @@ export class CompactionService {
     if (hostWindow !== undefined && conversation.lastWindowTokens === null) {
       await this.deps.store.recordBudget(conversation.conversationId, { windowTokens: hostWindow });
     }
-    const sizes = scaledSettings(budget.tokens, config);
+    // An explicit /compact (or `lcm compact`) summarizes everything but a small manual tail, as OpenClaw's own does:
+    // the automatic fresh tail can hold a whole young conversation (32 messages at 128k), and then nothing happened.
+    const isManual = request.force && request.targetKind === "threshold" && request.preflight !== true;
+    const scaled = scaledSettings(budget.tokens, config);
+    const sizes = isManual ? { ...scaled, tail: manualTail(scaled.tail) } : scaled;
     // The host's preflight measures its last request (system prompt, tools, tool loop) plus the next prompt; every
     // assemble fits the budget whatever that measure says, so preflight aims at the threshold like maintain. Only a
     // provider's refusal (overflow) says the plugin's own estimate was short: then the excess is shed.
     const isPreflight = request.preflight === true;
-    const { targetTokens, excessTokens, isPromptTooLarge } = request.targetKind === "threshold" || isPreflight
+    const { targetTokens, excessTokens, isPromptTooLarge, isPendingTurnTooLarge } = request.targetKind === "threshold" || isPreflight
       ? { targetTokens: thresholdTarget(budget, config.contextThreshold), excessTokens: 0, isPromptTooLarge: false }
       : budgetTarget({
         budget, contextTokens: conversation.contextTokens, currentTokenCount: positive(request.currentTokenCount),
-        windowTokens: hostWindow, promptTokens: request.promptTokens,
+        windowTokens: hostWindow, promptTokens: request.promptTokens, pendingOverdraftTokens: request.pendingOverdraftTokens,
       });
     const trigger = request.trigger ?? `compact:${isPreflight ? "preflight" : request.targetKind}`;
     if ((!request.force || isPreflight) && excessTokens === 0 && conversation.contextTokens <= targetTokens) {
@@ -197,10 +212,11 @@ export class CompactionService {
         sizes,
         ...(request.signal ? { signal: request.signal } : {}),
         ...customInstructionsOf(config.customInstructions, request.customInstructions),
-      }), `target ${targetTokens} tokens`);
+      }), `target ${targetTokens} tokens${isPendingTurnTooLarge ? "; the current turn with its tool results is larger than the window allows" : ""}`);
     return {
-      ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold), isPromptTooLarge,
-        diverted > 0 ? spendGuardNote(diverted, config) : undefined),
+      ...answer(run, targetTokens, budget, thresholdTarget(budget, config.contextThreshold),
+        isPendingTurnTooLarge ? PENDING_TURN_TOO_LARGE_TEXT : isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined,
+        diverted > 0 ? spendGuardNote(diverted, config) : undefined, isManual ? sizes.tail.count : undefined),
       tokensBefore: run.tokensBefore,
       tokensAfter: run.tokensAfter,
       compactionId,
@@ -307,8 +323,8 @@ export class CompactionService {
  * benign skip, and say why.
  */
 function answer(
-  run: CompactionRun, targetTokens: number, budget: ResolvedBudget, thresholdTokens: number, isPromptTooLarge: boolean,
-  spendGuard?: string,
+  run: CompactionRun, targetTokens: number, budget: ResolvedBudget, thresholdTokens: number, tooLargeText: string | undefined,
+  spendGuard?: string, manualTailMessages?: number,
 ): { ok: boolean; compacted: boolean; reason: string } {
   const compacted = run.tokensAfter < run.tokensBefore;
   // Short and plain, with /lcm status's numbers (compaction-words.ts); the run's mechanics are in the log and details.
@@ -316,9 +332,10 @@ function answer(
     tokensBefore: run.tokensBefore, tokensAfter: run.tokensAfter, budgetTokens: budget.tokens, thresholdTokens,
     summariesWritten: run.passes.length,
   };
-  const withPrompt = (text: string) => [text, isPromptTooLarge ? PROMPT_TOO_LARGE_TEXT : undefined, spendGuard].filter(Boolean).join("; ");
+  const withPrompt = (text: string) => [text, tooLargeText, spendGuard].filter(Boolean).join("; ");
   if (run.stopReason === "aborted") return { ok: false, compacted, reason: withPrompt(abortedText(figures)) };
   if (compacted) return { ok: true, compacted, reason: withPrompt(compactedText(figures)) };
+  if (manualTailMessages !== undefined) return { ok: true, compacted, reason: withPrompt(manualNothingOlderText(figures, manualTailMessages)) };
   if (run.tokensAfter <= targetTokens) {
     return { ok: true, compacted, reason: withPrompt(underTargetText(run.tokensAfter, budget.tokens, thresholdTokens)) };
   }
@@ -328,6 +345,14 @@ function answer(
 function spendGuardNote(diverted: number, config: Pick<LcmConfig, "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes">): string {
   return `spend guard: ${diverted} summar${diverted === 1 ? "y" : "ies"} written without a model (the conversation reached ` +
     `${config.maxSummaryCallsPerWindow} model calls in ${config.summaryCallWindowMinutes} min, maxSummaryCallsPerWindow)`;
+}
+
+/** Messages an explicit /compact keeps as they are: about the last exchange or tool round (OpenClaw keeps 3 turns). */
+export const MANUAL_TAIL_MESSAGES = 4;
+
+/** The small tail of an explicit /compact: at most MANUAL_TAIL_MESSAGES, within the automatic tail's token share. */
+function manualTail(tail: TailPolicy): TailPolicy {
+  return { count: Math.min(tail.count, MANUAL_TAIL_MESSAGES), maxTokens: tail.maxTokens };
 }
 
 /** Whether a run ended for a reason that lets more compaction follow at once (not aborted, late or unavailable). */

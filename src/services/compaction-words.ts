@@ -5,7 +5,9 @@
  * compaction starts. The run's mechanics (passes, levels, rounds) go to the log and to the result's details.
  *
  * The first words of a no-change answer are the ones OpenClaw recognises as a benign skip ("already under target",
- * "nothing to compact"); it shows its own sentence for those, so they stay.
+ * "nothing to compact"); it shows its own sentence for those, so they stay, except for /compact (spec 023): OpenClaw
+ * would put its own figures (its whole request against the window) after its generic sentence, so the answer to an
+ * explicit /compact that found nothing older to summarize says so in LCM's words and figures, which OpenClaw shows.
  */
 
 export interface CompactionFigures {
@@ -22,9 +24,12 @@ export function count(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
 
-/** "6,020 of 12,163 tokens": the context against its budget, as /lcm status says it. */
+/**
+ * "LCM's context uses 6,020 tokens of its 12,163-token budget": the context LCM keeps (summaries and recent messages)
+ * against the budget /lcm status shows; never OpenClaw's whole request against the window.
+ */
 export function contextAgainstBudget(contextTokens: number, budgetTokens: number): string {
-  return `the context uses ${count(contextTokens)} of ${count(budgetTokens)} tokens`;
+  return `LCM's context uses ${count(contextTokens)} tokens of its ${count(budgetTokens)}-token budget`;
 }
 
 export function compactedText(figures: CompactionFigures): string {
@@ -47,6 +52,20 @@ export function abortedText(figures: CompactionFigures): string {
   return `compaction aborted by OpenClaw${done}; ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}`;
 }
 
+/**
+ * /compact found nothing older than its small tail to summarize. Not OpenClaw's benign words on purpose: OpenClaw then
+ * shows this text (with LCM's figures) instead of its generic sentence.
+ */
+export function manualNothingOlderText(figures: CompactionFigures, tailMessages: number): string {
+  return `only the newest ${count(tailMessages)} messages and summaries that cannot be merged further are left, and /compact ` +
+    `keeps those as they are: ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}`;
+}
+
+export const PENDING_TURN_TOO_LARGE_TEXT =
+  "the current turn (its message and this turn's tool results) is larger than the model's window allows beside OpenClaw's " +
+  "own prompt and tools, whatever LCM sends (only its memory floor); compacting the history cannot make it fit: ask for " +
+  "smaller tool output, or use a model with a larger window";
+
 export const PROMPT_TOO_LARGE_TEXT =
   "the current message alone is larger than the model's window allows; LCM stores it and shows later turns a shortened form";
 
@@ -62,5 +81,6 @@ export function compactCommandReply(result: {
   if (!reason) return "Nothing compacted.";
   const benign = /^(already under target|nothing to compact(?: that would help)?):\s*/i.exec(reason);
   if (benign) return `Nothing compacted: ${reason.slice(benign[0].length)}.`;
+  if (/^only the newest /.test(reason)) return `Nothing compacted: ${reason}.`;
   return `Not compacted: ${reason}.`;
 }

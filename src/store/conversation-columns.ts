@@ -1,10 +1,10 @@
 /**
  * The JSON columns of a conversation row (the bootstrap cursor, the last compaction, the last reset) read in one
- * place, for every reader that must not trust them: the SQLite store's row mapping (one bad row must not break
+ * place (and what the host left the last turn, spec 023), for every reader that must not trust them: the SQLite store's row mapping (one bad row must not break
  * `lcm conversations` for the whole database), `lcm doctor` (which reports and repairs such a row) and `lcm import
  * jsonl` (which refuses a file holding one). A value that does not parse, or parses to the wrong shape, is unreadable.
  */
-import type { BootstrapState, CompactionOutcome, SessionResetRecord } from "../records.js";
+import type { AssemblyRecord, BootstrapState, CompactionOutcome, SessionResetRecord } from "../records.js";
 
 /** A value the column holds: null for SQL NULL, "unreadable" for text that is not the column's shape. */
 export type ColumnValue<T> = T | null | "unreadable";
@@ -33,6 +33,13 @@ export function readSessionReset(text: string | null): ColumnValue<SessionResetR
   if (text === null) return null;
   const value = parseObject(text);
   return value !== null && isTime(value.at) ? (value as unknown as SessionResetRecord) : "unreadable";
+}
+
+export function readAssemblyRecord(text: string | null): ColumnValue<AssemblyRecord> {
+  if (text === null) return null;
+  const value = parseObject(text);
+  const counts = [value?.hostBudgetTokens, value?.toolCount, value?.promptTokens, value?.budgetTokens, value?.assembledTokens];
+  return value !== null && counts.every(isCount) && typeof value.floor === "string" ? (value as unknown as AssemblyRecord) : "unreadable";
 }
 
 /** The value, or null when the column is NULL or unreadable (a reader that must go on; doctor reports the row). */

@@ -8,7 +8,7 @@ export interface SummaryDepthStats {
   depth: number;
   count: number;
   tokens: number;
-  /** Summaries produced by the deterministic fallback (truncation), candidates for a later repair. */
+  /** Summaries produced by the deterministic fallback (truncation) when the model failed; nothing redoes them yet. */
   fallbackCount: number;
 }
 
@@ -24,10 +24,17 @@ export interface DatabaseTotals {
   archivedConversations?: number;
   /** Conversations whose host session was deleted or is gone (kept and searchable). */
   endedConversations?: number;
+  /**
+   * Of `messages`, those whose text retention moved to its archives: a stub row remains (identity, seq, role, time,
+   * tokens) and the text is in a gzip JSONL archive (schema 10).
+   */
+  archivedMessages?: number;
 }
 
 export interface StatusStore {
   /** Summaries of a conversation grouped by depth, shallowest first. */
   summaryStats(conversationId: ConversationId): Promise<SummaryDepthStats[]>;
   databaseTotals(): Promise<DatabaseTotals>;
+  /** Messages of a conversation whose text retention moved to its archives (their rows are stubs). */
+  archivedMessageCount(conversationId: ConversationId): Promise<number>;
 }

@@ -6,6 +6,7 @@
  */
 import type { EncodedMessage } from "../messages/message-codec.js";
 import type {
+  AssemblyRecord,
   BootstrapState,
   CompactionOutcome,
   ContextItemRecord,
@@ -29,6 +30,8 @@ export interface BudgetRecord {
   tokenBudget?: number;
   windowTokens?: number;
   reserveTokens?: number;
+  /** The first assemble of a turn: what the host gave and what was returned. */
+  assembly?: AssemblyRecord;
 }
 
 export interface AppendResult {

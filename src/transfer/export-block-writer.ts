@@ -10,6 +10,7 @@ import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../db/database.js";
+import { recordedPath, resolveRecordedPath } from "../db/stored-file-path.js";
 import { describeError, LcmError } from "../errors.js";
 import { lowerIndexedThrough } from "../store/sqlite/sqlite-retention-store.js";
 import { type ConversationExportRecord, type ExportRecord, IMPORTING_REASON, type LargeFileExportRecord, type MessageExportRecord } from "./export-format.js";
@@ -72,8 +73,8 @@ export class BlockWriter {
       `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
          exploration_summary, explorer, origin, tool_name, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount, path,
-      record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
+      record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
+      recordedPath(this.db.path, path), record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
     ));
   }
 
@@ -111,7 +112,7 @@ export class BlockWriter {
         lowerIndexedThrough(this.db);
         return paths;
       });
-      for (const path of files) await rm(path, { force: true });
+      for (const path of files) await rm(resolveRecordedPath(this.db.path, path), { force: true });
       await rm(join(resolve(this.filesDirectory), String(conversationId)), { recursive: false, force: true }).catch(() => undefined);
     }
   }

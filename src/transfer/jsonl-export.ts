@@ -19,6 +19,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "../db/database.js";
+import { resolveRecordedPath } from "../db/stored-file-path.js";
 import { LcmError } from "../errors.js";
 import {
   type ContextItemExportRecord,
@@ -132,7 +133,7 @@ async function* largeFileRecords(db: Database, conversationId: number): AsyncGen
     for (const file of page) {
       let contentBase64: string | null;
       try {
-        const content = await readFile(file[6]);
+        const content = await readFile(resolveRecordedPath(db.path, file[6]));
         // A file of another size than recorded is damaged: written as missing rather than as content no import accepts.
         contentBase64 = content.length === file[4] ? content.toString("base64") : null;
       } catch {

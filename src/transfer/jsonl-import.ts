@@ -17,6 +17,7 @@ import { resolve } from "node:path";
 import { createGunzip } from "node:zlib";
 import type { Clock } from "../contracts.js";
 import type { Database } from "../db/database.js";
+import { recordedPath } from "../db/stored-file-path.js";
 import { describeError, LcmError } from "../errors.js";
 import type { Finding } from "../integrity/findings.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";

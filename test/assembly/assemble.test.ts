@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
+import { lineFloorTokens } from "../../src/assembly/memory-floor.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
@@ -8,6 +9,11 @@ import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } fro
 // With the word estimator a message of six words costs 6 + 4 (framing) = 10 tokens.
 const sixWords = (label: string) => `${label} two three four five six`;
 const wordEngine = (config: Record<string, unknown> = {}) => createTestEngine({ tokens: new WordTokenEstimator(), config });
+/** The memory floor's line when `stored` messages are stored (45 words and framing with the word estimator). */
+const floorLine = (stored: number) => lineFloorTokens(stored, new WordTokenEstimator());
+const FLOOR = /^<earlier_history>/;
+/** A first message of 100 words: left out, the floor that stands for it is cheaper. */
+const longFirst = () => userMessage(Array.from({ length: 100 }, (_, index) => `first${index}`).join(" "));
 
 function texts(messages: AgentMessage[]): string[] {
   return messages.map((message) =>
@@ -34,23 +40,36 @@ describe("assemble", () => {
     expect(result.systemPromptAddition).toBe(SYSTEM_PROMPT_ADDITION);
   });
 
-  it("fills newest-first within the budget and drops the oldest", async () => {
+  it("fills newest-first within the budget and drops the oldest, which the memory floor stands for", async () => {
     const setup = wordEngine({ freshTailCount: 2 });
     await seed(setup, 10);
-    // budget 45: fresh tail m8, m9 (20) + m7, m6 (40); m5 would make 50 > 45
-    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 45 });
-    expect(texts(result.messages).map((text) => /m\d+/.exec(text)?.[0])).toEqual(["m6", "m7", "m8", "m9"]);
-    expect(result.estimatedTokens).toBe(40);
+    // budget floor + 45: the floor's line, then m9, m8, m7, m6 (40); m5 would make 50 > 45
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: floorLine(10) + 45 });
+    const [floor, ...rest] = texts(result.messages);
+    expect(floor).toMatch(FLOOR);
+    expect(floor).toContain("This conversation has 10 stored messages; the older ones are not shown here");
+    expect(rest.map((text) => /m\d+/.exec(text)?.[0])).toEqual(["m6", "m7", "m8", "m9"]);
+    expect(result.estimatedTokens).toBe(floorLine(10) + 40);
   });
 
   it("never goes over the budget, even when the fresh tail would", async () => {
     const setup = wordEngine({ freshTailCount: 4 });
     await seed(setup, 10);
-    // The tail's 4 messages cost 40; the budget holds one (10 <= 15), the second would make 20.
-    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 15 });
-    expect(texts(result.messages).map((text) => /m\d+/.exec(text)?.[0])).toEqual(["m9"]);
-    expect(result.estimatedTokens).toBe(10);
+    // The tail's 4 messages cost 40; beside the floor the budget holds one (10 <= 15), the second would make 20.
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: floorLine(10) + 15 });
+    expect(texts(result.messages).slice(1).map((text) => /m\d+/.exec(text)?.[0])).toEqual(["m9"]);
+    expect(result.estimatedTokens).toBe(floorLine(10) + 10);
     expect(result.systemPromptAddition).toBeUndefined(); // a budget this small goes to the context alone
+  });
+
+  it("shows the memory floor alone, beyond a budget too small to hold it, when everything is left out", async () => {
+    const setup = wordEngine();
+    await seed(setup, 10);
+    // A budget of 15 holds m9, but not beside the floor's line (45): the floor alone, over the budget by its size.
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 15 });
+    expect(texts(result.messages)).toHaveLength(1);
+    expect(texts(result.messages)[0]).toMatch(FLOOR);
+    expect(result.estimatedTokens).toBe(floorLine(10));
   });
 
   it("shows the newest message bounded, head and tail, when it alone is larger than the budget", async () => {
@@ -70,9 +89,9 @@ describe("assemble", () => {
     const setup = wordEngine({ freshTailCount: 0, defaultTokenBudget: 1_000 });
     await seed(setup, 10);
     const fromSettings = await setup.newEngine().assemble({
-      sessionId: "s1", messages: [], runtimeSettings: { limits: { promptTokenBudget: 30, maxOutputTokens: null } },
+      sessionId: "s1", messages: [], runtimeSettings: { limits: { promptTokenBudget: floorLine(10) + 30, maxOutputTokens: null } },
     });
-    expect(fromSettings.messages).toHaveLength(3);
+    expect(fromSettings.messages).toHaveLength(4); // the floor and 3 messages
     const fromDefault = await setup.newEngine().assemble({ sessionId: "s1", messages: [] });
     expect(fromDefault.messages).toHaveLength(10);
   });
@@ -81,23 +100,24 @@ describe("assemble", () => {
     const setup = wordEngine({ freshTailCount: 0 });
     await seed(setup, 10);
     const engine = setup.newEngine();
-    const first = await engine.assemble({ sessionId: "s1", messages: [], tokenBudget: 30 });
+    const first = await engine.assemble({ sessionId: "s1", messages: [], tokenBudget: floorLine(10) + 30 });
     const toolLoop = await engine.assemble({ sessionId: "s1", messages: [], tokenBudget: 31_960 });
     expect(toolLoop.messages).toEqual(first.messages);
-    expect(first.messages).toHaveLength(3);
+    expect(first.messages).toHaveLength(4); // the floor and 3 messages
   });
 
   it("keeps a tool call and its results together when the budget cuts between them", async () => {
     const setup = wordEngine({ freshTailCount: 1 });
     const call = toolCallMessage([{ id: "c1", name: "grep", arguments: { q: "x" } }, { id: "c2", name: "grep", arguments: { q: "y" } }]);
     const messages = [
-      userMessage(sixWords("first")), call, toolResultMessage("c1", "grep", sixWords("r1")),
+      longFirst(), call, toolResultMessage("c1", "grep", sixWords("r1")),
       toolResultMessage("c2", "grep", sixWords("r2")), userMessage(sixWords("last")),
     ];
     await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
-    // Room for the tail and one result, but not for the whole call unit: the unit goes as a whole.
-    const tight = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 25 });
-    expect(tight.messages.map((message) => message.role)).toEqual(["user"]);
+    // Beside the floor, room for the tail and one result, but not for the whole call unit: the unit goes as a whole.
+    const tight = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: floorLine(5) + 25 });
+    expect(texts(tight.messages)[0]).toMatch(FLOOR);
+    expect(tight.messages.slice(1).map((message) => message.role)).toEqual(["user"]);
     const roomy = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_000 });
     expect(roomy.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "user"]);
   });
@@ -105,13 +125,14 @@ describe("assemble", () => {
   it("takes the newest tool call with its result as one unit", async () => {
     const setup = wordEngine({ freshTailCount: 1 });
     const messages = [
-      userMessage(sixWords("first")),
+      longFirst(),
       toolCallMessage([{ id: "c1", name: "grep", arguments: {} }]),
       toolResultMessage("c1", "grep", sixWords("result")),
     ];
     await setup.newEngine().ingestBatch({ sessionId: "s1", messages });
-    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 25 });
-    expect(result.messages.map((message) => message.role)).toEqual(["assistant", "toolResult"]);
+    const result = await setup.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: floorLine(3) + 25 });
+    expect(texts(result.messages)[0]).toMatch(FLOOR);
+    expect(result.messages.slice(1).map((message) => message.role)).toEqual(["assistant", "toolResult"]);
   });
 
   it("never assembles an orphan tool result or an unanswered tool call", async () => {

@@ -3,15 +3,20 @@
  * windows from 8k to 1M tokens, with messages of random sizes (small talk, long messages, tool output, pastes of up
  * to twice the window), driven through register(api) the way OpenClaw drives a durable turn: the first assemble
  * with window - reserve - system prompt - prompt, a tool-loop assemble with window - pending turn, commitTurn,
- * maintain. Every assemble stays within its budget; after every turn every stored message is still reachable
- * (raw in the context or under a summary in it, exactly once, in order) and the counters are true.
+ * maintain. Every assemble stays within its budget, or is the memory floor alone where the budget cannot hold it (spec
+ * 023: at most MEMORY_FLOOR_TOKENS in a turn's first call, less in a tool loop that outgrew the first budget, its one
+ * line at least); after every turn every stored message is still reachable (raw in the context or under a summary in
+ * it, exactly once, in order) and the counters are true.
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { lineFloorTokens, MEMORY_FLOOR_TOKENS } from "../../src/assembly/memory-floor.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
+import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
+import { HOST_WRAPPING_TOKENS } from "../../src/assembly/turn-budget.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { seededRandom } from "../helpers/agent-session.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";
@@ -28,6 +33,23 @@ function text(tokens: number, random: () => number): string {
   const words: string[] = [];
   for (let index = 0; index < Math.ceil(tokens / 1.75); index++) words.push(`${VOCABULARY[Math.floor(random() * VOCABULARY.length)]}${index % 97}`);
   return words.join(" ");
+}
+
+/**
+ * Within `budget`, or, beyond it, the memory floor alone within its allowance (the floor's line whatever the allowance).
+ */
+function expectWithinBudgetOrFloor(
+  result: { messages: AgentMessage[]; estimatedTokens: number }, budget: number, floorAllowance: number, storedMessages: number, label: string,
+): void {
+  if (result.estimatedTokens <= budget) {
+    // What is sent, recounted with a real tokenizer (summary XML included), fits too.
+    expect(sentTokens(result), `${label}, recounted`).toBeLessThanOrEqual(budget);
+    return;
+  }
+  expect(result.messages, `${label}: over its budget, so the floor alone`).toHaveLength(1);
+  expect(String(result.messages[0]!.content), label).toMatch(/^<earlier_history>/);
+  const line = lineFloorTokens(storedMessages, new DefaultTokenEstimator());
+  expect(result.estimatedTokens, label).toBeLessThanOrEqual(Math.max(line, Math.min(MEMORY_FLOOR_TOKENS, floorAllowance)));
 }
 
 /** Log-uniform between low and high. */
@@ -47,7 +69,7 @@ async function playSession(seed: number, turns: number) {
   const db = openSharedDatabase(databasePath);
   const historyBudget = window - reserve - systemPrompt;
   let pasted = false;
-  const checks = { assembles: 0, bounded: 0 };
+  const checks = { assembles: 0, bounded: 0, floorOnly: 0 };
 
   for (let turn = 1; turn <= turns; turn++) {
     const roll = random();
@@ -62,10 +84,10 @@ async function playSession(seed: number, turns: number) {
       sessionId: "s1", sessionKey, messages: [], prompt, tokenBudget: firstBudget,
       runtimeSettings: { limits: { promptTokenBudget: firstBudget, maxOutputTokens: reserve } },
     });
-    expect(first.estimatedTokens, `turn ${turn}: first assemble`).toBeLessThanOrEqual(firstBudget);
-    // What is sent, recounted with a real tokenizer (summary XML included), fits too.
-    expect(sentTokens(first), `turn ${turn}: first assemble, recounted`).toBeLessThanOrEqual(firstBudget);
+    const stored = db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n;
+    expectWithinBudgetOrFloor(first, firstBudget, MEMORY_FLOOR_TOKENS, stored, `turn ${turn}: first assemble`);
     checks.assembles++;
+    if (first.estimatedTokens > firstBudget) checks.floorOnly++;
 
     const messages: AgentMessage[] = [userMessage(prompt)];
     if (random() < 0.4) {
@@ -79,10 +101,12 @@ async function playSession(seed: number, turns: number) {
         sessionId: "s1", sessionKey, messages: [], prompt, tokenBudget: loopBudget,
         runtimeSettings: { limits: { promptTokenBudget: window, maxOutputTokens: null } },
       });
-      // Within the first budget less what the loop added beyond the prompt.
+      // Within the first budget less what the loop added beyond the prompt; the floor's allowance shrinks by what of
+      // that growth the first budget (less the message wrapping LCM keeps out of it) could not absorb.
       const loopGrowth = pending - Math.ceil(prompt.length / 4);
-      expect(loop.estimatedTokens, `turn ${turn}: tool-loop assemble`).toBeLessThanOrEqual(Math.max(0, firstBudget - loopGrowth));
-      expect(sentTokens(loop), `turn ${turn}: tool-loop assemble, recounted`).toBeLessThanOrEqual(Math.max(0, firstBudget - loopGrowth));
+      const lcmFirstBudget = Math.max(0, firstBudget - HOST_WRAPPING_TOKENS);
+      expectWithinBudgetOrFloor(loop, Math.max(0, firstBudget - loopGrowth), MEMORY_FLOOR_TOKENS - Math.max(0, loopGrowth - lcmFirstBudget),
+        stored, `turn ${turn}: tool-loop assemble`);
       checks.assembles++;
     }
     messages.push(assistantMessage(text(logUniform(random, 5, 800), random)));

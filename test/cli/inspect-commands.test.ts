@@ -45,7 +45,7 @@ describe("lcm status", () => {
     const text = (await runLcm(["status", "1", "--db", db])).stdout;
     expect(text).toMatch(/^LCM status · conversation 1 \(agent main\)/);
     expect(text).toMatch(/Last compaction: .*\(compact:threshold\)/);
-    expect(text).toMatch(/Spend guard: 0 of 100 summarizer model calls in the last 60 min/);
+    expect(text).toMatch(/Spend guard: at most 100 summarizer model calls per 60 min; the count is not visible here/);
   });
 
   it("takes the database from LCM_DATABASE_PATH, then from openclaw.json", async () => {

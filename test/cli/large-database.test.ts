@@ -75,7 +75,7 @@ describe(`a ${MESSAGES.toLocaleString("en-US")}-message conversation`, () => {
     const started = performance.now();
     const output = execFileSync(process.execPath, ["--import", "tsx", join(root, "src/cli/bin.ts"), "status", "--db", db], { cwd: root, encoding: "utf8" });
     figures["bin status (tsx, whole process) ms"] = Math.round(performance.now() - started);
-    expect(output).toMatch(/Database: 1 conversations · 100,000 messages/);
+    expect(output).toMatch(/Database: 1 conversation · 100,000 messages/);
     console.log(`[large-database] ${JSON.stringify(figures)}`);
   }, 120_000);
 });

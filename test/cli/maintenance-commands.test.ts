@@ -115,7 +115,7 @@ describe("files that are not LCM's, and read-only commands", () => {
     for (const args of [["status"], ["conversations"], ["compact", "1"], ["doctor", "--repair"], ["backup", join(dir, "b.db")]]) {
       const run = await runLcm([...args, "--db", foreign]);
       expect(run.code, args.join(" ")).toBe(EXIT.refused);
-      expect(run.stderr).toMatch(/lossless-claw database .* not an LCM database\. LCM left it untouched/);
+      expect(run.stderr).toMatch(/lossless-claw database .* not an LCM database; lcm left it untouched/);
     }
     expect(digest(foreign)).toBe(before);
     expect(readdirSync(dir).sort()).toEqual(["lcm.db"]);

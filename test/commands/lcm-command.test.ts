@@ -36,15 +36,15 @@ describe("/lcm", () => {
     expect(text).toMatch(/^LCM status · conversation \d+ \(agent main\)/);
     expect(text).toMatch(/Stored: 40 messages · [\d,]+ tokens/);
     expect(text).toMatch(/Context: 21 items · [\d,]+ tokens \([\d,]+ raw\) · budget 128,000 \(default; no turn assembled yet\) · \d+%/);
-    expect(text).toContain("Summaries: 2 at depth 0 (90 tokens), 1 at depth 1 (30 tokens) · fallback summaries: 1 (truncations; a repair can redo them)");
+    expect(text).toContain("Summaries: 2 at depth 0 (90 tokens), 1 at depth 1 (30 tokens) · fallback summaries: 1 (truncations written when the model failed; no command redoes them yet, and the messages they cover stay stored for recall)");
     expect(text).toMatch(/Last compaction: 5 min ago \(threshold\): 1,000 → 400 tokens in 2 passes/);
     expect(text).toMatch(/Last message stored: (just now|\d+ s ago)/);
-    expect(text).toMatch(/Database: 1 conversations · 40 messages/);
+    expect(text).toMatch(/Database: 1 conversation · 40 messages/);
   });
 
   it("shows the database's size and growth, and with retention off, what a cap could archive", async () => {
     const text = await run("status");
-    expect(text).toMatch(/\nSize: [\d.]+ MB in use.* · growth: [\d,]+ messages in the last 7 days \(≈ [\d.]+ MB at the mean size of a stored message\)\n/);
+    expect(text).toMatch(/\nSize: [\d.]+ MB in use.* · growth: [\d,]+ messages? stored in the last 7 days \(≈ [\d.]+ MB at the mean size of a stored message\)\n/);
     expect(text).toMatch(/\nRetention: off\. A 30-day age cap \(retentionMaxAgeDays\) would archive ~[\d,]+ covered messages \([\d,]+ tokens\)/);
     // Two leaf summaries cover messages 1-20: all a size cap could ever archive here.
     expect(text).toMatch(/; a size cap \(retentionMaxDatabaseMb\) at most the 20 that summaries cover \([\d,]+ tokens\), oldest first\. Estimates;/);

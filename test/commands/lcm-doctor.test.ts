@@ -22,7 +22,7 @@ describe("/lcm doctor", () => {
   it("checks the conversation after real compaction and finds nothing wrong", async () => {
     const { run } = await compactedEnv();
     const text = await run("doctor");
-    expect(text).toMatch(/^LCM doctor \(this conversation\): 14 checks over 1 conversation\(s\) and the full-text indexes in \d+ ms\./);
+    expect(text).toMatch(/^LCM doctor \(this conversation\): 15 checks over 1 conversation and the full-text indexes in \d+ ms\./);
     expect(text).toContain("No problems found");
   });
 
@@ -30,9 +30,9 @@ describe("/lcm doctor", () => {
     const { env, run } = await compactedEnv();
     env.db.run("UPDATE conversations SET context_tokens = context_tokens + 999 WHERE session_id = ?", MAIN.sessionId);
     const report = await run("doctor");
-    expect(report).toMatch(/1 problem\(s\):\n- counter_mismatch \[conversation 1\] 1: contextTokens: counter \d+, rows \d+/);
+    expect(report).toMatch(/1 problem:\n- counter_mismatch \[conversation 1\] 1: contextTokens: counter \d+, rows \d+/);
     expect(report).toMatch(/Safe repairs available \(recount conversation 1\): run \/lcm doctor repair\./);
-    expect(await run("doctor repair")).toMatch(/Applied 1 safe repair\(s\): recount conversation 1\./);
+    expect(await run("doctor repair")).toMatch(/Applied 1 safe repair: recount conversation 1\./);
     expect(await run("doctor")).toContain("No problems found");
   });
 

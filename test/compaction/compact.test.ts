@@ -16,9 +16,9 @@ function words(count: number, prefix: string): string {
   return Array.from({ length: count }, (_, index) => `${prefix}${index}`).join(" ");
 }
 
-/** 50 + 50 tokens with WordTokenEstimator. */
-function exchange(turn: number): AgentMessage[] {
-  return [userMessage(words(46, `u${turn}x`)), assistantMessage(words(46, `a${turn}x`))];
+/** 50 + 50 tokens with WordTokenEstimator (200 + 200 with `size` 200). */
+function exchange(turn: number, size = 50): AgentMessage[] {
+  return [userMessage(words(size - 4, `u${turn}x`)), assistantMessage(words(size - 4, `a${turn}x`))];
 }
 
 const CONFIG = {
@@ -32,14 +32,20 @@ const CONFIG = {
   autocompactDisabled: true,
 };
 
-async function seeded(turns: number, config: Record<string, unknown> = {}, llm = new RecordingLlm(() => "Notes were exchanged.\nExpand for details about: the notes")) {
+async function seeded(
+  turns: number, config: Record<string, unknown> = {}, llm = new RecordingLlm(() => "Notes were exchanged.\nExpand for details about: the notes"),
+  scale: { messageTokens: number; tokenBudget: number } = { messageTokens: 50, tokenBudget: 1_000 },
+) {
   const harness = createTestEngine({ config: { ...CONFIG, ...config }, tokens: new WordTokenEstimator() });
-  await playTurns(harness.newEngine, Array.from({ length: turns }, (_, index) => exchange(index + 1)), { tokenBudget: 1_000 });
+  await playTurns(harness.newEngine, Array.from({ length: turns }, (_, index) => exchange(index + 1, scale.messageTokens)), { tokenBudget: scale.tokenBudget });
   const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
   const compact = (params: Partial<CompactParams> = {}) =>
     harness.newEngine().compact({ sessionId: "s1", sessionKey: "agent:main:main", runtimeContext: { llm }, ...params });
   return { ...harness, llm, conversationId, compact };
 }
+
+/** Messages of 200 tokens and a 4,000-token budget: above the smallest budget compaction plans for (3,200). */
+const LARGE = { messageTokens: 200, tokenBudget: 4_000 };
 
 describe("compact", () => {
   it("/compact <text> sweeps everything outside the fresh tail and passes the text to every prompt", async () => {
@@ -53,6 +59,33 @@ describe("compact", () => {
     const raw = db.get<{ count: number }>("SELECT COUNT(*) AS count FROM context_items WHERE message_id IS NOT NULL")!;
     expect(raw.count).toBe(4);
     expect(checkInvariants(db, conversationId)).toEqual([]);
+  });
+
+  it("/compact summarizes all but the last 4 messages even when the automatic fresh tail holds the whole conversation", async () => {
+    const { compact, db, conversationId, llm } = await seeded(
+      10, { freshTailCount: 32, autocompactDisabled: false }, undefined, { messageTokens: 200, tokenBudget: 12_000 },
+    );
+    // 20 messages x 200 = 4,000 tokens, under the threshold (0.75 x 12,000) and all inside the automatic fresh tail
+    // (32 messages within 0.4 x 12,000 = 4,800 tokens): nothing was compacted after the turns. /compact keeps 4.
+    expect(llm.calls).toHaveLength(0);
+    const result = await compact({ force: true, compactionTarget: "threshold" });
+    expect(result).toMatchObject({ ok: true, compacted: true, result: { tokensBefore: 4_000 } });
+    const raw = db.all<{ seq: number }>(
+      "SELECT m.seq FROM context_items c JOIN messages m ON m.message_id = c.message_id WHERE c.conversation_id = ? ORDER BY c.ordinal",
+      conversationId,
+    );
+    expect(raw.map((row) => row.seq)).toEqual([17, 18, 19, 20]);
+    expect(checkInvariants(db, conversationId)).toEqual([]);
+  });
+
+  it("answers a /compact that finds nothing older to summarize in LCM's words and figures, not OpenClaw's benign skip", async () => {
+    const { compact } = await seeded(10);
+    await compact({ force: true, compactionTarget: "threshold" });
+    const again = await compact({ force: true, compactionTarget: "threshold" });
+    expect(again).toMatchObject({ ok: true, compacted: false });
+    // OpenClaw replaces "already under target" and "nothing to compact" by its own sentence and its own figures.
+    expect(again.reason).not.toMatch(/already under target|nothing to compact|below threshold/);
+    expect(again.reason).toMatch(/^only the newest 4 messages .* LCM's context uses \d+ tokens of its 3,200-token budget$/);
   });
 
   it("reports compacted: false with equal token counts when nothing is left to compact", async () => {
@@ -103,13 +136,13 @@ describe("compact", () => {
   });
 
   it("bounds the fresh tail by its share of the budget, not only by its count", async () => {
-    const { compact, conversationId, db } = await seeded(10, { freshTailCount: 12 });
-    // By count the tail is 12 messages x 50 = 600 tokens, more than the target min(1,000 budget, 1,000 context -
-    // 500 excess) = 500; freshTailBudgetShare 0.4 x 1,000 = 400 tokens protects only the newest 8.
-    const result = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_400 });
+    const { compact, conversationId, db } = await seeded(10, { freshTailCount: 12 }, undefined, LARGE);
+    // 20 messages x 200 = 4,000 tokens. By count the tail is 12 x 200 = 2,400 tokens, more than the target min(4,000
+    // budget, 4,000 context - 2,000 excess) = 2,000; freshTailBudgetShare 0.4 x 4,000 = 1,600 protects only the newest 8.
+    const result = await compact({ force: true, compactionTarget: "budget", tokenBudget: 4_800, currentTokenCount: 5_600 });
     expect(result).toMatchObject({ ok: true, compacted: true });
-    expect(result.result!.details).toMatchObject({ stopReason: "under-target", reachedIntoTail: false, freshTailTokens: 400 });
-    expect(result.result!.tokensAfter).toBeLessThanOrEqual(500);
+    expect(result.result!.details).toMatchObject({ stopReason: "under-target", reachedIntoTail: false, freshTailTokens: 1_600 });
+    expect(result.result!.tokensAfter).toBeLessThanOrEqual(2_000);
     expect(checkInvariants(db, conversationId)).toEqual([]);
   });
 
@@ -119,7 +152,7 @@ describe("compact", () => {
     const result = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_700 });
     expect(result).toMatchObject({ ok: true, compacted: true });
     expect(result.result!.details).toMatchObject({ stopReason: "under-target", reachedIntoTail: true, targetTokens: 200 });
-    expect(result.reason).toMatch(/^\d+ summaries written; the context uses \d+ of [\d,]+ tokens$/); // plain words; mechanics in details
+    expect(result.reason).toMatch(/^\d+ summaries written; LCM's context uses \d+ tokens of its [\d,]+-token budget$/); // plain words; mechanics in details
     expect(result.result!.tokensAfter).toBeLessThanOrEqual(200);
     expect(checkInvariants(db, conversationId)).toEqual([]);
   });
@@ -142,29 +175,29 @@ describe("compact", () => {
   });
 
   it("answers a benign skip, never a failure, when there is nothing left that would help", async () => {
-    const { compact } = await seeded(10, { freshTailCount: 100 });
-    // Excess 1,850 - 900 = 950 of a 1,000-token context: target 50, below what any summary costs.
-    const first = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_850 });
+    const { compact } = await seeded(10, { freshTailCount: 100 }, undefined, LARGE);
+    // Excess 7,580 - 3,600 = 3,980 of a 4,000-token context: target 20, below what any summary costs.
+    const first = await compact({ force: true, compactionTarget: "budget", tokenBudget: 4_800, currentTokenCount: 7_580 });
     expect(first).toMatchObject({ ok: true, compacted: true });
-    expect(first.result!.details).toMatchObject({ stopReason: "cannot-fit", targetTokens: 50 });
-    const again = await compact({ force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 1_850 });
+    expect(first.result!.details).toMatchObject({ stopReason: "cannot-fit", targetTokens: 20 });
+    const again = await compact({ force: true, compactionTarget: "budget", tokenBudget: 4_800, currentTokenCount: 7_580 });
     expect(again).toMatchObject({ ok: true, compacted: false });
     expect(again.reason).toMatch(/^(nothing to compact|already under target)/);
     expect(again.result!.tokensAfter).toBe(again.result!.tokensBefore);
   });
 
   it("aims the host's preflight at the threshold, not at the excess its own measure reports", async () => {
-    const { compact } = await seeded(10, { freshTailCount: 100 });
-    // Preflight: the host's usage (system prompt, tools, tool loop) says 2,000 against a 900 limit. The context
-    // (1,000) is over the threshold 750 (budget 1,000): compacted to it, not to 1,000 - 1,100.
+    const { compact } = await seeded(10, { freshTailCount: 100 }, undefined, LARGE);
+    // Preflight: the host's usage (system prompt, tools, tool loop) says 8,000 against a 3,600 limit. The context
+    // (4,000) is over the threshold 3,000 (budget 4,000): compacted to it, not to 4,000 - 4,400.
     const result = await compact({
-      force: true, compactionTarget: "budget", tokenBudget: 1_200, currentTokenCount: 2_000,
+      force: true, compactionTarget: "budget", tokenBudget: 4_800, currentTokenCount: 8_000,
       runtimeContext: { llm: new RecordingLlm(() => "Notes.\nExpand for details about: notes"), forceReason: "preflight_required" },
     });
     expect(result).toMatchObject({ ok: true, compacted: true });
-    expect(result.result!.details).toMatchObject({ targetTokens: 750 });
-    expect(result.result!.tokensAfter).toBeLessThanOrEqual(750);
-    expect(result.result!.tokensAfter).toBeGreaterThan(300); // the newest turns stay raw
+    expect(result.result!.details).toMatchObject({ targetTokens: 3_000 });
+    expect(result.result!.tokensAfter).toBeLessThanOrEqual(3_000);
+    expect(result.result!.tokensAfter).toBeGreaterThan(1_200); // the newest turns stay raw
   });
 
   it("stops at once and writes nothing when the host aborts", async () => {

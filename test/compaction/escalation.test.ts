@@ -35,9 +35,20 @@ describe("summarizeWithEscalation", () => {
 
   it("escalates to the aggressive prompt with a lower target when the output is not smaller", async () => {
     const summarizer = new FakeSummarizer((request) => (request.mode === "normal" ? `${SOURCE} ${SOURCE}` : "tiny"));
-    const result = await summarizeWithEscalation(input(summarizer));
+    const result = await summarizeWithEscalation(input(summarizer, { targetTokens: 400 }));
     expect(result).toMatchObject({ kind: "summarized", level: "aggressive" });
-    expect(summarizer.requests.map((request) => [request.mode, request.targetTokens])).toEqual([["normal", 100], ["aggressive", 50]]);
+    expect(summarizer.requests.map((request) => [request.mode, request.targetTokens])).toEqual([["normal", 400], ["aggressive", 200]]);
+  });
+
+  it.each([
+    // Half of 200 would be 100: the aggressive level asks for a useful 128 instead (no "at most about 32 tokens").
+    [200, 128],
+    // A target a setting made smaller than that is not lowered further.
+    [100, 100],
+  ])("never asks the aggressive level for less than a useful summary (target %i: %i)", async (target, aggressive) => {
+    const summarizer = new FakeSummarizer((request) => (request.mode === "normal" ? `${SOURCE} ${SOURCE}` : "tiny"));
+    await summarizeWithEscalation(input(summarizer, { targetTokens: target }));
+    expect(summarizer.requests.map((request) => request.targetTokens)).toEqual([target, aggressive]);
   });
 
   it.each([

@@ -17,7 +17,12 @@ function words(count: number, prefix = "w"): string {
 
 /** A user + assistant exchange of 50 + 50 tokens (46 words + 4 framing each). */
 function exchange(turn: number): AgentMessage[] {
-  return [userMessage(`${words(46, `u${turn}x`)}`), assistantMessage(`${words(46, `a${turn}x`)}`)];
+  return sizedExchange(turn, 50);
+}
+
+/** A user + assistant exchange of `size` + `size` tokens. */
+function sizedExchange(turn: number, size: number): AgentMessage[] {
+  return [userMessage(`${words(size - 4, `u${turn}x`)}`), assistantMessage(`${words(size - 4, `a${turn}x`)}`)];
 }
 
 const SMALL = {
@@ -101,17 +106,32 @@ describe("maintain after a committed turn", () => {
 
   it("runs a full sweep when context tokens pass contextThreshold x the last assemble budget", async () => {
     const harness = setup({ leafChunkTokens: 100_000 });
-    // Budget 1,000 x 0.75 = 750; 8 turns = 800 tokens > 750. The big leafChunkTokens keeps the incremental
-    // pass out of it; the sweep summarizes everything outside the fresh tail.
-    const results = await playTurns(harness.newEngine, Array.from({ length: 8 }, (_, index) => exchange(index + 1)), {
+    // Budget 4,000 x 0.75 = 3,000; 8 turns of 200 + 200 = 3,200 tokens > 3,000. The big leafChunkTokens keeps the
+    // incremental pass out of it; the sweep summarizes everything outside the fresh tail.
+    const results = await playTurns(harness.newEngine, Array.from({ length: 8 }, (_, index) => sizedExchange(index + 1, 200)), {
       llm: harness.llm,
-      tokenBudget: 1_000,
+      tokenBudget: 4_000,
     });
     expect(results.slice(0, 7).every((result) => !result.changed)).toBe(true);
     expect(results[7]!.changed).toBe(true);
     const conversation = await conversationOf(harness);
-    expect(conversation.contextTokens).toBeLessThan(750);
-    expect(conversation.lastCompaction).toMatchObject({ trigger: "maintain:threshold", compacted: true, tokensBefore: 800 });
+    expect(conversation.contextTokens).toBeLessThan(3_000);
+    expect(conversation.lastCompaction).toMatchObject({ trigger: "maintain:threshold", compacted: true, tokensBefore: 3_200 });
+  });
+
+  it("plans for 3,200 tokens when the budget is smaller: no sweep after every turn, no 32-token summary prompts", async () => {
+    const harness = setup({ leafChunkTokens: 100_000, leafTargetTokens: 1_200, condensedTargetTokens: 2_000 });
+    // A 300-token budget would put the threshold at 225 (every turn past it). Planned at 3,200: threshold 2,400,
+    // passed by the seventh turn of 200 + 200 (2,800 tokens), not before; the summaries asked for are 8% of 3,200 =
+    // 256 (condensed: 12% = 384).
+    const results = await playTurns(harness.newEngine, Array.from({ length: 8 }, (_, index) => sizedExchange(index + 1, 200)), {
+      llm: harness.llm,
+      tokenBudget: 300,
+    });
+    expect(results.map((result) => result.changed)).toEqual([false, false, false, false, false, false, true, false]);
+    const prompts = harness.llm.calls.map((call) => call.messages[0]!.content);
+    expect(prompts.length).toBeGreaterThan(0);
+    for (const prompt of prompts) expect(prompt).toMatch(/Aim for at most about (256|384) tokens\./);
   });
 
   it("does nothing when autocompactDisabled is set", async () => {

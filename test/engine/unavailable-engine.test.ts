@@ -80,7 +80,7 @@ const SCENARIOS: Scenario[] = [
       createPeerDatabase(path);
       return path;
     },
-    found: /holds a lossless-claw database \(tables conversations, messages, summaries, message_parts, …\), not an LCM database\. LCM left it untouched.*planned for a later version; there is no import command yet/,
+    found: /holds a lossless-claw database \(tables conversations, messages, summaries, message_parts, …\), not an LCM database\. LCM left it untouched.*To bring its history into LCM: openclaw lcm import lossless-claw .*lcm\.db \(a dry run; --apply writes\)\./,
     readable: false,
   },
   {

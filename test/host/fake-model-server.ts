@@ -1,7 +1,7 @@
 /**
  * A fake OpenAI-compatible model provider on 127.0.0.1 (port 0) for the end-to-end suite: chat.completions with
- * and without `stream: true`, tool calls, usage figures sized from the request (OpenClaw's preflight compaction
- * reads them), and a record of every request in memory and in a JSONL file. What it answers is decided by
+ * and without `stream: true`, tool calls, usage figures counted with a real tokenizer (request-tokens.ts; OpenClaw's
+ * preflight compaction reads them), and a record of every request in memory and in a JSONL file. What it answers is decided by
  * fake-model-script.ts; a test can put its own rules in front.
  */
 import { appendFileSync } from "node:fs";
@@ -17,6 +17,7 @@ import {
   scriptedDelayMs,
   scriptedReply,
 } from "./fake-model-script.js";
+import { requestTokens, textTokens } from "./request-tokens.js";
 
 export const FAKE_MODEL_ID = "fake-model";
 
@@ -29,7 +30,7 @@ export interface RecordedRequest {
   kind: RequestKind;
   body: ChatRequest;
   reply: FakeReply;
-  /** The prompt tokens reported back (about four characters per token of the whole request body). */
+  /** The prompt tokens reported back: the request's messages and tool schemas by a real tokenizer (o200k). */
   promptTokens: number;
 }
 
@@ -42,8 +43,8 @@ export interface FakeModelServerOptions {
   /** The model's context window (named in overflow errors). */
   contextWindow: number;
   /**
-   * Refuse, as providers do, a request whose prompt (measured as reported in `usage`) plus its requested output
-   * does not fit the window: a 400 `context_length_exceeded`.
+   * Refuse, as providers do, a request whose prompt (counted with a real tokenizer, as reported in `usage`) plus its
+   * requested output does not fit the window: a 400 `context_length_exceeded`.
    */
   enforceWindow?: boolean;
 }
@@ -112,13 +113,13 @@ export class FakeModelServer {
     const delayMs = scriptedDelayMs(body);
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const index = this.recorded.length + 1;
-    const promptTokens = Math.ceil(raw.length / 4);
+    const promptTokens = requestTokens(body);
     const requestedOutput = Number((body as { max_completion_tokens?: unknown; max_tokens?: unknown }).max_completion_tokens ??
       (body as { max_tokens?: unknown }).max_tokens ?? 0) || 0;
     const reply = this.options.enforceWindow && promptTokens + requestedOutput > this.options.contextWindow
       ? contextOverflowError(this.options.contextWindow, promptTokens + requestedOutput)
       : this.replyFor(body, index);
-    const usage = usageFor(raw, reply);
+    const usage = usageFor(promptTokens, reply);
     const record: RecordedRequest = {
       index, receivedAt: Date.now(), method: request.method, path, kind: classifyRequest(body), body, reply,
       promptTokens: usage.prompt_tokens!,
@@ -168,11 +169,10 @@ function toolCallOf(reply: Extract<FakeReply, { kind: "toolCall" }>, index: numb
   return { id: `call_${index}`, type: "function", function: { name: reply.name, arguments: JSON.stringify(reply.arguments) } };
 }
 
-/** About four characters per token over the whole request (messages and tool schemas), like a real tokenizer. */
-function usageFor(rawBody: string, reply: FakeReply): Record<string, number> {
-  const promptTokens = Math.ceil(rawBody.length / 4);
+/** The request's real prompt tokens, and the reply's. */
+function usageFor(promptTokens: number, reply: FakeReply): Record<string, number> {
   const output = reply.kind === "text" ? reply.text : reply.kind === "toolCall" ? JSON.stringify(reply.arguments) : "";
-  const completionTokens = Math.max(1, Math.ceil(output.length / 4));
+  const completionTokens = Math.max(1, textTokens(output));
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 

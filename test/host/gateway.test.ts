@@ -4,6 +4,13 @@
  * (`chat.history`), on what the model received, and on OpenClaw's log.
  * The tests of one `describe` share a session and run in order; later ones build on what earlier ones left
  * (the recall session is compacted by the compaction test and recalled from by the tool tests).
+ *
+ * Tuned settings, on purpose: a summary within three 300-token turns keeps this file short, and makes `lcm_describe`
+ * of a summary, the summarizer's prompt carrying the /compact instructions, and a 300-row file stored aside
+ * (largeFileTokenThreshold 1,000) cheap to reach. Their twins on the plugin's defaults (issue 31): summaries written and
+ * carried, /compact compacting, restart, lcm_grep and lcm_expand_query (delegated) in default-config.test.ts (16k to
+ * 128k) and small-windows.test.ts (8k, a restart in each); overflow recovery in small-windows' four-read turn; a paste
+ * stored aside byte-exact in default-config's paste of twice the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SYSTEM_PROMPT_ADDITION } from "../../src/engine/lcm-context-engine.js";

@@ -6,6 +6,9 @@
  * the next turn, no turn fails or is lost, the gateway keeps answering, and the turn running meanwhile is not slowed
  * down. Then the two kinds of bad
  * configuration: a value OpenClaw's validation refuses, and an invalid LCM_* environment variable.
+ *
+ * `freshTailCount: 4` only gives the live change a value to change from; no compaction is asserted here. The defaults
+ * run in default-config.test.ts and small-windows.test.ts (issue 31).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { delayMarker } from "./fake-model-script.js";

@@ -1,7 +1,13 @@
 /**
- * The operators' tools in the real host (issue 17): `openclaw lcm status` and `conversations` against the running
- * gateway's database (named by OpenClaw's own config), the `lcm.status` gateway RPC, and the Prometheus metrics
- * route (metricsEnabled), whose compaction counters move after a /compact.
+ * The operators' tools in the real host (issues 17 and 25): `openclaw lcm status` and `conversations` against the
+ * running gateway's database (named by OpenClaw's own config; the CLI process says the spend guard's count is the
+ * gateway's), the `lcm.status` gateway RPC (the count; a note for a session with no conversation), and the Prometheus
+ * metrics route, whose compaction counters move after a /compact and which follows `openclaw config set …
+ * metricsEnabled` from the next request.
+ *
+ * Tuned compaction settings, on purpose: the CLI, the RPC and the metrics are checked on a conversation that has
+ * summaries after three short turns. What they report does not depend on the sizes; the defaults' compaction in a real
+ * gateway is default-config.test.ts and small-windows.test.ts (issue 31).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -56,31 +62,40 @@ describe("operators' tools in a running gateway", () => {
     await suite?.dispose();
   });
 
+  // Each `openclaw lcm` call pays OpenClaw's start and its two loads of the plugin: 80-120 s apiece at load average 12
+  // on the shared 2-core machine (docs/operations.md, the CLI's "How fast"), hence the deadlines.
   it("answers `openclaw lcm status` and `conversations` on the gateway's database while it runs", async () => {
-    const status = await suite.cli.json<StatusOutput>(["lcm", "status", "--json"]);
+    const slow = { timeoutMs: 240_000 };
+    const status = await suite.cli.json<StatusOutput>(["lcm", "status", "--json"], slow);
     expect([...Value.Errors(StatusOutputSchema, status)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
     expect(status).toMatchObject({ databasePath: suite.database.path, databasePathSource: "openclaw-config" });
     const stored = suite.database.messages(session.sessionKey).length;
     expect(status.status.totals.messages).toBeGreaterThanOrEqual(stored);
 
-    const listed = await suite.cli.json<ConversationsOutput>(["lcm", "conversations", "--json"]);
+    const listed = await suite.cli.json<ConversationsOutput>(["lcm", "conversations", "--json"], slow);
     expect([...Value.Errors(ConversationsOutputSchema, listed)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
     const row = listed.conversations.find((conversation) => conversation.sessionKey === session.sessionKey);
     expect(row).toMatchObject({ agentId: "main", messages: stored });
 
-    const text = await suite.cli.runOk(["lcm", "status", String(row!.conversationId)]);
+    const text = await suite.cli.runOk(["lcm", "status", String(row!.conversationId)], slow);
     expect(text.stdout).toMatch(new RegExp(`LCM status · conversation ${row!.conversationId} \\(agent main\\)`));
-    const missing = await suite.cli.run(["lcm", "status", "99999", "--json"]);
+    // The CLI runs in a process of its own: the spend guard's count is the gateway's, and it says so.
+    expect(text.stdout).toMatch(/\nSpend guard: at most 100 summarizer model calls per 60 min; the count is not visible here: /);
+    const missing = await suite.cli.run(["lcm", "status", "99999", "--json"], slow);
     expect(missing.code).toBe(3);
     expect(parseJsonOutput<{ error: { code: string } }>(missing)).toMatchObject({ error: { code: "notFound" } });
-    expect((await suite.cli.run(["lcm", "frobnicate"])).code).toBe(2);
-  });
+    expect((await suite.cli.run(["lcm", "frobnicate"], slow)).code).toBe(2);
+  }, 1_200_000);
 
   it("answers the lcm.status RPC with what /lcm status shows, as data", async () => {
     const snapshot = await suite.cli.gatewayCall<StatusSnapshot>("lcm.status", { sessionKey: session.sessionKey });
     expect(Value.Check(StatusOutputSchema.properties.status, snapshot)).toBe(true);
     expect(snapshot.conversation).toMatchObject({ agentId: "main", sessionKey: session.sessionKey, messages: suite.database.messages(session.sessionKey).length });
     expect(snapshot.databasePath).toBe(suite.database.path);
+    expect(snapshot.conversation!.spendGuard).toMatchObject({ visible: true, maxCalls: 100 });
+    const unknown = await suite.cli.gatewayCall<StatusSnapshot>("lcm.status", { sessionKey: "agent:main:never-used" });
+    expect(unknown).toMatchObject({ conversation: null });
+    expect(unknown.note).toMatch(/^No conversation is stored for session key "agent:main:never-used" \(agent main\)\./);
   });
 
   it("serves Prometheus metrics behind the gateway's auth, and they move after a compaction", async () => {
@@ -102,6 +117,27 @@ describe("operators' tools in a running gateway", () => {
     expect(metricSum(after.text, "lcm_compaction_runs_total", /trigger="compact:threshold"/)).toBe(runsBefore + 1);
     expect(metricSum(after.text, "lcm_summaries_created_total")).toBeGreaterThan(summariesBefore);
     expect(metricSum(after.text, "lcm_summarizer_calls_total")).toBeGreaterThan(0);
+    expect(suite.healthProblems()).toEqual([]);
+  });
+
+  it("follows metricsEnabled changed while the gateway runs, from the next request", async () => {
+    /** Asks until the answer has `status` (OpenClaw applies a config change a moment after `config set` returns). */
+    const until = async (status: number) => {
+      let last = await metrics();
+      for (let attempt = 0; attempt < 60 && last.status !== status; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        last = await metrics();
+      }
+      return last;
+    };
+    await suite.cli.runOk(["config", "set", "plugins.entries.lcm.config.metricsEnabled", "false"]);
+    const off = await until(404);
+    expect(off.status).toBe(404);
+    expect(off.text).toMatch(/^LCM metrics are off\. Turn them on with `openclaw config set plugins\.entries\.lcm\.config\.metricsEnabled true`/);
+    await suite.cli.runOk(["config", "set", "plugins.entries.lcm.config.metricsEnabled", "true"]);
+    const on = await until(200);
+    expect(on.status).toBe(200);
+    expect(on.text).toContain("# TYPE lcm_compaction_runs_total ");
     expect(suite.healthProblems()).toEqual([]);
   });
 });

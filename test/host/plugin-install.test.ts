@@ -1,13 +1,18 @@
 /**
- * The plugin installs the way users install plugins (issue 6): `openclaw plugins install -l <dir>` (a linked
+ * The plugin installs the way users install plugins (issues 6 and 25): `openclaw plugins install -l <dir>` (a linked
  * checkout) and `openclaw plugins install <tarball>` (what `npm pack` produces, dependencies installed by
  * OpenClaw from the registry), each into its own HOME; `openclaw plugins inspect lcm --runtime` then reports it
- * loaded, selected as the context engine, with its tools, commands and config schema. Without a terminal,
- * `--force` (a source outside ClawHub) and `--accept-capabilities` stand in for the prompts a user answers.
+ * loaded, selected as the context engine, with its tools, commands and config schema. The tarball holds the built
+ * code, the manifest and the docs only, and the `lcm` bin runs from the installed copy: on a database, and on a Node
+ * without node:sqlite with a message instead of a stack trace. Without a terminal, `--force` (a source outside
+ * ClawHub) and `--accept-capabilities` stand in for the prompts a user answers.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { buildDatabase, exchanges } from "../cli/cli-harness.js";
 import { SETTINGS } from "../../src/config.js";
 import { hostEnv, OpenClawCli, type PluginInspection } from "./harness/openclaw-cli.js";
 import { runNpm } from "./harness/openclaw-install.js";
@@ -65,13 +70,42 @@ describe("installing the plugin the way users do", () => {
       tarball = join(packDir, file);
     });
 
-    it("installs from the tarball, dependencies included, and inspects healthy", async () => {
+    it("holds the built code, the manifest and the docs only", () => {
+      const listing = spawnSync("tar", ["-tzf", tarball], { encoding: "utf8" });
+      expect(listing.status).toBe(0);
+      const files = listing.stdout.trim().split("\n").map((line) => line.replace(/^package\//, ""));
+      const outside = files.filter((file) =>
+        !/^dist\/index\.(js|d\.ts)$/.test(file) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(file) && !/^docs\/[\w-]+\.md$/.test(file) &&
+        !["package.json", "openclaw.plugin.json", "README.md"].includes(file));
+      expect(outside).toEqual([]);
+      expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/src/plugin.js", "dist/src/cli/bin.js", "openclaw.plugin.json", "docs/operations.md"]));
+      expect(JSON.parse(spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout)).not.toHaveProperty("private");
+    });
+
+    it("installs from the tarball, dependencies included, inspects healthy, and its lcm bin runs", async () => {
       const { cli, home, logFile } = freshHome("install-tarball");
       await cli.runOk(["plugins", "install", tarball, "--force", "--accept-capabilities"], { timeoutMs: 240_000 });
       expect(configOf(home).plugins).toMatchObject({ slots: { contextEngine: PLUGIN_ID } });
       const inspection = await cli.inspectPlugin(PLUGIN_ID);
       expectHealthy(inspection, logFile);
-      expect(inspection.plugin.rootDir).toBe(join(home, ".openclaw", "extensions", PLUGIN_ID));
+      const installed = join(home, ".openclaw", "extensions", PLUGIN_ID);
+      expect(inspection.plugin.rootDir).toBe(installed);
+
+      // The bin as package.json names it, with the dependencies OpenClaw installed beside the copy.
+      const { version, bin } = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { version: string; bin: { lcm: string } };
+      const lcm = (args: string[], nodeFlags: string[] = []) =>
+        spawnSync(process.execPath, [...nodeFlags, join(installed, bin.lcm), ...args], { encoding: "utf8", env: { ...process.env, HOME: home }, timeout: 60_000 });
+      expect(lcm(["--version"]).stdout).toBe(`${version}\n`);
+      const db = join(RUNS_DIR, "install-tarball", "bin.db");
+      await buildDatabase({ databasePath: db, sessions: [{ sessionKey: "agent:main:main", sessionId: "s1", messages: exchanges(3) }] });
+      closeSharedDatabase(db);
+      const status = lcm(["status", "--db", db]);
+      expect(status.status, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(/^LCM status · database\nDatabase: 1 conversation · 6 messages/);
+      const oldNode = lcm(["status", "--db", db], ["--no-experimental-sqlite"]);
+      expect(oldNode.status).toBe(6);
+      expect(oldNode.stderr).toMatch(/^lcm: cannot run on Node [\d.]+: it has no node:sqlite module \(LCM needs Node 22\.16 or newer\)\. Run it on a newer Node/);
+      expect(oldNode.stderr).not.toMatch(/\n\s+at /);
     });
   });
 });

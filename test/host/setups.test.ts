@@ -7,6 +7,10 @@
  *   the earlier session is answered through lcm_grep;
  * - `/lcm status`, `/lcm doctor` and their answers never reach a later request;
  * - a cron-like session is served but not stored; a deleted session's conversation is marked ended.
+ *
+ * Tuned compaction settings, on purpose: `/new` must carry summaries over, which needs summaries within a few turns.
+ * The tool profiles on the defaults: small-windows.test.ts runs the coding profile at 16k on the plugin's defaults
+ * (issue 31), where OpenClaw's own prompt and tools leave history nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SYSTEM_PROMPT_ADDITION } from "../../src/engine/lcm-context-engine.js";

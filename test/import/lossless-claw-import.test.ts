@@ -23,6 +23,7 @@ import { SteppingClock } from "../fakes/clocks.js";
 import {
   buildPeerScenario, CONDENSED_ID, FILE_CONTENT, FILE_ID, IMAGE_BYTES, IMAGE_FILE_ID, LEAF_IDS, MISSING_FILE_ID, SESSION_ID,
 } from "./peer-scenario.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 function hashOf(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
@@ -94,7 +95,7 @@ describe.each(["0.1", "1.x"] as const)("lossless-claw %s database", (line) => {
       ).map((row) => row.parent);
       expect(parents).toEqual([...LEAF_IDS]);
       const file = database.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE file_id = ?", FILE_ID)!;
-      expect(readFileSync(file.storage_path, "utf8")).toBe(FILE_CONTENT);
+      expect(readFileSync(resolveRecordedPath(db, file.storage_path), "utf8")).toBe(FILE_CONTENT);
       const toolResult = database.get<{ meta: string }>("SELECT meta FROM messages WHERE role = 'toolResult'")!;
       expect(JSON.parse(toolResult.meta)).toMatchObject(line === "1.x" ? { toolCallId: "call_1", toolName: "read", isError: false } : { toolCallId: "call_1" });
       const calls = database.get<{ n: number }>("SELECT count(*) AS n FROM message_parts WHERE kind = 'toolCall'")!.n;
@@ -155,7 +156,7 @@ describe("stored files", () => {
     const database = openDatabase(db);
     const files = new Map(database.all<{ file_id: string; storage_path: string; byte_size: number; mime_type: string; explorer: string }>(
       "SELECT file_id, storage_path, byte_size, mime_type, explorer FROM large_files",
-    ).map((row) => [row.file_id, row]));
+    ).map((row) => [row.file_id, { ...row, storage_path: resolveRecordedPath(db, row.storage_path) }]));
     database.close();
     expect(readFileSync(files.get(FILE_ID)!.storage_path, "utf8")).toBe(FILE_CONTENT);
     const image = files.get(IMAGE_FILE_ID)!;

@@ -3,7 +3,9 @@
  * creates it on an empty file (0.1.0, and the 1.x line as of 1.0.0-beta.4: extra columns on messages, summaries,
  * conversations and large_files, and its own bookkeeping tables), then rows written as its stores write them
  * (messages with a plain-text copy, one part per content block whose metadata keeps the original block, summaries,
- * summary edges, context items, large files on disk). Written from the peer's documented schema, not its code.
+ * summary edges, context items, large files on disk, tool outputs stored aside). Written from the peer's documented
+ * schema and the databases its own code wrote (test/fixtures/lossless-claw/), not its code; the tables' columns are
+ * checked against those databases (peer-versions.test.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -193,6 +195,34 @@ export class PeerWriter {
     this.db.prepare(`INSERT INTO large_files (file_id, conversation_id, file_name, mime_type, byte_size, storage_uri, exploration_summary, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(fileId, conversationId, fileName, mimeType, Buffer.byteLength(content), storageUri, `A ${mimeType} file`, peerTime(this.clock));
     return storageUri;
+  }
+
+  /**
+   * A tool output the peer stored aside (0.15 on), as its ingest writes it (the databases in
+   * test/fixtures/lossless-claw/ show the shape): the file under lcm-files/<conversation>/, its row, and a `tool`
+   * message whose content is the `[LCM Tool Output: …]` reference, with one `tool` part whose metadata keeps the
+   * `tool_result` block and names the file.
+   */
+  storedToolOutput(conversationId: number, toolCallId: string, toolName: string, fileId: string, output: string, options: { inContext?: boolean } = {}): number {
+    const bytes = Buffer.byteLength(output);
+    const storageUri = join(dirname(this.path), "lcm-files", String(conversationId), `${fileId}.txt`);
+    mkdirSync(dirname(storageUri), { recursive: true });
+    writeFileSync(storageUri, output);
+    const summary = `Text exploration summary (${toolName}.txt):\nCharacters: ${bytes.toLocaleString("en-US")}.`;
+    this.db.prepare(`INSERT INTO large_files (file_id, conversation_id, file_name, mime_type, byte_size, storage_uri, exploration_summary, created_at)
+      VALUES (?, ?, ?, 'text/plain', ?, ?, ?, ?)`).run(fileId, conversationId, `${toolName}.txt`, bytes, storageUri, summary, peerTime(this.clock));
+    const reference = `[LCM Tool Output: ${fileId} | tool=${toolName} | ${bytes.toLocaleString("en-US")} bytes]\n\nExploration Summary:\n${summary}\n\n` +
+      "Call lcm_describe(id=\"<file_id above>\", expandFile=true) to fetch the full output content from disk.";
+    this.clock += 1_000;
+    const seq = (this.seqs.get(conversationId) ?? 0) + 1;
+    this.seqs.set(conversationId, seq);
+    const messageId = Number(this.insertMessage.run(conversationId, seq, "tool", reference, Math.ceil(reference.length / 4), peerTime(this.clock)).lastInsertRowid);
+    const externalized = { externalizedFileId: fileId, originalByteSize: bytes, toolOutputExternalized: true, externalizationReason: "large_tool_result" };
+    const raw = { type: "tool_result", text: reference, rawType: "tool_result", ...externalized, tool_use_id: toolCallId, isError: false, name: toolName };
+    this.insertPart.run(`part_${messageId}_0`, messageId, "sess", "tool", 0, reference, toolCallId, toolName, null,
+      JSON.stringify({ originalRole: "toolResult", toolCallId, toolName, isError: false, ...externalized, rawType: "tool_result", raw }));
+    if (options.inContext !== false) this.contextItem(conversationId, { messageId });
+    return messageId;
   }
 
   /** Runs `body` in one transaction (a large fixture is written in a few seconds). */

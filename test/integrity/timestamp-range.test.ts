@@ -116,12 +116,12 @@ describe("rows an older version stored with times a Date cannot hold", () => {
   it("are found by /lcm doctor without reading them, and repaired by /lcm doctor repair", async () => {
     const { env, conversationId, first, second, condensed } = await olderDatabase();
     const report = await doctor(env, MAIN);
-    expect(report).toMatch(/7 problem\(s\):/);
+    expect(report).toMatch(/7 problems:/);
     for (const subject of ["message 2", "message 3", "message 5", "message 7", first, second, condensed]) {
       expect(report).toContain(`- timestamp_out_of_range [conversation ${conversationId}] ${subject}: a stored time is outside`);
     }
     expect(report).toContain(`Safe repairs available (normalize the stored times of conversation ${conversationId}): run /lcm doctor repair.`);
-    expect(await doctor(env, MAIN, "doctor repair")).toContain(`Applied 1 safe repair(s): normalize the stored times of conversation ${conversationId}.`);
+    expect(await doctor(env, MAIN, "doctor repair")).toContain(`Applied 1 safe repair: normalize the stored times of conversation ${conversationId}.`);
     expect(await doctor(env, MAIN)).toContain("No problems found");
   });
 

@@ -6,6 +6,7 @@ import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { userMessage } from "../helpers/messages.js";
 import { fileBlock, generateLog, generateMarkdown } from "./generated-inputs.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 const SESSION = { sessionId: "s1", sessionKey: "agent:main:main" };
 
@@ -29,7 +30,8 @@ function crashingSetup() {
     ...env,
     crashNextCommit: () => { crashNext = true; },
     conversationDirectory,
-    rows: () => env.db.all<{ file_id: string; storage_path: string }>("SELECT file_id, storage_path FROM large_files"),
+    rows: () => env.db.all<{ file_id: string; storage_path: string }>("SELECT file_id, storage_path FROM large_files")
+      .map((row) => ({ ...row, storage_path: resolveRecordedPath(env.db.path, row.storage_path) })),
     messageCount: () => env.db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n,
   };
 }

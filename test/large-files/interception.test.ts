@@ -7,6 +7,7 @@ import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { fileBlock, generateJsonDocument, generateLog, generateTypeScriptSource } from "./generated-inputs.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 const SESSION = { sessionId: "s1", sessionKey: "agent:main:main" };
 const REFERENCE = /\[LCM File: (file_[a-f0-9]{16}) \| ([^|\n]+) \| ([^|\n]+) \| ([\d,]+) bytes\]\n\nExploration Summary:\n/g;
@@ -17,7 +18,9 @@ function setup(options: Parameters<typeof createTestEngine>[0] = {}) {
   const env = createTestEngine(options);
   return {
     ...env,
-    files: () => env.db.all<FileRow>("SELECT * FROM large_files ORDER BY created_at, file_id"),
+    // Each row with its recorded path resolved as readers resolve it (relative to the database's folder).
+    files: () => env.db.all<FileRow>("SELECT * FROM large_files ORDER BY created_at, file_id")
+      .map((row) => ({ ...row, storage_path: resolveRecordedPath(env.db.path, row.storage_path) })),
     contents: () => env.db.all<{ content: string }>("SELECT content FROM messages ORDER BY message_id").map((row) => row.content),
     references: (text: string) => [...text.matchAll(REFERENCE)].map((match) => ({ fileId: match[1]!, name: match[2]!, mime: match[3]!, bytes: match[4]! })),
     assembled: async (tokenBudget = 200_000) => (await env.newEngine().assemble({ ...SESSION, messages: [], tokenBudget })).messages,

@@ -114,7 +114,8 @@ describe("round trip: ingest → assemble → read back", () => {
     await env.newEngine().commitTurn({ ...SESSION, advancementKey: "t1", messages: turns });
     const [fileId] = extractFileIds(env.storedText());
     expect(fileId).toMatch(/^file_[a-f0-9]{16}$/);
-    const result = await env.newEngine().compact({ ...SESSION, force: true, tokenBudget: 1_000, compactionTarget: "budget" });
+    // /compact: everything but the newest 4 messages is summarized, the file block among it.
+    const result = await env.newEngine().compact({ ...SESSION, force: true, tokenBudget: 1_000, compactionTarget: "threshold" });
     expect(result, JSON.stringify(result)).toMatchObject({ ok: true, compacted: true });
     const summaries = env.db.all<{ file_ids: string }>("SELECT file_ids FROM summaries");
     expect(summaries.some((row) => (JSON.parse(row.file_ids) as string[]).includes(fileId!))).toBe(true);

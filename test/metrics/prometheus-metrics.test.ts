@@ -80,7 +80,7 @@ describe("the metrics route", () => {
   afterAll(() => server?.close());
 
   it("answers GET with the text and its content type, and refuses other methods", async () => {
-    const handler = createMetricsRoute(async () => "lcm_up 1\n");
+    const handler = createMetricsRoute({ enabled: () => true, scrape: async () => "lcm_up 1\n" });
     server = createServer((request, response) => void handler(request, response));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as { port: number };

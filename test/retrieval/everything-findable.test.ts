@@ -5,6 +5,7 @@
  * space before its unit. Everything goes through the registered tool, on real SQLite files.
  */
 import { rmSync } from "node:fs";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 import { describe, expect, it } from "vitest";
 import { bestWithin } from "../../src/retrieval/direct-expansion.js";
 import type { GrepMatch, MessageMatch } from "../../src/retrieval/grep.js";
@@ -82,7 +83,7 @@ describe("content stored aside is searched by default", () => {
     await env.commit(MAIN, [userMessage(paste(300, 150, "first paste holds ALPHA-1")), assistantMessage("ok")]);
     await env.commit(MAIN, [userMessage(paste(300, 150, "second paste holds ALPHA-2")), assistantMessage("ok")]);
     const [first] = env.db.all<{ storage_path: string; file_id: string }>("SELECT storage_path, file_id FROM large_files ORDER BY created_at");
-    rmSync(first!.storage_path); // deleted behind our back
+    rmSync(resolveRecordedPath(env.databasePath, first!.storage_path)); // deleted behind our back
     const result = await grep(env, { pattern: "ALPHA-\\d" });
     expect(result.matches.map((match) => match.snippet)).toEqual([expect.stringContaining("ALPHA-2")]);
     expect(result.unavailableFiles).toEqual([expect.objectContaining({ fileId: first!.file_id, reason: expect.stringMatching(/missing/) })]);

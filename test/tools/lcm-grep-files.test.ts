@@ -9,6 +9,7 @@ import type { FileMatch, GrepMatch } from "../../src/retrieval/grep.js";
 import { fileBlock } from "../large-files/generated-inputs.js";
 import { userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 interface FileGrepDetails {
   matchCount: number;
@@ -137,7 +138,8 @@ describe("lcm_grep scope files", () => {
     await broken.commit(MAIN, [userMessage(fileBlock("replaced.log", null, APP_LOG.replace("OPS-4471", "OPS-4472")))]);
     await nextMillisecond();
     await broken.commit(MAIN, [userMessage(fileBlock("fine.log", null, APP_LOG.replace("OPS-4471", "OPS-4473")))]);
-    const pathOf = (name: string) => broken.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE file_name = ?", name)!.storage_path;
+    const pathOf = (name: string) =>
+      resolveRecordedPath(broken.db.path, broken.db.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE file_name = ?", name)!.storage_path);
     rmSync(pathOf("gone.log"));
     // A directory where the file was: unreadable even to root (a permission change is not, and these machines run as root).
     rmSync(pathOf("replaced.log"));

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DescribeOutputSchema, ExportOutputSchema, ImportJsonlOutputSchema } from "../../src/cli/output-schemas.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 import { openDatabase } from "../../src/db/connection-registry.js";
 import type { SummaryDescription } from "../../src/retrieval/describe.js";
 import plugin from "../../src/plugin.js";
@@ -77,7 +78,7 @@ describe("lcm export with a stored file it cannot read", () => {
     const db = openDatabase(databasePath);
     const { file_id: fileId, storage_path: path } = db.get<{ file_id: string; storage_path: string }>("SELECT file_id, storage_path FROM large_files")!;
     db.close();
-    damage(path);
+    damage(resolveRecordedPath(databasePath, path));
     return { dir, databasePath, fileId };
   }
 

@@ -15,6 +15,7 @@ import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { fileBlock, generateCsv } from "../large-files/generated-inputs.js";
+import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
 
 /** A compacted conversation (leaf and condensed summaries) holding a large file, and a second session of the agent. */
 async function sourceDatabase() {
@@ -106,7 +107,7 @@ describe("lcm export --format jsonl and lcm import jsonl", () => {
       expect(after).toEqual(before);
       // The stored file's bytes came along, under the restored conversation's folder.
       const [original, copy] = [source, restored].map((db, index) =>
-        db.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE conversation_id = ?", index === 0 ? 1 : restoredId)!.storage_path);
+        resolveRecordedPath(db.path, db.get<{ storage_path: string }>("SELECT storage_path FROM large_files WHERE conversation_id = ?", index === 0 ? 1 : restoredId)!.storage_path));
       expect(copy).not.toBe(original);
       expect(readFileSync(copy!)).toEqual(readFileSync(original!));
     } finally {

@@ -9,7 +9,7 @@ import type { Finding, RepairAction } from "../../integrity/findings.js";
 import { type DoctorOutcome, runDoctor } from "../../services/integrity-service.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { EXIT } from "../exit-codes.js";
-import { count } from "../format.js";
+import { count, counted } from "../format.js";
 import { requireConversation } from "./context-command.js";
 
 export interface DoctorOutput {
@@ -60,16 +60,26 @@ export async function doctorCommand(runtime: CliRuntime, options: { conversation
     healthy: left.length === 0,
   };
   const lines = [
-    `LCM doctor: ${count(report.checksRun)} checks over ${count(report.conversationsChecked)} conversation(s)` +
-      `${data.indexesChecked ? " and the full-text indexes" : " (full-text indexes not checked: the file is read-only)"} in ${count(report.durationMs)} ms.`,
+    `LCM doctor: ${counted(report.checksRun, "check")} over ${counted(report.conversationsChecked, "conversation")}` +
+      `${data.indexesChecked ? " and the full-text indexes" : ` (full-text indexes not checked: ${notChecked(stores.readOnlyNotice)})`} in ${count(report.durationMs)} ms.`,
   ];
   if (report.findings.length === 0) lines.push("No problems found.");
   for (const finding of report.findings.slice(0, 50)) {
     lines.push(`- ${finding.kind}${finding.conversationId === null ? "" : ` [conversation ${finding.conversationId}]`} ${finding.subject}: ${finding.detail}`);
   }
   if (report.findings.length > 50) lines.push(`- … and ${report.findings.length - 50} more (--json lists all)`);
-  if (applied.length > 0) lines.push(`Applied ${applied.length} safe repair(s); ${remaining && remaining.findings.length > 0 ? `${remaining.findings.length} problem(s) remain` : "no problems remain"}.`);
-  else if (plan.nonDestructive.length > 0) lines.push(`${plan.nonDestructive.length} safe repair(s) available: run lcm doctor --repair.`);
+  if (applied.length > 0) {
+    const left = remaining?.findings.length ?? 0;
+    lines.push(`Applied ${counted(applied.length, "safe repair")}; ${left > 0 ? `${counted(left, "problem")} remain${left === 1 ? "s" : ""}` : "no problems remain"}.`);
+  } else if (plan.nonDestructive.length > 0) {
+    lines.push(`${counted(plan.nonDestructive.length, "safe repair")} available: run lcm doctor --repair.`);
+  }
   for (const manual of data.needsOperator.slice(0, 20)) lines.push(`Needs an operator: ${manual.kind} ${manual.subject}: ${manual.advice}`);
   return { data, text: lines.join("\n"), exitCode: data.healthy ? EXIT.ok : EXIT.problemsFound };
+}
+
+/** Why the index check was skipped, from the opening's note ("opened read-only: the file is read-only (mode …)"). */
+function notChecked(notice: string | null): string {
+  if (notice === null) return "the file is open read-only";
+  return notice.replace(/^opened read-only: /, "").replace(/: reading without writing;.*$/, "");
 }

@@ -66,10 +66,12 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
     const created = options.apply && isMissing(targetPath);
     const target = openTarget(runtime, targetPath, options.apply, opened);
     const scratch = options.apply ? null : own(openDatabase(":memory:"), opened);
+    // With --apply the target is the store (an interrupted import resumes in it); a dry run writes to a scratch
+    // database and only reads the target, for what it holds already.
     const report = await importLosslessClaw({
       sourcePath: source,
       store: new SqliteImportStore(scratch ?? target!),
-      target: target ? new SqliteImportStore(target) : null,
+      target: scratch ? (target ? new SqliteImportStore(target) : null) : undefined,
       files: options.apply ? new LargeFileStorage(config.filesDirectory) : null,
       defaultAgentId: options.agent,
       tokens: runtime.tokens,
@@ -138,7 +140,8 @@ function describe(data: ImportLosslessClawOutput): string {
     `${verb} ${count(conversations.imported)} of ${count(conversations.total)} conversations` +
       (conversations.alreadyImported ? ` (${count(conversations.alreadyImported)} imported before: nothing to do)` : "") +
       (conversations.resumed ? ` (${count(conversations.resumed)} resumed)` : "") +
-      (conversations.archived ? `, ${count(conversations.archived)} as archived` : "") + ".",
+      (conversations.archived ? `, ${count(conversations.archived)} as archived` : "") +
+      (conversations.notImported ? `; ${count(conversations.notImported)} not imported (below)` : "") + ".",
     "",
     "table              source   " + (data.dryRun ? "would write" : "written"),
     ...([

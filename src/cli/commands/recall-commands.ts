@@ -1,13 +1,12 @@
 /**
- * `lcm grep`, `lcm describe` and `lcm expand`: the agent's recall tools for the operator, through the same
- * RecallService and engines (lcm_grep, lcm_describe, lcm_expand, lcm_expand_query). The operator may read every
+ * `lcm grep` and `lcm expand`: the agent's recall tools for the operator, through the same RecallService and
+ * engines (lcm_grep, lcm_expand, lcm_expand_query; `lcm describe` is describe-command.ts). The operator may read every
  * conversation: all of them by default, one with --conversation, one agent's with --agent. grep indexes messages
  * still waiting for the full-text index first, as the tool does (it writes the index only, and only to a writable
  * LCM file); describe and expand only read.
  */
 import type { CompletionModel } from "../../contracts.js";
 import type { ExpandQueryResult } from "../../retrieval/delegated-expansion.js";
-import type { Description } from "../../retrieval/describe.js";
 import type { GrepMode, GrepResult, GrepScope } from "../../retrieval/grep.js";
 import { createRecallServices } from "../../retrieval/recall-services.js";
 import type { ExpandResult } from "../../retrieval/summary-expansion.js";
@@ -15,7 +14,7 @@ import { RecallService, type RecallReader } from "../../services/recall-service.
 import type { SearchSort } from "../../store/retrieval-store.js";
 import type { CliRuntime, CliStores, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { count, preview } from "../format.js";
+import { count, counted, preview } from "../format.js";
 
 export interface GrepOptions {
   mode: GrepMode;
@@ -31,7 +30,7 @@ export interface GrepOptions {
 export type GrepOutput = Omit<GrepResult, "matches"> & { pattern: string; searchedConversations: number; matchCount: number; matches: GrepResult["matches"] };
 
 export async function grepCommand(runtime: CliRuntime, pattern: string, options: GrepOptions): Promise<CommandOutput<GrepOutput>> {
-  const { service, reader } = recall(runtime, runtime.open("prefer-write"), options.agent);
+  const { service, reader } = recallFor(runtime, runtime.open("prefer-write"), options.agent);
   const outcome = await service.grep(reader, {
     pattern, mode: options.mode, scope: options.scope, limit: options.limit, sort: options.sort,
     since: time(options.since, "--since"), before: time(options.before, "--before"),
@@ -41,7 +40,7 @@ export async function grepCommand(runtime: CliRuntime, pattern: string, options:
   const data: GrepOutput = { ...result, note: outcome.note, pattern, searchedConversations: outcome.searchedConversations, matchCount: result.matches.length };
   const lines = [
     `${count(result.matches.length)} match${result.matches.length === 1 ? "" : "es"} for ${JSON.stringify(pattern)} (${result.mode}, ${result.scope}) ` +
-      `in ${count(outcome.searchedConversations)} conversation(s)${result.limitReached ? `; limit ${options.limit} reached` : ""}${result.truncated ? "; search stopped early (time budget)" : ""}`,
+      `in ${counted(outcome.searchedConversations, "conversation")}${result.limitReached ? `; limit ${options.limit} reached` : ""}${result.truncated ? "; search stopped early (time budget)" : ""}`,
     ...result.matches.map((match) => {
       switch (match.type) {
         case "message":
@@ -60,36 +59,6 @@ export async function grepCommand(runtime: CliRuntime, pattern: string, options:
   return { data, text: lines.join("\n") };
 }
 
-export interface DescribeOptions {
-  conversation?: number;
-  startLine?: number;
-  maxLines?: number;
-  offset?: number;
-  maxBytes?: number;
-}
-
-export async function describeCommand(runtime: CliRuntime, id: string, options: DescribeOptions): Promise<CommandOutput<Description>> {
-  if ((options.offset !== undefined || options.maxBytes !== undefined) && (options.startLine !== undefined || options.maxLines !== undefined)) {
-    throw new CliError(EXIT.usage, "Page a file either by lines (--start-line, --max-lines) or by bytes (--offset, --max-bytes), not both.");
-  }
-  const { service, reader } = recall(runtime, runtime.open("read"));
-  const description = await service.describe(reader, id, options.conversation !== undefined ? { conversationId: options.conversation } : {}, {
-    ...(options.offset !== undefined ? { offset: options.offset } : {}),
-    ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
-    ...(options.startLine !== undefined ? { startLine: options.startLine } : {}),
-    ...(options.maxLines !== undefined ? { maxLines: options.maxLines } : {}),
-  });
-  if (description.type === "summary") {
-    const { content, ...metadata } = description;
-    return { data: description, text: `${JSON.stringify(metadata, null, 2)}\n\n${content}` };
-  }
-  const { explorationSummary, content, ...metadata } = description;
-  return {
-    data: description,
-    text: [JSON.stringify(metadata, null, 2), "", explorationSummary, ...(content ? ["", content.text] : [])].join("\n"),
-  };
-}
-
 export interface ExpandOptions {
   depth: number;
   messages: boolean;
@@ -103,7 +72,7 @@ export type ExpandOutput = ({ kind: "walk" } & ExpandResult) | ({ kind: "query" 
 export async function expandCommand(runtime: CliRuntime, summaryId: string, options: ExpandOptions): Promise<CommandOutput<ExpandOutput>> {
   // A question needs the full-text index of the messages under the summary (it may index what is waiting).
   const stores = runtime.open(options.prompt !== undefined ? "prefer-write" : "read");
-  const { service } = recall(runtime, stores, undefined, runtime.environment.model);
+  const { service } = recallFor(runtime, stores, undefined, runtime.environment.model);
   const reader = { kind: "operator" as const };
   if (options.prompt !== undefined) {
     const result = await service.expandQuery(reader, { prompt: options.prompt, query: null, summaryIds: [summaryId], maxTokens: options.maxTokens });
@@ -122,7 +91,8 @@ export async function expandCommand(runtime: CliRuntime, summaryId: string, opti
   return { data: { kind: "walk", ...result }, text: lines.join("\n") };
 }
 
-function recall(runtime: CliRuntime, stores: CliStores, agentId?: string, model?: CompletionModel): { service: RecallService; reader: RecallReader } {
+/** The recall service on a command's stores, reading as the operator (every conversation, or one agent's). */
+export function recallFor(runtime: CliRuntime, stores: CliStores, agentId?: string, model?: CompletionModel): { service: RecallService; reader: RecallReader } {
   const { config } = runtime.settings;
   const services = createRecallServices({
     store: stores.store, retrievalStore: stores.retrievalStore, grants: stores.grantStore, config, tokens: runtime.tokens,

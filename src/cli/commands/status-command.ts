@@ -1,7 +1,8 @@
 /**
  * `lcm status [conversation]`: the database (file, schema, size, growth, what retention would do, totals, index
- * backlog) and, for one conversation, what `/lcm status` shows in a chat, from the same StatusService. Circuit
- * breakers and the spend guard are per process: the CLI's own (a gateway's are in its `lcm.status` RPC and metrics).
+ * backlog) and, for one conversation, what `/lcm status` shows in a chat, from the same StatusService. The spend
+ * guard counts in the gateway's memory: the CLI shows its limits and says where the count is (the `lcm.status` RPC),
+ * never its own empty guard. Circuit breakers are per process too; a closed one is not shown.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { renderStatus } from "../../commands/lcm-status.js";
@@ -24,7 +25,7 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
   const stores = runtime.open("read");
   const service = new StatusService({
     conversations: stores.store, sessions: stores.retrievalStore, status: stores.statusStore, config, clock: runtime.clock,
-    storage: new SqliteRetentionStore(stores.database),
+    storage: new SqliteRetentionStore(stores.database), spendGuard: null,
   });
   const status = await service.snapshot(conversationId === undefined ? {} : { conversationId });
   if (conversationId !== undefined && status.conversation === null) {

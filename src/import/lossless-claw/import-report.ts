@@ -38,6 +38,8 @@ export interface ImportReport {
     alreadyImported: number;
     /** Imported as archived (archived by the peer, or the session already has a live conversation here). */
     archived: number;
+    /** Not imported, nothing of them written (rows that could not be read to the end, an id already taken): `unmapped` says why. */
+    notImported: number;
   };
   written: WrittenCounts;
   unmapped: UnmappedKind[];

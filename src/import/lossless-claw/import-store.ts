@@ -7,90 +7,90 @@
  * as the engine writes them (messages and parts as encoded by the codec, summaries with their edges, context items
  * with the conversation's counters); the full-text indexes pick imported rows up by id, as they do ingested ones.
  *
- * Map keys: `conversation` → the peer conversation id; `message` → "<peer conversation>/<peer message>" (a key range
- * per conversation); `summary` → the peer summary id; `file` → the peer file id.
+ * Map keys: `conversation` → the peer conversation id (target_key: its identity, peer-reader.ts); `message` →
+ * "<peer conversation>/<peer message>" (a key range per conversation; a message LCM's codec refused has no target and
+ * its state says why); `summary` → the peer summary id; `file` → the peer file id.
+ *
+ * A source is the peer's file whatever its path and whatever the peer removed from it since: it is found by the
+ * fingerprint of the file, else by any of its conversations already imported from it (its identity, or for rows
+ * written before identities were kept, its id with the session and creation time of the conversation it became).
  */
 import type { Database } from "../../db/database.js";
-import { type EncodedMessage, ItemFlags, MessageFlags } from "../../messages/message-codec.js";
+import { recordedPath } from "../../db/stored-file-path.js";
+import { ItemFlags, MessageFlags } from "../../messages/message-codec.js";
 import type { ConversationKey, LargeFileRecord } from "../../records.js";
 import { nextLoopTurn, type SliceDeadline } from "../../runtime/time-slice.js";
 import { pendingTranscriptMatch } from "../../store/sqlite/sqlite-imported-history-store.js";
+import {
+  type ContextItemInput, type ConversationCursor, type ImportedFile, IMPORTING_REASON, INITIAL_CURSOR, type MessageToStore, type SourceConversation,
+} from "./import-records.js";
 import type { ImportedMessage, PlannedSummary } from "./summary-plan.js";
-
-export type ImportPhase = "files" | "messages" | "summaries" | "context" | "done";
-
-/** Where a conversation's import stands (import_map.state of its conversation row). */
-export interface ConversationCursor {
-  phase: ImportPhase;
-  /** The last peer message stored (messages are read in (seq, message_id) order). */
-  afterSeq: number;
-  afterMessageId: number;
-  /** Context items written so far. */
-  contextItems: number;
-  /**
-   * Set when the import ends: "pending" until bootstrap has matched the session's transcript against the imported
-   * messages once (sqlite-imported-history-store.ts), then "reconciled".
-   */
-  transcript?: "pending" | "reconciled";
-}
 
 /** Rows per read of the map (2-4 ms each at 100k messages). */
 const PAGE_ROWS = 1_000;
 
-export const INITIAL_CURSOR: ConversationCursor = { phase: "files", afterSeq: Number.MIN_SAFE_INTEGER, afterMessageId: 0, contextItems: 0 };
-
-/** Shown on a conversation while it is being imported: archived, so no turn reaches it half-written. */
-export const IMPORTING_REASON = "importing from lossless-claw";
-
-/** A peer message rebuilt and encoded, with where it was in the peer and its transcript match key. */
-export interface MessageToStore {
-  peerMessageId: number;
-  peerSeq: number;
-  encoded: EncodedMessage;
-  matchKey: string;
-}
-
-export interface ContextItemInput {
-  messageId: number | null;
-  summaryRowId: number | null;
-  tokenCount: number;
-  flags: number;
-  isMessage: boolean;
-}
-
 export class SqliteImportStore {
   constructor(readonly db: Database) {}
 
-  /** Registers the source (or finds it again by fingerprint) and returns its id. */
-  async beginSource(source: { kind: string; fingerprint: string; path: string; schemaLine: string; now: number }): Promise<number> {
+  /**
+   * Registers the source, or finds it again (findSource) and records its current fingerprint and path; returns its id.
+   */
+  async beginSource(source: { kind: string; fingerprint: string; path: string; schemaLine: string; now: number }, conversations: readonly SourceConversation[]): Promise<number> {
     return this.db.write(() => {
-      this.db.run(
-        `INSERT INTO import_sources (kind, fingerprint, path, schema_line, started_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (kind, fingerprint) DO UPDATE SET path = excluded.path, schema_line = excluded.schema_line`,
+      const known = this.findSource(source.kind, source.fingerprint, conversations);
+      if (known !== null) {
+        this.db.run("UPDATE import_sources SET fingerprint = ?, path = ?, schema_line = ? WHERE source_id = ?", source.fingerprint, source.path, source.schemaLine, known);
+        return known;
+      }
+      return Number(this.db.run(
+        "INSERT INTO import_sources (kind, fingerprint, path, schema_line, started_at) VALUES (?, ?, ?, ?, ?)",
         source.kind, source.fingerprint, source.path, source.schemaLine, source.now,
-      );
-      return this.db.get<{ source_id: number }>("SELECT source_id FROM import_sources WHERE kind = ? AND fingerprint = ?", source.kind, source.fingerprint)!.source_id;
+      ).lastInsertRowid);
     });
   }
 
-  findSource(kind: string, fingerprint: string): number | null {
-    return this.db.get<{ source_id: number }>("SELECT source_id FROM import_sources WHERE kind = ? AND fingerprint = ?", kind, fingerprint)?.source_id ?? null;
+  /**
+   * The source this file is: the one of this fingerprint, else one holding any of its conversations (a peer that
+   * pruned its oldest conversation has another fingerprint, but the same conversations). Null when none.
+   */
+  findSource(kind: string, fingerprint: string, conversations: readonly SourceConversation[]): number | null {
+    const byFingerprint = this.db.get<{ source_id: number }>("SELECT source_id FROM import_sources WHERE kind = ? AND fingerprint = ?", kind, fingerprint);
+    if (byFingerprint) return byFingerprint.source_id;
+    for (const { source_id: sourceId } of this.db.all<{ source_id: number }>("SELECT source_id FROM import_sources WHERE kind = ? ORDER BY source_id", kind)) {
+      if (conversations.some((conversation) => this.holds(sourceId, conversation))) return sourceId;
+    }
+    return null;
+  }
+
+  /** Whether the source's map holds this very conversation (not merely one with the same peer id). */
+  private holds(sourceId: number, conversation: SourceConversation): boolean {
+    const row = this.db.get<{ target_key: string | null; session_id: string | null; created_at: number | null }>(
+      `SELECT i.target_key, c.session_id, c.created_at FROM import_map i LEFT JOIN conversations c ON c.conversation_id = i.target_id
+       WHERE i.source_id = ? AND i.entity = 'conversation' AND i.source_key = ?`,
+      sourceId, String(conversation.peerConversationId),
+    );
+    if (!row) return false;
+    if (row.target_key !== null) return row.target_key === conversation.identity;
+    return row.session_id === conversation.sessionId && row.created_at === conversation.createdAt;
   }
 
   async finishSource(sourceId: number, now: number): Promise<void> {
     await this.db.write(() => this.db.run("UPDATE import_sources SET completed_at = ? WHERE source_id = ?", now, sourceId));
   }
 
-  /** The LCM conversation a peer conversation became, and how far its import got; null when not started. */
-  conversationState(sourceId: number, peerConversationId: number): { conversationId: number; cursor: ConversationCursor } | null {
-    const row = this.db.get<{ target_id: number; state: string }>(
-      "SELECT target_id, state FROM import_map WHERE source_id = ? AND entity = 'conversation' AND source_key = ?", sourceId, String(peerConversationId),
+  /**
+   * The LCM conversation a peer conversation became, how far its import got and the identity it was imported under
+   * (null for rows written before identities were kept); null when not started.
+   */
+  conversationState(sourceId: number, peerConversationId: number): { conversationId: number; cursor: ConversationCursor; identity: string | null } | null {
+    const row = this.db.get<{ target_id: number; target_key: string | null; state: string }>(
+      "SELECT target_id, target_key, state FROM import_map WHERE source_id = ? AND entity = 'conversation' AND source_key = ?", sourceId, String(peerConversationId),
     );
-    return row ? { conversationId: row.target_id, cursor: JSON.parse(row.state) as ConversationCursor } : null;
+    return row ? { conversationId: row.target_id, cursor: JSON.parse(row.state) as ConversationCursor, identity: row.target_key } : null;
   }
 
-  /** Creates the conversation, archived while it is imported, and its map row. */
-  async createConversation(sourceId: number, peerConversationId: number, key: ConversationKey, createdAt: number, now: number): Promise<number> {
+  /** Creates the conversation, archived while it is imported, and its map row (keeping the peer conversation's identity). */
+  async createConversation(sourceId: number, peerConversationId: number, identity: string, key: ConversationKey, createdAt: number, now: number): Promise<number> {
     return this.db.write(() => {
       const { lastInsertRowid: conversationId } = this.db.run(
         `INSERT INTO conversations (agent_id, session_id, session_key, created_at, updated_at, archived_at, archive_reason)
@@ -98,8 +98,8 @@ export class SqliteImportStore {
         key.agentId, key.sessionId, key.sessionKey ?? null, createdAt, now, now, IMPORTING_REASON,
       );
       this.db.run(
-        "INSERT INTO import_map (source_id, entity, source_key, target_id, state) VALUES (?, 'conversation', ?, ?, ?)",
-        sourceId, String(peerConversationId), conversationId, JSON.stringify(INITIAL_CURSOR),
+        "INSERT INTO import_map (source_id, entity, source_key, target_id, target_key, state) VALUES (?, 'conversation', ?, ?, ?, ?)",
+        sourceId, String(peerConversationId), conversationId, identity, JSON.stringify(INITIAL_CURSOR),
       );
       return conversationId;
     });
@@ -114,6 +114,22 @@ export class SqliteImportStore {
     return new Set(rows.map((row) => row.source_key));
   }
 
+  /**
+   * The files this source's peer files became in the conversation, by peer file id (the same file for two peer ids
+   * of the same content): what references to them name.
+   */
+  importedFiles(sourceId: number, conversationId: number): Map<string, ImportedFile> {
+    const rows = this.db.all<{ source_key: string; file_id: string; file_name: string | null; mime_type: string | null; byte_size: number; exploration_summary: string }>(
+      `SELECT i.source_key, f.file_id, f.file_name, f.mime_type, f.byte_size, f.exploration_summary
+       FROM import_map i JOIN large_files f ON f.file_id = i.target_key
+       WHERE i.source_id = ? AND i.entity = 'file' AND f.conversation_id = ?`,
+      sourceId, conversationId,
+    );
+    return new Map(rows.map((row) => [row.source_key, {
+      fileId: row.file_id, fileName: row.file_name, mimeType: row.mime_type, byteSize: row.byte_size, explorationSummary: row.exploration_summary,
+    }]));
+  }
+
   /** Another row holding the same content in the conversation (LCM stores one file per content). */
   fileWithHash(conversationId: number, contentHash: string): string | null {
     return this.db.get<{ file_id: string }>("SELECT file_id FROM large_files WHERE conversation_id = ? AND content_hash = ?", conversationId, contentHash)?.file_id ?? null;
@@ -126,7 +142,7 @@ export class SqliteImportStore {
   /** Stores file rows (their content is on disk already) and records every peer file handled; ends the file phase. */
   async storeFiles(
     sourceId: number, conversationId: number, peerConversationId: number,
-    files: readonly { peerFileId: string; record: LargeFileRecord | null; targetFileId: string | null; note: string | null }[],
+    files: readonly { peerFileId: string; record: LargeFileRecord | null; targetFileId: string | null; note: string | null; noteKind: string | null }[],
   ): Promise<void> {
     await this.db.write(() => {
       for (const file of files) {
@@ -136,12 +152,12 @@ export class SqliteImportStore {
             `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
                exploration_summary, explorer, origin, tool_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
             record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
-            record.storagePath, record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
+            recordedPath(this.db.path, record.storagePath), record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt,
           );
         }
         this.db.run(
           "INSERT INTO import_map (source_id, entity, source_key, target_key, state) VALUES (?, 'file', ?, ?, ?) ON CONFLICT DO NOTHING",
-          sourceId, file.peerFileId, file.targetFileId, file.note,
+          sourceId, file.peerFileId, file.targetFileId, file.noteKind === null ? null : `${file.noteKind}: ${file.note ?? ""}`,
         );
       }
       this.advance(sourceId, peerConversationId, { phase: "messages" });
@@ -150,8 +166,9 @@ export class SqliteImportStore {
 
   /**
    * Appends messages after the conversation's last (seq order kept), with their parts and map rows, until `deadline`
-   * has expired (at least one), and moves the cursor past the last one written; returns those written. Not in
-   * context yet: the context is written from the peer's once all are in.
+   * has expired (at least one), and moves the cursor past the last one handled; returns those written and how many of
+   * `messages` it handled (a refused message gets its map row only). Not in context yet: the context is written from
+   * the peer's once all are in. The file of a tool output the peer stored aside is marked as that tool's output.
    * A fingerprint already stored in the conversation (the same text at the same second, twice) is another message:
    * it is stored under an identity scoped to its peer row. Each map row keeps the message's transcript match key
    * (transcript-match.ts) until bootstrap finds the message in the host's transcript.
@@ -159,14 +176,22 @@ export class SqliteImportStore {
   async storeMessages(
     sourceId: number, conversationId: number, peerConversationId: number,
     messages: readonly MessageToStore[], now: number, deadline: SliceDeadline,
-  ): Promise<ImportedMessage[]> {
-    if (messages.length === 0) return [];
+  ): Promise<{ stored: ImportedMessage[]; handled: number }> {
+    if (messages.length === 0) return { stored: [], handled: 0 };
     return this.db.write(() => {
       let nextSeq = this.db.get<{ next_seq: number }>("SELECT next_seq FROM conversations WHERE conversation_id = ?", conversationId)!.next_seq;
       const stored: ImportedMessage[] = [];
       let tokens = 0;
-      for (const { peerMessageId, encoded, matchKey } of messages) {
-        if (stored.length > 0 && deadline.expired()) break;
+      let handled = 0;
+      for (const message of messages) {
+        if (handled > 0 && deadline.expired()) break;
+        handled++;
+        const { peerMessageId, encoded } = message;
+        const key = `${peerConversationId}/${peerMessageId}`;
+        if (encoded === null) {
+          this.db.run("INSERT INTO import_map (source_id, entity, source_key, state) VALUES (?, 'message', ?, ?)", sourceId, key, `refused: ${message.refused}`);
+          continue;
+        }
         const insert = (identityKey: string) => this.db.run(
           `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, identity_key) DO NOTHING`,
@@ -184,8 +209,15 @@ export class SqliteImportStore {
         });
         this.db.run(
           "INSERT INTO import_map (source_id, entity, source_key, target_id, state) VALUES (?, 'message', ?, ?, ?)",
-          sourceId, `${peerConversationId}/${peerMessageId}`, messageId, pendingTranscriptMatch(matchKey),
+          sourceId, key, messageId, pendingTranscriptMatch(message.matchKey),
         );
+        for (const output of message.toolOutputs ?? []) {
+          this.db.run(
+            `UPDATE large_files SET origin = 'tool-result', tool_name = coalesce(?, tool_name) WHERE conversation_id = ? AND file_id =
+               (SELECT target_key FROM import_map WHERE source_id = ? AND entity = 'file' AND source_key = ?)`,
+            output.toolName, conversationId, sourceId, output.fileId,
+          );
+        }
         stored.push({
           messageId, seq: nextSeq, createdAt: encoded.createdAt, tokenCount: encoded.tokenCount,
           excluded: (encoded.flags & MessageFlags.excluded) !== 0, itemFlags: encoded.itemFlags,
@@ -198,9 +230,9 @@ export class SqliteImportStore {
            last_ingest_at = ?, updated_at = ? WHERE conversation_id = ?`,
         nextSeq, stored.length, tokens, now, now, conversationId,
       );
-      const last = messages[stored.length - 1]!;
+      const last = messages[handled - 1]!;
       this.advance(sourceId, peerConversationId, { afterSeq: last.peerSeq, afterMessageId: last.peerMessageId });
-      return stored;
+      return { stored, handled };
     });
   }
 

@@ -7,6 +7,11 @@
  * fields and the assistant's model identity. Blocks come back from `raw` byte for byte. What the peer did not keep
  * is reported in `inexact` (a part without its raw block, a bash output that does not follow its command) and the
  * peer's own columns LCM has no place for are kept in the message's `__lcmImport` field (its meta).
+ *
+ * A tool output the peer stored aside (0.15 on: a `tool_result` or `function_call_output` block whose text is
+ * `[LCM Tool Output: file_… | tool=… | N bytes]`, its part metadata naming `externalizedFileId`) becomes a text block
+ * holding LCM's own reference to the imported file (`[LCM File: …]` with its exploration summary), so the model, the
+ * search and lcm_describe find it as they find any output LCM stored aside itself.
  */
 import type { AgentMessage } from "../../host/openclaw-types.js";
 import type { PeerMessage, PeerPart } from "./peer-reader.js";
@@ -15,15 +20,21 @@ export interface RebuiltMessage {
   message: AgentMessage;
   /** Why the message may differ from what the host sent (empty when every block came back verbatim). */
   inexact: string[];
+  /** The peer files of the tool outputs the peer stored aside, with the tool that produced each. */
+  toolOutputs: { peerFileId: string; toolName: string | null }[];
 }
+
+/** LCM's reference to the imported file a peer file id became; null when no file came over for it. */
+export type FileReferenceOf = (peerFileId: string) => string | null;
 
 /** The field of an imported message that keeps what LCM's model has no place for. */
 export const IMPORT_META_FIELD = "__lcmImport";
 
 type Metadata = Record<string, unknown>;
 
-export function rebuildPeerMessage(peer: PeerMessage, parts: readonly PeerPart[]): RebuiltMessage {
+export function rebuildPeerMessage(peer: PeerMessage, parts: readonly PeerPart[], fileReference: FileReferenceOf = () => null): RebuiltMessage {
   const inexact: string[] = [];
+  const toolOutputs: RebuiltMessage["toolOutputs"] = [];
   const metas = parts.map((part) => parseObject(part.metadata));
   const first = metas[0] ?? {};
   const originalRole = metas.map((meta) => meta.originalRole).find((role): role is string => typeof role === "string") ??
@@ -42,7 +53,7 @@ export function rebuildPeerMessage(peer: PeerMessage, parts: readonly PeerPart[]
   } else if (first.source === "non-array-content") {
     message = { role: originalRole, content: first.raw };
   } else {
-    message = { role: originalRole, content: contentOf(peer, parts, metas, originalRole, inexact) };
+    message = { role: originalRole, content: contentOf(peer, parts, metas, originalRole, { inexact, toolOutputs, fileReference }) };
   }
 
   if (timestamp !== undefined && message.timestamp === undefined) message.timestamp = timestamp;
@@ -66,10 +77,18 @@ export function rebuildPeerMessage(peer: PeerMessage, parts: readonly PeerPart[]
     ...(inexact.length > 0 ? { inexact } : {}),
   };
   if (Object.keys(kept).length > 0) message[IMPORT_META_FIELD] = { source: "lossless-claw", ...kept };
-  return { message, inexact };
+  return { message, inexact, toolOutputs };
 }
 
-function contentOf(peer: PeerMessage, parts: readonly PeerPart[], metas: Metadata[], role: string, inexact: string[]): unknown {
+/** What building the blocks collects besides them. */
+interface BlockContext {
+  inexact: string[];
+  toolOutputs: RebuiltMessage["toolOutputs"];
+  fileReference: FileReferenceOf;
+}
+
+function contentOf(peer: PeerMessage, parts: readonly PeerPart[], metas: Metadata[], role: string, context: BlockContext): unknown {
+  const { inexact } = context;
   const indexes = parts.map((_, index) => index).filter((index) => metas[index]!.topLevelReasoningOnly !== true);
   if (indexes.length === 0) {
     if (parts.length === 0) inexact.push("no parts: rebuilt from the plain-text copy");
@@ -81,11 +100,20 @@ function contentOf(peer: PeerMessage, parts: readonly PeerPart[], metas: Metadat
   if (only && only.partType === "text" && metas[indexes[0]!]!.raw === undefined && metas[indexes[0]!]!.rawType === undefined) {
     return only.textContent ?? peer.content;
   }
-  return indexes.map((index) => blockOf(parts[index]!, metas[index]!, inexact));
+  return indexes.map((index) => blockOf(parts[index]!, metas[index]!, context));
 }
 
 /** The original block when the peer kept it; otherwise one rebuilt from the part's columns. */
-function blockOf(part: PeerPart, meta: Metadata, inexact: string[]): unknown {
+function blockOf(part: PeerPart, meta: Metadata, context: BlockContext): unknown {
+  const { inexact } = context;
+  const storedAside = externalizedToolOutput(part, meta);
+  if (storedAside) {
+    context.toolOutputs.push({ peerFileId: storedAside.fileId, toolName: storedAside.toolName });
+    const reference = context.fileReference(storedAside.fileId);
+    if (reference !== null) return { type: "text", text: reference };
+    inexact.push("tool output stored aside by lossless-claw whose file did not come over: kept as the peer's reference text");
+    return { type: "text", text: storedAside.text };
+  }
   if (meta.raw !== undefined) {
     if (isObject(meta.raw) && typeof meta.rawType === "string" && meta.raw.type !== meta.rawType) return { ...meta.raw, type: meta.rawType };
     return meta.raw;
@@ -103,6 +131,20 @@ function blockOf(part: PeerPart, meta: Metadata, inexact: string[]): unknown {
     default:
       return { type: "text", text };
   }
+}
+
+/**
+ * The tool output a part stands for, when the peer stored it aside: the part's metadata (or its raw block) says
+ * `toolOutputExternalized` and names the file. The text is the peer's reference, kept when no file came over.
+ */
+function externalizedToolOutput(part: PeerPart, meta: Metadata): { fileId: string; toolName: string | null; text: string } | null {
+  const raw = isObject(meta.raw) ? meta.raw : {};
+  const flagged = meta.toolOutputExternalized === true || raw.toolOutputExternalized === true;
+  const fileId = typeof meta.externalizedFileId === "string" ? meta.externalizedFileId : typeof raw.externalizedFileId === "string" ? raw.externalizedFileId : null;
+  if (!flagged || fileId === null) return null;
+  const text = [raw.text, raw.output, part.textContent, part.toolOutput].find((value): value is string => typeof value === "string") ?? "";
+  const toolName = pick([meta, raw], "toolName") ?? (typeof raw.name === "string" ? raw.name : null) ?? part.toolName;
+  return { fileId, toolName, text };
 }
 
 function restoreModelIdentity(message: AgentMessage, metas: Metadata[]): void {

@@ -4,10 +4,12 @@
  * `file_…` references in messages and summaries keep resolving. The peer's file is only read. Text (UTF-8) is stored
  * as text, to be paged and searched; anything else (the peer also kept images) byte for byte as a binary file, which
  * describe and export hand on as it is. A file missing from disk keeps its record (name, type, size, the peer's
- * exploration summary) with its content reported missing, and the import report says so.
+ * exploration summary) with its content reported missing, and the import report says so. Only regular files are read:
+ * a recorded path that names a named pipe or a device is reported and treated as missing.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TokenEstimator } from "../../contracts.js";
@@ -25,8 +27,10 @@ export interface FileOutcome {
   peerFileId: string;
   record: LargeFileRecord | null;
   targetFileId: string | null;
-  /** What was not as the peer had it (null when the file came over as it was). */
+  /** What was not as the peer had it (null when the file came over as it was): the report's kind and the details. */
   note: string | null;
+  /** The kind of `note`, without ids or paths (the report counts by it). */
+  noteKind: string | null;
 }
 
 export interface FileCopyDeps {
@@ -42,16 +46,22 @@ export interface FileCopyDeps {
 }
 
 export async function copyPeerFile(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): Promise<FileOutcome> {
-  const skip = (note: string): FileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, note });
-  if (!FILE_ID_PATTERN.test(file.fileId)) return skip(`file id ${file.fileId} is not of the form file_ + 16 hex`);
-  if (deps.fileIdTaken(file.fileId)) return skip(`file id ${file.fileId} is taken by another conversation's file here`);
-  const bytes = await readFirst(candidatePaths(file, deps.sourcePath));
-  if (!bytes) return keepMissing(file, conversationId, deps);
+  const skip = (noteKind: string, note: string): FileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, note, noteKind });
+  if (!FILE_ID_PATTERN.test(file.fileId)) return skip("file id not of the form file_ + 16 hex", `file id ${file.fileId} is not of the form file_ + 16 hex`);
+  if (deps.fileIdTaken(file.fileId)) return skip("file id taken by another conversation's file here", `file id ${file.fileId} is taken by another conversation's file here`);
+  const found = await readFirst(candidatePaths(file, deps.sourcePath));
+  if (!found.bytes) return keepMissing(file, conversationId, deps, found.notRegular);
+  const bytes = found.bytes;
   const text = utf8TextOf(bytes);
   // SHA-256 of the bytes: for text the same as contentHashOf (the hash of its UTF-8), so duplicates are found either way.
   const contentHash = createHash("sha256").update(bytes).digest("hex");
   const sameContent = deps.fileWithHash(contentHash);
-  if (sameContent) return { peerFileId: file.fileId, record: null, targetFileId: sameContent, note: `same content as ${sameContent}; references to ${file.fileId} do not resolve` };
+  if (sameContent) {
+    return {
+      peerFileId: file.fileId, record: null, targetFileId: sameContent, noteKind: "same content as another file of the conversation: references name that one",
+      note: `same content as ${sameContent}; the messages that referenced ${file.fileId} name ${sameContent}`,
+    };
+  }
   const extension = text === null ? storedBinaryExtension(file.fileName, file.mimeType) : storedExtension(file.fileName, file.mimeType);
   const storagePath = deps.storage
     ? await deps.storage.write(conversationId, file.fileId, extension, text ?? bytes)
@@ -65,7 +75,7 @@ export async function copyPeerFile(file: PeerLargeFile, conversationId: number, 
     explorationSummary: file.explorationSummary ?? (text === null ? binarySummary(file, bytes.length) : ""),
     explorer: text === null ? BINARY_EXPLORER : PEER_EXPLORER,
   };
-  return { peerFileId: file.fileId, record, targetFileId: file.fileId, note: null };
+  return { peerFileId: file.fileId, record, targetFileId: file.fileId, note: null, noteKind: null };
 }
 
 /**
@@ -73,7 +83,7 @@ export async function copyPeerFile(file: PeerLargeFile, conversationId: number, 
  * peer's summary; its path is where the content belongs in LCM's store (describe and `lcm doctor` report it
  * missing there, and restoring it there makes it whole).
  */
-function keepMissing(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): FileOutcome {
+function keepMissing(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps, notRegular: string | null): FileOutcome {
   const textual = file.mimeType === null || file.mimeType.startsWith("text/");
   const extension = textual ? storedExtension(file.fileName, file.mimeType) : storedBinaryExtension(file.fileName, file.mimeType);
   const storagePath = deps.storage
@@ -89,7 +99,9 @@ function keepMissing(file: PeerLargeFile, conversationId: number, deps: FileCopy
     explorationSummary: file.explorationSummary ?? "",
     explorer: textual ? PEER_EXPLORER : BINARY_EXPLORER,
   };
-  return { peerFileId: file.fileId, record, targetFileId: file.fileId, note: `stored file not found (record kept, content missing) at ${file.storageUri}` };
+  return notRegular
+    ? { peerFileId: file.fileId, record, targetFileId: file.fileId, noteKind: "stored file not a regular file, not read (record kept, content missing)", note: notRegular }
+    : { peerFileId: file.fileId, record, targetFileId: file.fileId, noteKind: "stored file not found (record kept, content missing)", note: `not found at ${file.storageUri}` };
 }
 
 function recordOf(file: PeerLargeFile, conversationId: number, now: number): Omit<LargeFileRecord, "contentHash" | "byteSize" | "tokenCount" | "storagePath" | "explorationSummary" | "explorer"> {
@@ -128,13 +140,40 @@ function safeFileUrl(uri: string): string | null {
   }
 }
 
-async function readFirst(paths: readonly string[]): Promise<Buffer | null> {
+/**
+ * The bytes of the first candidate that is a regular file. Each is opened without blocking and checked on the open
+ * handle before a byte is read: a named pipe or a device at a recorded path would otherwise block the import forever
+ * (or read without end); such a path is named in `notRegular` and the next candidate is tried.
+ */
+async function readFirst(paths: readonly string[]): Promise<{ bytes: Buffer | null; notRegular: string | null }> {
+  let notRegular: string | null = null;
   for (const path of paths) {
+    let handle: FileHandle;
     try {
-      return await readFile(path);
+      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch {
-      // Not there (or not readable): the next candidate is tried; none found is reported by the caller.
+      continue; // not there (or not readable): the next candidate is tried; none found is reported by the caller
+    }
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        notRegular ??= `${path} is a ${kindOf(info)}`;
+        continue;
+      }
+      return { bytes: await handle.readFile(), notRegular };
+    } catch {
+      continue; // unreadable after all (a read error): the next candidate is tried
+    } finally {
+      await handle.close();
     }
   }
-  return null;
+  return { bytes: null, notRegular };
+}
+
+function kindOf(info: Stats): string {
+  if (info.isFIFO()) return "named pipe";
+  if (info.isCharacterDevice() || info.isBlockDevice()) return "device";
+  if (info.isDirectory()) return "folder";
+  if (info.isSocket()) return "socket";
+  return "special file";
 }

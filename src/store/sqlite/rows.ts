@@ -2,8 +2,9 @@
  * Row shapes of the SQLite schema and their mapping to records. Only the SQLite store imports this file.
  */
 import type { PartKind, StoredPart } from "../../messages/message-codec.js";
-import { orNull, readBootstrapState, readCompactionOutcome, readSessionReset } from "../conversation-columns.js";
+import { orNull, readAssemblyRecord, readBootstrapState, readCompactionOutcome, readSessionReset } from "../conversation-columns.js";
 import type {
+  AssemblyRecord,
   ContextItemRecord,
   ConversationRecord,
   FileId,
@@ -33,6 +34,7 @@ export interface ConversationRow {
   last_reserve_tokens: number | null;
   bootstrap_state: string | null;
   last_compaction: string | null;
+  last_assembly: string | null;
   session_started_at: number | null;
   last_reset: string | null;
   previous_conversation_id: number | null;
@@ -63,6 +65,7 @@ export function toConversation(row: ConversationRow): ConversationRecord {
     // one bad row must not break every reader of the table. `lcm doctor` reports and repairs it.
     bootstrapState: orNull(readBootstrapState(row.bootstrap_state)),
     lastCompaction: orNull(readCompactionOutcome(row.last_compaction)),
+    lastAssembly: orNull(readAssemblyRecord(row.last_assembly)),
     sessionStartedAt: row.session_started_at,
     lastReset: orNull(readSessionReset(row.last_reset)),
     previousConversationId: row.previous_conversation_id,

@@ -7,8 +7,8 @@
  * indexed oldest first, after the messages, within a byte budget per call (maintenance), with the event loop running
  * between transactions. FTS5's automatic merging is off; segments are merged here in bounded steps.
  */
-import { dirname, isAbsolute, resolve } from "node:path";
 import type { Database } from "../../db/database.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
 import { MERGE_STEP_PAGES } from "../../db/wal-checkpointer.js";
 import { readFilePiece } from "../../large-files/file-scan.js";
 import { BINARY_EXPLORER } from "../../large-files/file-types.js";
@@ -40,11 +40,6 @@ export interface FileIndexBacklog {
   /** Stored files not (fully) indexed yet, and their bytes still to index. */
   files: number;
   bytes: number;
-}
-
-/** The path of a stored file: as recorded when absolute, else relative to the database's folder. */
-export function storedFilePath(databasePath: string, storagePath: string): string {
-  return isAbsolute(storagePath) ? storagePath : resolve(dirname(databasePath), storagePath);
 }
 
 export class SqliteFileIndex {
@@ -107,7 +102,7 @@ export class SqliteFileIndex {
     if (file.explorer === BINARY_EXPLORER) return { kind: "binary", reason: "binary content: not text" };
     let piece: { bytes: Buffer; totalBytes: number };
     try {
-      piece = await readFilePiece(storedFilePath(this.db.path, file.storage_path), file.indexed_bytes, FILE_PIECE_BYTES);
+      piece = await readFilePiece(resolveRecordedPath(this.db.path, file.storage_path), file.indexed_bytes, FILE_PIECE_BYTES);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       const reason = code === "ENOENT" ? "missing (moved or deleted)" : code === "EACCES" ? "not readable (permission denied)" : (error as Error).message;

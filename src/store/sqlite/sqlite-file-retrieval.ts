@@ -20,7 +20,8 @@ import type {
   UnindexedFile,
   UnsearchableFile,
 } from "../retrieval-store.js";
-import { type SqliteFileIndex, storedFilePath } from "./sqlite-file-index.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
+import type { SqliteFileIndex } from "./sqlite-file-index.js";
 import { filterParams, MAX_TIME } from "./sqlite-retrieval-sql.js";
 import { readVarints, requirementExpression, type SqliteTextSearch } from "./sqlite-text-search.js";
 
@@ -129,7 +130,7 @@ export class SqliteFileRetrieval {
     return {
       files: files.map((row) => ({
         fileId: row.file_id, fileName: row.file_name, conversationId: row.conversation_id, messageId: row.message_id,
-        createdAt: row.created_at, path: storedFilePath(this.db.path, row.storage_path), indexedBytes: row.indexed_bytes,
+        createdAt: row.created_at, path: resolveRecordedPath(this.db.path, row.storage_path), indexedBytes: row.indexed_bytes,
         indexedLines: row.indexed_lines,
       })),
       unsearchable: unsearchable.map((row) => ({ fileId: row.file_id, fileName: row.file_name, reason: row.reason ?? "could not be read" })),
@@ -178,7 +179,7 @@ export class SqliteFileRetrieval {
     return {
       chunkId: row.chunk_id, fileId: row.file_id, fileName: row.file_name, conversationId: row.conversation_id,
       messageId: row.message_id, createdAt: row.created_at, byteStart: row.byte_start, byteEnd: row.byte_end,
-      lineStart: row.line_start, path: storedFilePath(this.db.path, row.storage_path), text: "", rank: 0,
+      lineStart: row.line_start, path: resolveRecordedPath(this.db.path, row.storage_path), text: "", rank: 0,
     };
   }
 }

@@ -4,6 +4,7 @@
  * derived data live here too. Every query is read-only except the explicit repair methods.
  */
 import type { Database } from "../../db/database.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
 import type { ConversationId } from "../../records.js";
 import { parseObject, unreadableConversationColumns } from "../conversation-columns.js";
 import type { IntegrityStore, ItemForPairing, SearchIndexName, SummaryMismatch } from "../integrity-store.js";
@@ -178,10 +179,11 @@ export class SqliteIntegrityStore implements IntegrityStore {
     return row?.ordinal ?? Number.MIN_SAFE_INTEGER;
   }
 
+  /** Each stored file of the conversation, its recorded path resolved against the database's folder. */
   async largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]> {
-    return this.db.all(
+    return this.db.all<{ fileId: string; storagePath: string }>(
       "SELECT file_id AS fileId, storage_path AS storagePath FROM large_files WHERE conversation_id = ?", conversationId,
-    );
+    ).map((file) => ({ fileId: file.fileId, storagePath: resolveRecordedPath(this.db.path, file.storagePath) }));
   }
 
   async ftsIntegrity(table: SearchIndexName): Promise<string | null> {

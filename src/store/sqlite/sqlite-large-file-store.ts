@@ -3,8 +3,11 @@
  * large files. Lookups are index-driven: `file_id` is the primary key, and UNIQUE (conversation_id,
  * content_hash) serves both the dedupe lookup and the per-conversation listing
  * (EXPLAIN QUERY PLAN: SEARCH large_files USING INDEX sqlite_autoindex_large_files_2 (conversation_id=?)).
+ * Paths are recorded relative to the database's folder when inside it (db/stored-file-path.ts); records always
+ * carry the absolute path.
  */
 import type { Database } from "../../db/database.js";
+import { recordedPath, resolveRecordedPath } from "../../db/stored-file-path.js";
 import type { ConversationId, FileId, LargeFileOrigin, LargeFileRecord } from "../../records.js";
 import type { LargeFileStore } from "../large-file-store.js";
 
@@ -28,7 +31,8 @@ interface LargeFileRow {
   created_at: number;
 }
 
-function toLargeFile(row: LargeFileRow): LargeFileRecord {
+/** The record of a row of `db`, its path resolved against the database's folder. */
+function toLargeFile(db: Pick<Database, "path">, row: LargeFileRow): LargeFileRecord {
   return {
     fileId: row.file_id,
     conversationId: row.conversation_id,
@@ -37,7 +41,7 @@ function toLargeFile(row: LargeFileRow): LargeFileRecord {
     mimeType: row.mime_type,
     byteSize: row.byte_size,
     tokenCount: row.token_count,
-    storagePath: row.storage_path,
+    storagePath: resolveRecordedPath(db.path, row.storage_path),
     explorationSummary: row.exploration_summary,
     explorer: row.explorer,
     origin: row.origin as LargeFileOrigin,
@@ -51,7 +55,7 @@ export class SqliteLargeFileStore implements LargeFileStore {
 
   async getLargeFile(fileId: FileId): Promise<LargeFileRecord | null> {
     const row = this.db.get<LargeFileRow>(`SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE file_id = ?`, fileId);
-    return row ? toLargeFile(row) : null;
+    return row ? toLargeFile(this.db, row) : null;
   }
 
   async findLargeFileByHash(conversationId: ConversationId, contentHash: string): Promise<LargeFileRecord | null> {
@@ -59,7 +63,7 @@ export class SqliteLargeFileStore implements LargeFileStore {
       `SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE conversation_id = ? AND content_hash = ?`,
       conversationId, contentHash,
     );
-    return row ? toLargeFile(row) : null;
+    return row ? toLargeFile(this.db, row) : null;
   }
 
   async listLargeFiles(conversationId: ConversationId, limit = 1_000): Promise<LargeFileRecord[]> {
@@ -68,7 +72,7 @@ export class SqliteLargeFileStore implements LargeFileStore {
         `SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE conversation_id = ? ORDER BY created_at, file_id LIMIT ?`,
         conversationId, limit,
       )
-      .map(toLargeFile);
+      .map((row) => toLargeFile(this.db, row));
   }
 }
 
@@ -81,7 +85,7 @@ export function insertLargeFiles(db: Database, conversationId: ConversationId, f
     db.run(
       `INSERT INTO large_files (${LARGE_FILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       file.fileId, conversationId, file.contentHash, file.fileName, file.mimeType, file.byteSize, file.tokenCount,
-      file.storagePath, file.explorationSummary, file.explorer, file.origin, file.toolName, file.createdAt,
+      recordedPath(db.path, file.storagePath), file.explorationSummary, file.explorer, file.origin, file.toolName, file.createdAt,
     );
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { SQLInputValue } from "node:sqlite";
 import type { Database } from "../../db/database.js";
+import { resolveRecordedPath } from "../../db/stored-file-path.js";
 import type { ConversationId, MessageId } from "../../records.js";
 import type { SliceDeadline } from "../../runtime/time-slice.js";
 import type {
@@ -256,7 +257,7 @@ export class SqliteRetentionStore implements RetentionStore {
       for (const [fileId, path] of files) {
         this.recordArchivedId(fileId, archiveId);
         this.db.run("DELETE FROM large_files WHERE file_id = ?", fileId);
-        removedFilePaths.push(path);
+        removedFilePaths.push(resolveRecordedPath(this.db.path, path));
       }
       return files.length;
     }
@@ -298,18 +299,34 @@ export class SqliteRetentionStore implements RetentionStore {
     const space = this.space();
     const bytesPerMessage = bounds.stored > 0 ? ((space.pageCount - space.freePages) * space.pageSize) / bounds.stored : 0;
     if (bounds.low === null || bounds.high === null) return { messages: 0, bytesPerMessage };
-    // Ids grow with time (closely enough): the first id stored at or after `since`, by bisection (about 20 lookups).
-    let low = bounds.low;
-    let high = bounds.high + 1;
+    return { messages: Math.max(0, bounds.high - this.firstStoredSince(since, bounds.low, bounds.high) + 1), bytesPerMessage };
+  }
+
+  /**
+   * The first message id stored at or after `since`: from the hourly marks of schema 14 (by when rows were stored,
+   * whatever their own times), and for rows stored before the first mark, from their own times (by bisection over the
+   * ids, about 20 lookups). Plan: SEARCH message_stored_hours USING INTEGER PRIMARY KEY (rowid>?).
+   */
+  private firstStoredSince(since: number, lowId: number, highId: number): number {
+    const hour = Math.floor(since / 3_600_000);
+    const first = this.db.tuples<[number, number]>("SELECT hour, first_message_id FROM message_stored_hours ORDER BY hour LIMIT 1")[0];
+    if (first && hour >= first[0]) {
+      const mark = this.db.tuples<[number]>("SELECT first_message_id FROM message_stored_hours WHERE hour >= ? ORDER BY hour LIMIT 1", hour)[0];
+      return mark ? mark[0] : highId + 1;
+    }
+    // Rows older than the first mark (or no mark at all): their own times, ids growing with them closely enough.
+    const end = first ? Math.min(first[1], highId + 1) : highId + 1;
+    let low = lowId;
+    let high = end;
     while (low < high) {
       const middle = Math.floor((low + high) / 2);
       const at = this.db.get<{ message_id: number; created_at: number }>(
         "SELECT message_id, created_at FROM messages WHERE message_id >= ? ORDER BY message_id LIMIT 1", middle,
       );
-      if (!at || at.created_at >= since) high = middle;
+      if (!at || at.message_id >= end || at.created_at >= since) high = middle;
       else low = at.message_id + 1;
     }
-    return { messages: Math.max(0, bounds.high - low + 1), bytesPerMessage };
+    return low;
   }
 
   async incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number> {

@@ -290,6 +290,31 @@ export class SqliteSearchIndex implements SearchIndex {
     return indexed;
   }
 
+  /**
+   * Re-indexes one summary whose text a repair replaced, inside the caller's write transaction: its old words leave
+   * `summaries_fts` and its new ones enter it, with any word new to the term dictionary listed in the same
+   * transaction (appended to `added`: pass them to `committedWords` once it committed). A summary above the index's
+   * watermark is not indexed yet; the indexer will read its new text.
+   */
+  reindexSummaryText(summaryRowId: number, added: string[]): void {
+    if (summaryRowId > this.through("summaries_fts")) return;
+    this.db.run("DELETE FROM summaries_fts WHERE rowid = ?", summaryRowId);
+    const row = this.db.get<{ content: string }>("SELECT content FROM summaries WHERE id = ?", summaryRowId);
+    if (!row) return;
+    const started = performance.now();
+    this.dictionary.startChunk();
+    const words = this.dictionary.chunkWords();
+    words.startRow();
+    const document = analyzeDocument(toSearchableText(row.content, null), words);
+    this.db.run("INSERT INTO summaries_fts (rowid, words, derived) VALUES (?, ?, ?)", summaryRowId, document.words, document.derived);
+    this.dictionary.list(words, added, { started, loopMs: performance.now() - started, unknownWords: words.unknown });
+  }
+
+  /** After the transaction of reindexSummaryText committed: remembers the words it listed. */
+  committedWords(added: readonly string[]): void {
+    this.dictionary.committed(added);
+  }
+
   /** Segments on each level of `table`'s index, level 0 first (empty when FTS5's record is not one this code reads). */
   segmentsPerLevel(table: IndexTable): number[] {
     const row = this.db.get<{ block: Uint8Array }>(`SELECT block FROM ${table}_data WHERE id = ?`, STRUCTURE_ROW_ID);

@@ -1,7 +1,8 @@
 /**
  * The SQLite side of StatusStore. summaryStats reads one conversation's summaries through
  * summaries_conversation_seq (SEARCH summaries USING INDEX summaries_conversation_seq (conversation_id=?));
- * databaseTotals sums the per-conversation counters instead of counting message rows.
+ * databaseTotals sums the per-conversation counters instead of counting message rows, and what retention archived
+ * from the archive list (one row per archive run), never from the messages.
  */
 import type { Database } from "../../db/database.js";
 import type { ConversationId } from "../../records.js";
@@ -25,6 +26,13 @@ export class SqliteStatusStore implements StatusStore {
       .map((row) => ({ depth: row.depth, count: row.count, tokens: row.tokens, fallbackCount: row.fallback }));
   }
 
+  async archivedMessageCount(conversationId: ConversationId): Promise<number> {
+    // Plan: SEARCH retention_archives USING INDEX retention_archives_conversation (conversation_id=?).
+    return this.db.tuples<[number]>(
+      "SELECT coalesce(sum(message_count), 0) FROM retention_archives WHERE conversation_id = ? AND kind = 'messages'", conversationId,
+    )[0]?.[0] ?? 0;
+  }
+
   async databaseTotals(): Promise<DatabaseTotals> {
     const row = this.db.get<{ conversations: number; messages: number; tokens: number; archived: number; ended: number }>(
       `SELECT count(*) AS conversations, total(message_count) AS messages, total(message_tokens) AS tokens,
@@ -37,6 +45,11 @@ export class SqliteStatusStore implements StatusStore {
       messageTokens: row?.tokens ?? 0,
       archivedConversations: row?.archived ?? 0,
       endedConversations: row?.ended ?? 0,
+      // Archives of a conversation archived whole outlive its rows: only those of conversations still stored count.
+      archivedMessages: this.db.tuples<[number]>(
+        `SELECT coalesce(sum(a.message_count), 0) FROM retention_archives a
+         WHERE a.kind = 'messages' AND EXISTS (SELECT 1 FROM conversations c WHERE c.conversation_id = a.conversation_id)`,
+      )[0]?.[0] ?? 0,
       awaitingIndex: await this.index.pendingMessages(),
       awaitingTermDictionary: this.index.uncoveredNow(),
     };

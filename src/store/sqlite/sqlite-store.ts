@@ -111,23 +111,28 @@ export class SqliteStore implements LcmStore, ImportedHistoryStore {
   }
 
   async recordBudget(conversationId: ConversationId, budget: BudgetRecord): Promise<void> {
-    const current = this.db.get<{ last_token_budget: number | null; last_window_tokens: number | null; last_reserve_tokens: number | null }>(
-      "SELECT last_token_budget, last_window_tokens, last_reserve_tokens FROM conversations WHERE conversation_id = ?", conversationId,
+    const current = this.db.get<{
+      last_token_budget: number | null; last_window_tokens: number | null; last_reserve_tokens: number | null; last_assembly: string | null;
+    }>(
+      "SELECT last_token_budget, last_window_tokens, last_reserve_tokens, last_assembly FROM conversations WHERE conversation_id = ?",
+      conversationId,
     );
     if (!current) return;
     const next = {
       tokenBudget: recordableTokens(budget.tokenBudget) ?? current.last_token_budget,
       windowTokens: recordableTokens(budget.windowTokens) ?? current.last_window_tokens,
       reserveTokens: recordableTokens(budget.reserveTokens) ?? current.last_reserve_tokens,
+      assembly: budget.assembly ? JSON.stringify(budget.assembly) : current.last_assembly,
     };
     if (
       next.tokenBudget === current.last_token_budget && next.windowTokens === current.last_window_tokens &&
-      next.reserveTokens === current.last_reserve_tokens
+      next.reserveTokens === current.last_reserve_tokens && next.assembly === current.last_assembly
     ) return;
     await this.db.write(() =>
       this.db.run(
-        "UPDATE conversations SET last_token_budget = ?, last_window_tokens = ?, last_reserve_tokens = ? WHERE conversation_id = ?",
-        next.tokenBudget, next.windowTokens, next.reserveTokens, conversationId,
+        `UPDATE conversations SET last_token_budget = ?, last_window_tokens = ?, last_reserve_tokens = ?, last_assembly = ?
+          WHERE conversation_id = ?`,
+        next.tokenBudget, next.windowTokens, next.reserveTokens, next.assembly, conversationId,
       ),
     );
   }

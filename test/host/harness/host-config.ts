@@ -32,6 +32,8 @@ export interface HostConfigOptions {
   tools?: Record<string, unknown>;
   /** agents.entries: per-agent overrides (each agent's own tool profile, for instance). */
   agentEntries?: Record<string, Record<string, unknown>>;
+  /** More of agents.defaults.compaction (OpenClaw's own settings, e.g. `midTurnPrecheck`). */
+  hostCompaction?: Record<string, unknown>;
 }
 
 /** The tools the plugin declares (manifest contracts.tools): the minimal profile admits only these. */
@@ -57,7 +59,7 @@ export function hostConfig(options: HostConfigOptions): Record<string, unknown> 
         workspace: options.workspaceDir,
         skipBootstrap: true,
         heartbeat: { every: "0m" },
-        compaction: { memoryFlush: { enabled: false } },
+        compaction: { memoryFlush: { enabled: false }, ...(options.hostCompaction ?? {}) },
       },
       ...(options.agentEntries ? { entries: options.agentEntries } : {}),
     },

@@ -35,6 +35,8 @@ export interface HostSuiteOptions {
   tools?: Record<string, unknown>;
   /** agents.entries of openclaw.json. */
   agentEntries?: Record<string, Record<string, unknown>>;
+  /** More of OpenClaw's agents.defaults.compaction (e.g. `{ midTurnPrecheck: { enabled: true } }`). */
+  hostCompaction?: Record<string, unknown>;
 }
 
 /** One message of the host's own transcript view (`chat.history`). */
@@ -77,6 +79,7 @@ export class HostSuite {
       extraTools: options.extraTools ?? [],
       ...(options.tools ? { tools: options.tools } : {}),
       ...(options.agentEntries ? { agentEntries: options.agentEntries } : {}),
+      ...(options.hostCompaction ? { hostCompaction: options.hostCompaction } : {}),
     };
     mkdirSync(this.config.workspaceDir, { recursive: true });
     writeHostConfig(this.home, hostConfig(this.config));
@@ -94,7 +97,7 @@ export class HostSuite {
   }
 
   /** Rewrites openclaw.json; a running gateway picks it up on its next start. */
-  reconfigure(changes: Partial<Pick<HostConfigOptions, "contextEngine" | "pluginConfig">>): void {
+  reconfigure(changes: Partial<Pick<HostConfigOptions, "contextEngine" | "pluginConfig" | "hostCompaction">>): void {
     this.config = {
       ...this.config,
       ...changes,

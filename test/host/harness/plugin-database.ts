@@ -4,6 +4,7 @@
  * connection, so it sees everything the gateway committed and never holds a lock across a turn.
  */
 import { DatabaseSync } from "node:sqlite";
+import { resolveRecordedPath } from "../../../src/db/stored-file-path.js";
 
 export interface StoredMessage {
   conversationId: number;
@@ -123,7 +124,7 @@ export class PluginDatabase {
       fileName: row.file_name === null ? null : String(row.file_name),
       byteSize: Number(row.byte_size),
       tokenCount: Number(row.token_count),
-      storagePath: String(row.storage_path),
+      storagePath: resolveRecordedPath(this.path, String(row.storage_path)),
     }));
   }
 

@@ -1,0 +1,108 @@
+/**
+ * The inspector's two ways in, without a browser: the gateway route and Control UI tab that register(api) adds
+ * (grouped SDK form, gateway auth, read-only), and the standalone server of `lcm inspect` (loopback host only,
+ * repairs only with the page's header, in write mode).
+ */
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import plugin, { INSPECTOR_PATH } from "../../src/plugin.js";
+import { systemClock } from "../../src/contracts.js";
+import { openDatabase } from "../../src/db/connection-registry.js";
+import type { ControlUiDescriptor, HttpRoute } from "../../src/host/openclaw-types.js";
+import { inspectorApiOn } from "../../src/inspector/inspector-wiring.js";
+import { type RunningInspector, startInspectorServer } from "../../src/inspector/inspector-server.js";
+import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
+import { FakePluginApi } from "../fakes/fake-plugin-api.js";
+import { RecordingLogger } from "../helpers/engine.js";
+import { fallbackDatabase, recordingModel } from "../repair/repair-fixture.js";
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+/** A raw request (fetch cannot set the Host header). */
+function send(port: number, path: string, options: { method?: string; host?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: { host: options.host ?? `127.0.0.1:${port}`, ...options.headers } }, (response) => {
+      let body = "";
+      response.on("data", (chunk) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on("error", reject);
+    request.end(options.body);
+  });
+}
+
+describe("the Control UI tab", () => {
+  it("registers a gateway-auth route and a tab descriptor through api.session.controls, serving the API read-only", async () => {
+    const harness = await fallbackDatabase();
+    const api = new FakePluginApi({ databasePath: harness.databasePath });
+    const routes: HttpRoute[] = [];
+    const descriptors: ControlUiDescriptor[] = [];
+    Object.assign(api, {
+      registerHttpRoute: (route: HttpRoute) => routes.push(route),
+      session: { controls: { registerControlUiDescriptor: (descriptor: ControlUiDescriptor) => descriptors.push(descriptor) } },
+    });
+    plugin.register(api);
+    expect(descriptors).toEqual([expect.objectContaining({ surface: "tab", path: `${INSPECTOR_PATH}/`, requiredScopes: ["operator.read"] })]);
+    const route = routes.find((candidate) => candidate.path === INSPECTOR_PATH)!;
+    expect(route).toMatchObject({ auth: "gateway", match: "prefix" });
+    const server = createServer((request, response) => void route.handler(request, response));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    stops.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const port = (server.address() as AddressInfo).port;
+
+    const overview = await send(port, `${INSPECTOR_PATH}/api/overview`);
+    expect(overview.status).toBe(200);
+    expect(JSON.parse(overview.body)).toMatchObject({ readOnly: true, conversations: [{ conversationId: 1, health: { fallbackSummaries: 18 } }] });
+    const dag = JSON.parse((await send(port, `${INSPECTOR_PATH}/api/conversations/1/dag`)).body);
+    expect(dag.nodes).toHaveLength(harness.db.get<{ n: number }>("SELECT count(*) AS n FROM summaries")!.n);
+    const refused = await send(port, `${INSPECTOR_PATH}/api/repairs/propose`, {
+      method: "POST", headers: { "x-lcm-inspector": "1", "content-type": "application/json" }, body: JSON.stringify({ kind: "dissolve", summaryId: dag.nodes[0].summaryId }),
+    });
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).error).toContain("read-only");
+    expect((await send(port, INSPECTOR_PATH)).status).toBe(308);
+  });
+});
+
+describe("lcm inspect's server", () => {
+  async function start(write: boolean): Promise<RunningInspector & { harness: Awaited<ReturnType<typeof fallbackDatabase>> }> {
+    const harness = await fallbackDatabase();
+    const api = inspectorApiOn({
+      database: openDatabase(harness.databasePath), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock,
+      logger: new RecordingLogger(), readOnlyReason: write ? null : "started without --write", model: recordingModel(),
+    });
+    const server = await startInspectorServer({ api });
+    stops.push(() => server.close());
+    return { ...server, harness };
+  }
+
+  it("answers only requests addressed to its loopback host, and repairs only with the page's header", async () => {
+    const server = await start(true);
+    expect((await send(server.port, "/api/overview", { host: "evil.example:80" })).status).toBe(421);
+    const summaryId = server.harness.db.get<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE kind = 'leaf' LIMIT 1")!.summary_id;
+    const body = JSON.stringify({ kind: "rewrite", summaryId, content: "Rewritten from the inspector." });
+    expect((await send(server.port, "/api/repairs/propose", { method: "POST", body })).status).toBe(403);
+    const proposed = await send(server.port, "/api/repairs/propose", { method: "POST", headers: { "x-lcm-inspector": "1" }, body });
+    expect(proposed.status).toBe(200);
+    const { proposalId, proposal } = JSON.parse(proposed.body);
+    expect(proposal).toMatchObject({ kind: "rewrite", new: { content: "Rewritten from the inspector.", writtenBy: "hand" } });
+    const applied = await send(server.port, `/api/repairs/${proposalId}/apply`, { method: "POST", headers: { "x-lcm-inspector": "1" } });
+    expect(JSON.parse(applied.body).outcome).toMatchObject({ repairId: 1, findings: { after: 0 } });
+    expect((await send(server.port, `/api/repairs/${proposalId}/apply`, { method: "POST", headers: { "x-lcm-inspector": "1" } })).status).toBe(404);
+    expect(server.harness.db.get("SELECT content FROM summaries WHERE summary_id = ?", summaryId)).toEqual({ content: "Rewritten from the inspector." });
+  });
+
+  it("searches and reads the context through the same engines as the CLI", async () => {
+    const server = await start(false);
+    const search = JSON.parse((await send(server.port, "/api/search?q=markert12&mode=full_text")).body);
+    expect(search.matches.length).toBeGreaterThan(0);
+    const context = JSON.parse((await send(server.port, "/api/conversations/1/context")).body);
+    expect(context.items.length).toBe(context.totals.summaryCount + context.totals.rawMessageCount);
+    expect((await send(server.port, "/api/conversations/9/dag")).status).toBe(404);
+    expect((await send(server.port, "/api/search?q=")).status).toBe(400);
+  });
+});
