@@ -6,7 +6,9 @@
  * of the window, within `read`'s own 50 KB cap), and one plain-text paste of twice the window. Every model request
  * (tool-loop requests included) must fit the window without the host clamping the reply; summaries must be written and
  * reach the model (at 128k, where 32 turns stay under the compaction threshold, through /compact); /compact must
- * compact; a detail of turn 2 must come back through lcm_grep and lcm_expand_query; the gateway log must show no failure.
+ * compact; a detail of turn 2 must come back through lcm_grep and lcm_expand_query, and so must a key in the middle of
+ * the paste and one in a file read (content stored aside, issue 22), on lcm_grep's default parameters; the gateway log
+ * must show no failure.
  * Windows of 8k and a heavy tool profile are in small-windows.test.ts.
  *
  * Every turn succeeds but one, by OpenClaw's design: the host sends the current message as typed, after the
@@ -38,6 +40,10 @@ const TURNS = 32;
 const PASTE_TURN = 17;
 const DETAIL = "the staging vault code is 4417-KESTREL-09";
 const HELPER_ANSWER = "HELPER_ANSWER: the staging vault code is 4417-KESTREL-09";
+/** Keys in the middle of content a small window stores aside: the paste, and the largest file read (turn 12). */
+const PASTE_KEY = "PASTE-KEY-7781-ORCHID";
+const READ_KEY_TURN = 12;
+const READ_KEY = "TOOLKEY-5523-HERON";
 
 interface WindowRun {
   suite: HostSuite;
@@ -63,6 +69,7 @@ function writeReadableFile(workspace: string, turn: number, window: number): str
   const tokens = Math.max(300, Math.min(Math.floor(window * share), 12_000));
   const lines: string[] = [];
   for (let line = 0; lines.join("\n").length < tokens * 4; line++) {
+    if (turn === READ_KEY_TURN && line === 60) lines.push(`2026-11-23T10:59:30Z WARN deploy token rotated to ${READ_KEY}`);
     lines.push(`2026-11-23T10:${String(line % 60).padStart(2, "0")}:00Z INFO worker-${line % 8} request ${turn}-${line} took ${(line * 37) % 900} ms id=${(line * 2_654_435_761 >>> 0).toString(16)}`);
   }
   const path = join(workspace, `output-${turn}.log`);
@@ -81,7 +88,7 @@ for (const { window, maxOutputTokens, compactsByItself } of SCENARIOS) {
       });
       run = {
         suite, session: new HostConversation(suite, `agent:main:defaults-${window}`), requests: [], failures: [],
-        paste: `${fillerText(window * 2, "paste")} END-OF-PASTE`, pasteFailureLines: [],
+        paste: `${fillerText(window, "paste")} the paste key is ${PASTE_KEY}. ${fillerText(window, "paste-b")} END-OF-PASTE`, pasteFailureLines: [],
         figures: new FiguresRecorder(`${window / 1_000}k, 1-3k-token messages and file reads, minimal profile`, maxOutputTokens),
       };
       // lcm_expand_query's helper sub-agent answers from "the history" (what it read is LCM's business, not the fake's).
@@ -171,6 +178,20 @@ for (const { window, maxOutputTokens, compactsByItself } of SCENARIOS) {
       const first = turn.requests.find((request) => request.kind === "agent")!;
       expect(allTextOf(first.body)).not.toContain("4417-KESTREL-09");
       expect(carriesSummary(first.body)).toBe(true);
+    });
+
+    it("finds keys in the middle of the paste and of a file read with lcm_grep's default parameters", async () => {
+      for (const key of [PASTE_KEY, READ_KEY]) {
+        const turn = await run.session.say(`find ${key} ${callToolMarker("lcm_grep", { pattern: key })}`);
+        const result = toolResultsOf(turn.requests.filter((request) => request.kind === "agent").at(-1)!.body).join("\n");
+        expect(result, key).toMatch(/"matchCount": [1-9]/);
+        expect(result, key).toContain(key);
+      }
+      // The paste is found inside its stored content; the read is too where this window stores it aside.
+      const stored = run.suite.database.largeFiles(run.session.sessionKey);
+      expect(stored.some((file) => readFileSync(file.storagePath, "utf8").includes(PASTE_KEY))).toBe(true);
+      const readAside = stored.some((file) => readFileSync(file.storagePath, "utf8").includes(READ_KEY));
+      console.log(`[defaults ${window / 1_000}k] the turn-${READ_KEY_TURN} read was ${readAside ? "stored aside" : "kept as a message"}; both keys found`);
     });
 
     it("answers lcm_expand_query through a helper sub-agent on the defaults", async () => {
