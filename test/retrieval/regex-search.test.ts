@@ -82,8 +82,11 @@ describe("regex search over long histories", () => {
   it("stops a slow pattern at its budget, says so, and keeps the event loop running", async () => {
     await env.commit(second, [userMessage(`${"a".repeat(64)}b`)]);
     const store = new SqliteRetrievalStore(env.db);
+    // The loop keeps running: timers set before the search fire while it runs (a search that blocked would let none
+    // fire until it returned). Counted, not timed, so a loaded machine cannot fail it.
     let ticks = 0;
-    const ticker = setInterval(() => ticks++, 10);
+    let ticksWhileSearching = -1;
+    const ticker = setInterval(() => ticks++, 1);
     const started = performance.now();
     const result = await regexSearch(store, {
       regex: compileSearchRegex("(a|aa)+$"),
@@ -91,20 +94,20 @@ describe("regex search over long histories", () => {
       scope: "messages",
       limit: 50,
       budgetMs: 300,
-    });
+    }).finally(() => (ticksWhileSearching = ticks));
     clearInterval(ticker);
     const elapsed = performance.now() - started;
     expect(result.truncated).toBe(true);
     expect(result.stopReason).toMatch(/Stopped early: the 300 ms search budget ran out/);
-    expect(elapsed).toBeLessThan(2_000);
-    expect(ticks).toBeGreaterThanOrEqual(10);
+    expect(elapsed).toBeLessThan(10_000); // stopped, not run to the end (exponential on this row)
+    expect(ticksWhileSearching).toBeGreaterThanOrEqual(3);
   });
 
   it("refuses exponential patterns before running them", async () => {
     const started = performance.now();
     const result = detailsOf<GrepDetails>(await env.call("lcm_grep", { pattern: "(a+)+$" }));
     expect(result).toMatchObject({ status: "error", parameter: "pattern" });
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(5_000); // refused, not run: running it would not end
   });
 
   it("cuts off a slow pattern through the tool with the default budget and reports it as truncated", async () => {
@@ -112,6 +115,6 @@ describe("regex search over long histories", () => {
     const result = detailsOf<GrepDetails>(await env.call("lcm_grep", { pattern: "(a|aa)+$", conversationId: env.conversationId(second) }));
     expect(result.truncated).toBe(true);
     expect(result.note).toMatch(/Stopped early/);
-    expect(performance.now() - started).toBeLessThan(6_000);
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
