@@ -38,7 +38,7 @@ describe("package.json", () => {
   });
 
   it("ships the entry OpenClaw loads, the lcm bin, the manifest and the docs, and no sources or maps", () => {
-    for (const path of [manifest.main, ...manifest.openclaw.extensions, manifest.bin.lcm!, "dist/src/plugin.js", "dist/src/cli/lcm-program.js", "openclaw.plugin.json", "README.md", "docs/operations.md"]) {
+    for (const path of [manifest.main, ...manifest.openclaw.extensions, manifest.bin.lcm!, "dist/src/plugin.js", "dist/src/cli/lcm-program.js", "dist/inspector-web/index.html", "openclaw.plugin.json", "README.md", "docs/operations.md"]) {
       expect(shipped(path), path).toBe(true);
     }
     for (const path of ["src/plugin.ts", "test/package.test.ts", "bench/run.ts", "scripts/demo.ts", "dist/src/plugin.js.map", "dist/test/package.test.js"]) {
@@ -55,7 +55,7 @@ describe("package.json", () => {
         imported.add(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!);
       }
     }
-    expect([...imported].sort()).toEqual(["@sinclair/typebox", "cli-progress", "commander", "json5"]);
+    expect([...imported].sort()).toEqual(["@modelcontextprotocol/sdk", "@sinclair/typebox", "cli-progress", "commander", "json5"]);
     for (const name of imported) expect(manifest.dependencies[name], `${name} is imported by src/ but not a dependency`).toBeDefined();
   });
 

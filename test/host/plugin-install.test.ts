@@ -70,15 +70,17 @@ describe("installing the plugin the way users do", () => {
       tarball = join(packDir, file);
     });
 
-    it("holds the built code, the manifest and the docs only", () => {
+    it("holds the built code, the inspector's bundled page, the manifest and the docs only", () => {
       const listing = spawnSync("tar", ["-tzf", tarball], { encoding: "utf8" });
       expect(listing.status).toBe(0);
       const files = listing.stdout.trim().split("\n").map((line) => line.replace(/^package\//, ""));
       const outside = files.filter((file) =>
         !/^dist\/index\.(js|d\.ts)$/.test(file) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(file) && !/^docs\/[\w-]+\.md$/.test(file) &&
+        !/^docs\/images\/[\w-]+\.png$/.test(file) && !/^dist\/inspector-web\/[\w.-]+$/.test(file) &&
         !["package.json", "openclaw.plugin.json", "README.md"].includes(file));
       expect(outside).toEqual([]);
-      expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/src/plugin.js", "dist/src/cli/bin.js", "openclaw.plugin.json", "docs/operations.md"]));
+      expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/src/plugin.js", "dist/src/cli/bin.js", "openclaw.plugin.json", "docs/operations.md",
+        "dist/inspector-web/index.html", "dist/inspector-web/app.js"]));
       expect(JSON.parse(spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout)).not.toHaveProperty("private");
     });
 

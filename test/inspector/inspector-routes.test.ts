@@ -101,7 +101,10 @@ describe("lcm inspect's server", () => {
     const search = JSON.parse((await send(server.port, "/api/search?q=markert12&mode=full_text")).body);
     expect(search.matches.length).toBeGreaterThan(0);
     const context = JSON.parse((await send(server.port, "/api/conversations/1/context")).body);
-    expect(context.items.length).toBe(context.totals.summaryCount + context.totals.rawMessageCount);
+    // Summaries, messages, and the memory floor when the budget leaves older history out (spec 023).
+    const floors = context.items.filter((item: { kind: string }) => item.kind === "floor").length;
+    expect(floors).toBe(context.totals.floorTokens > 0 ? 1 : 0);
+    expect(context.items.length).toBe(context.totals.summaryCount + context.totals.rawMessageCount + floors);
     expect((await send(server.port, "/api/conversations/9/dag")).status).toBe(404);
     expect((await send(server.port, "/api/search?q=")).status).toBe(400);
   });

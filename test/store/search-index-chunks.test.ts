@@ -50,8 +50,9 @@ describe("indexing chunks", () => {
     expect((await index.indexPending()).indexed).toBe(6);
     const chunks = writes.filter((write) => write.rows > 0);
     // Before: the long row ended the first chunk (3 short rows + the long one, 4,030 words in one transaction). Now
-    // the short rows before it go in a chunk (or several, when the machine is slow) of their own, and so does it.
-    expect(chunks.find((write) => write.first <= 4 && write.last >= 4)).toMatchObject({ first: 4, last: 4 });
+    // the short rows before it go in a chunk (or several, when the machine is slow) of their own, and its chunk starts
+    // with it (its words listed ahead in shares, the rows after it may join it).
+    expect(chunks.find((write) => write.first <= 4 && write.last >= 4)).toMatchObject({ first: 4 });
     expect(chunks[0]).toMatchObject({ first: 1 });
     expect(chunks[0]!.last).toBeLessThan(4);
     const listedAhead = writes.filter((write) => write.rows === 0 && write.listed > 0);

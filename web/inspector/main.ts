@@ -199,7 +199,7 @@ async function showContext(): Promise<void> {
       part(context.hostTokens ?? 0, "#c9ced8", "host prompt, tools and reserve"), part(context.systemPromptAdditionTokens, "#9aa5b8", "LCM's system prompt addition"),
       part(totals.summaryTokens, "#2f6fdf", "summaries"), part(totals.rawTokens, "#2a9d8f", "raw messages")),
     el("table", { id: "context-items" }, el("tr", {}, el("th", { text: "#" }), el("th", { text: "kind" }), el("th", { text: "tokens" }), el("th", { text: "text" })),
-      ...context.items.map((item: any) => el("tr", {}, el("td", { text: String(item.index) }), el("td", { text: item.kind === "summary" ? "summary" : item.role }),
+      ...context.items.map((item: any) => el("tr", {}, el("td", { text: String(item.index) }), el("td", { text: item.kind === "message" ? item.role : item.kind === "floor" ? "memory floor" : item.kind }),
         el("td", { text: String(item.tokens) }), el("td", {}, el("div", { class: "text", text: item.text.slice(0, 600) }))))),
   );
 }
