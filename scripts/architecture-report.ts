@@ -2,7 +2,8 @@
  * Measures how src/ is laid out (issue 26, specs/026-layers.md): top-level folders, the folder-level import graph's
  * cycles with the file-to-file imports that make them, SQLite outside the backend (node:sqlite, opened connections,
  * SQL statements in string literals), and files over 500 lines. Reads the sources only; runs and writes nothing.
- * Usage: npx tsx scripts/architecture-report.ts [--json] [--depth 2] [--backend store/sqlite,db] [--src src]
+ * `--moves specs/026-moves.tsv` measures the layout a move map would give, before any file moves.
+ * Usage: npx tsx scripts/architecture-report.ts [--json] [--depth 2] [--backend sqlite,store/sqlite,db] [--moves FILE] [--src src]
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -13,7 +14,7 @@ import ts from "typescript";
 const LONG_FILE_LINES = 500;
 /** Functions of the backend that open a connection; a call outside the backend is a composition root at work. */
 const OPENING_FUNCTIONS = new Set([
-  "openDatabase", "openSharedDatabase", "openSharedReadableDatabase", "openWorkerConnection", "openLcmBackend",
+  "openDatabase", "openSharedDatabase", "openSharedReadableDatabase", "openWorkerConnection", "openSqliteBackend",
 ]);
 /** Classes whose construction opens a SQLite connection. */
 const CONNECTION_CLASSES = new Set(["Database", "DatabaseSync"]);
@@ -34,11 +35,11 @@ interface FileImport { from: string; to: string; kind: ImportKind; line: number 
 interface SqliteUse { file: string; line: number; what: string }
 interface SourceFile { path: string; lines: number; imports: FileImport[]; sqlite: SqliteUse[]; sql: SqliteUse[] }
 
-interface Options { json: boolean; depth: number; backend: string[]; source: string }
+interface Options { json: boolean; depth: number; backend: string[]; source: string; moves: string | null }
 
 function parseOptions(argv: readonly string[]): Options {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-  const options: Options = { json: false, depth: 1, backend: ["store/sqlite", "db"], source: join(root, "src") };
+  const options: Options = { json: false, depth: 1, backend: ["sqlite", "store/sqlite", "db"], source: join(root, "src"), moves: null };
   for (let index = 0; index < argv.length; index++) {
     const flag = argv[index];
     const value = argv[index + 1];
@@ -46,8 +47,9 @@ function parseOptions(argv: readonly string[]): Options {
     else if (flag === "--depth" && value && /^[1-9]$/.test(value)) (options.depth = Number(value)), index++;
     else if (flag === "--backend" && value) (options.backend = value.split(",").filter(Boolean)), index++;
     else if (flag === "--src" && value) (options.source = resolve(value)), index++;
+    else if (flag === "--moves" && value) (options.moves = resolve(value)), index++;
     else {
-      console.error(`unknown or incomplete option ${JSON.stringify(flag)}; expected --json, --depth 1-9, --backend a,b, --src DIR`);
+      console.error(`unknown or incomplete option ${JSON.stringify(flag)}; expected --json, --depth 1-9, --backend a,b, --moves FILE, --src DIR`);
       process.exit(2);
     }
   }
@@ -126,6 +128,25 @@ function readSourceFile(path: string, source: string): SourceFile {
   return file;
 }
 
+/**
+ * Where each file ends up after a move map: lines `[commit<TAB>]src/old.ts<TAB>src/new.ts`, applied in order (a
+ * later line may move a file again); paths outside src/ (tests) are ignored. Returns paths relative to src/.
+ */
+function readMoves(path: string | null): (file: string) => string {
+  if (path === null) return (file) => file;
+  const moves = new Map<string, string>();
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const columns = line.trim().split("\t");
+    const [from, to] = columns.slice(-2);
+    if (columns.length < 2 || !from?.startsWith("src/") || !to?.startsWith("src/")) continue;
+    const before = from.slice(4);
+    const after = to.slice(4);
+    for (const [original, current] of moves) if (current === before) moves.set(original, after);
+    if (![...moves.values()].includes(after)) moves.set(before, after);
+  }
+  return (file) => moves.get(file) ?? file;
+}
+
 /** A file's folder as a graph node: its first `depth` folders below src/, or the file itself at the top. */
 function folderOf(path: string, depth: number): string {
   const parts = path.split("/");
@@ -170,7 +191,13 @@ function isInBackend(path: string, backend: readonly string[]): boolean {
 }
 
 function measure(options: Options) {
+  const moved = readMoves(options.moves);
   const files = typescriptFiles(options.source).map((path) => readSourceFile(path, options.source));
+  for (const file of files) {
+    file.path = moved(file.path);
+    for (const link of file.imports) Object.assign(link, { from: moved(link.from), to: moved(link.to) });
+    for (const use of [...file.sqlite, ...file.sql]) use.file = file.path;
+  }
   const known = new Set(files.map((file) => file.path));
   const imports = files.flatMap((file) => file.imports).filter((link) => known.has(link.to));
   const folderOfFile = (path: string) => folderOf(path, options.depth);
@@ -213,6 +240,7 @@ function measure(options: Options) {
 
   return {
     source: relative(process.cwd(), options.source) || ".",
+    moves: options.moves === null ? null : relative(process.cwd(), options.moves),
     depth: options.depth,
     backend: options.backend,
     totals: {
@@ -240,7 +268,8 @@ function countBy(values: readonly string[]): string {
 
 function printReport(report: Report): void {
   const out: string[] = [];
-  out.push(`# ${report.source}: ${report.totals.files} files, ${report.totals.lines} lines`);
+  const after = report.moves === null ? "" : `, as laid out after the moves in ${report.moves}`;
+  out.push(`# ${report.source}: ${report.totals.files} files, ${report.totals.lines} lines${after}`);
   out.push("", `## Top-level folders (${report.totals.folders}, plus ${report.totals.rootFiles} files at the top)`);
   for (const { folder, files, lines } of report.folders) out.push(`  ${folder.padEnd(14)} ${String(files).padStart(3)} files ${String(lines).padStart(6)} lines`);
 
