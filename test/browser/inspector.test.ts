@@ -47,16 +47,28 @@ afterAll(async () => {
 
 /** Clicks a node of the graph where Cytoscape drew it. */
 async function clickNode(summaryId: string): Promise<void> {
-  const point = await page.evaluate((id) => {
-    const cy = (window as any).lcmInspector.cy;
-    const node = cy.getElementById(id);
-    cy.center(node);
-    const position = node.renderedPosition();
-    const box = cy.container().getBoundingClientRect();
-    return { x: box.left + position.x, y: box.top + position.y };
-  }, summaryId);
-  await page.mouse.click(point.x, point.y);
-  await page.waitForFunction((id) => document.querySelector("#node-panel h3")?.textContent === id, summaryId);
+  // Zoomed in as a user would before clicking (at the fitted zoom, nodes of one depth close in time overlap, and the
+  // click selects the one drawn on top). A click selects and centres its node with a 200 ms animation: finish any
+  // animation first, and click again if the click still missed.
+  for (let attempt = 1; ; attempt++) {
+    const point = await page.evaluate((id) => {
+      const cy = (window as any).lcmInspector.cy;
+      cy.stop(true, true);
+      const node = cy.getElementById(id);
+      cy.zoom(Math.max(cy.zoom(), 2));
+      cy.center(node);
+      const position = node.renderedPosition();
+      const box = cy.container().getBoundingClientRect();
+      return { x: box.left + position.x, y: box.top + position.y };
+    }, summaryId);
+    await page.mouse.click(point.x, point.y);
+    try {
+      await page.waitForFunction((id) => document.querySelector("#node-panel h3")?.textContent === id, summaryId, { timeout: 10_000 });
+      return;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }
 
 describe("the inspector in Chromium", () => {
