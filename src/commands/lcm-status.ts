@@ -102,7 +102,7 @@ function summaryLine(stats: SummaryDepthStats[]): string {
   const depths = stats.map((row) => `${count(row.count)} at depth ${row.depth} (${count(row.tokens)} tokens)`).join(", ");
   const fallback = stats.reduce((total, row) => total + row.fallbackCount, 0);
   return `${depths} · fallback summaries: ${count(fallback)}` +
-    (fallback > 0 ? " (truncations written when the model failed; no command redoes them yet, and the messages they cover stay stored for recall)" : "");
+    (fallback > 0 ? " (truncations written when the model failed; maintain redoes 2 a turn once a model answers, `lcm repair fallbacks --apply` all of them, and the messages they cover stay stored for recall)" : "");
 }
 
 function compactionLine(conversation: ConversationStatus, now: number): string {

@@ -8,7 +8,7 @@ export interface SummaryDepthStats {
   depth: number;
   count: number;
   tokens: number;
-  /** Summaries produced by the deterministic fallback (truncation) when the model failed; nothing redoes them yet. */
+  /** Summaries produced by the deterministic fallback (truncation) when the model failed (redone by maintain and `lcm repair fallbacks`). */
   fallbackCount: number;
 }
 

@@ -1,7 +1,7 @@
 /**
  * `lcm status` says what happened: how many stored messages retention archived (stub rows, text in its archives)
  * next to those that keep their text; that the spend guard's count lives in the gateway (the CLI shows no count of
- * its own); what is true of fallback summaries (nothing redoes them yet); growth by when rows were stored, so an
+ * its own); what is true of fallback summaries (what redoes them); growth by when rows were stored, so an
  * import of old history is growth; one conversation is "1 conversation".
  */
 import { describe, expect, it } from "vitest";
@@ -51,7 +51,7 @@ describe("lcm status says what happened", () => {
     const conversationId = await storeExchanges(setup, "s1", 10);
     insertLeafSummary(setup.db, conversationId, 1, 10, "a truncation", { level: "fallback" });
     const text = (await runLcm(["status", String(conversationId), "--db", setup.config.databasePath])).stdout;
-    expect(text).toMatch(/fallback summaries: 1 \(truncations written when the model failed; no command redoes them yet, and the messages they cover stay stored for recall\)/);
+    expect(text).toMatch(/fallback summaries: 1 \(truncations written when the model failed; maintain redoes 2 a turn once a model answers, `lcm repair fallbacks --apply` all of them, and the messages they cover stay stored for recall\)/);
     expect(text).not.toMatch(/repair can redo/);
   });
 

@@ -36,7 +36,7 @@ describe("/lcm", () => {
     expect(text).toMatch(/^LCM status · conversation \d+ \(agent main\)/);
     expect(text).toMatch(/Stored: 40 messages · [\d,]+ tokens/);
     expect(text).toMatch(/Context: 21 items · [\d,]+ tokens \([\d,]+ raw\) · budget 128,000 \(default; no turn assembled yet\) · \d+%/);
-    expect(text).toContain("Summaries: 2 at depth 0 (90 tokens), 1 at depth 1 (30 tokens) · fallback summaries: 1 (truncations written when the model failed; no command redoes them yet, and the messages they cover stay stored for recall)");
+    expect(text).toContain("Summaries: 2 at depth 0 (90 tokens), 1 at depth 1 (30 tokens) · fallback summaries: 1 (truncations written when the model failed; maintain redoes 2 a turn once a model answers, `lcm repair fallbacks --apply` all of them, and the messages they cover stay stored for recall)");
     expect(text).toMatch(/Last compaction: 5 min ago \(threshold\): 1,000 → 400 tokens in 2 passes/);
     expect(text).toMatch(/Last message stored: (just now|\d+ s ago)/);
     expect(text).toMatch(/Database: 1 conversation · 40 messages/);
