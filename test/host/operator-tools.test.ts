@@ -98,6 +98,28 @@ describe("operators' tools in a running gateway", () => {
     expect(unknown.note).toMatch(/^No conversation is stored for session key "agent:main:never-used" \(agent main\)\./);
   });
 
+  it("serves the inspector's Control UI route behind the gateway's auth: the page, its read-only API on the gateway's database", async () => {
+    const get = async (path: string, init: RequestInit = {}, token: string | null = gateway.token) => {
+      const headers = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) };
+      const response = await fetch(`http://127.0.0.1:${gateway.port}/lcm/inspector/${path}`, { ...init, headers });
+      return { status: response.status, text: await response.text() };
+    };
+    expect((await get("", {}, null)).status).toBe(401);
+    const page = await get("");
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<script[^>]+app\.js/);
+    const overview = await get("api/overview");
+    expect(overview.status).toBe(200);
+    const body = JSON.parse(overview.text) as { databasePath: string; readOnly: boolean; conversations: { sessionKey: string; messages: number }[] };
+    expect(body.databasePath).toBe(suite.database.path);
+    expect(body.readOnly).toBe(true);
+    expect(body.conversations.find((conversation) => conversation.sessionKey === "agent:main:operator")?.messages).toBeGreaterThanOrEqual(4);
+    const repair = await get("api/repairs/propose", {
+      method: "POST", headers: { "x-lcm-inspector": "1", "content-type": "application/json" }, body: JSON.stringify({ kind: "rewrite", summaryId: "sum_x", content: "x" }),
+    });
+    expect(repair.status).toBeGreaterThanOrEqual(400); // the tab is read-only: repairs run from the CLI
+  });
+
   it("serves Prometheus metrics behind the gateway's auth, and they move after a compaction", async () => {
     expect((await metrics(null)).status).toBe(401);
     const before = await metrics();
