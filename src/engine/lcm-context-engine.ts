@@ -253,15 +253,20 @@ export class LcmContextEngine implements ContextEngine {
           fallback: () => this.deps.config.defaultTokenBudget,
         });
         // The system prompt addition is ours too: the host measured its system prompt without it. A budget too
-        // small to hold it and some context goes to the context alone (the memory floor says how to recall).
-        const withAddition = budget.tokens >= 2 * this.additionTokens;
-        const additionTokens = withAddition ? this.additionTokens : 0;
-        const assembled = await this.assembler.assemble({
+        // small to hold it and some context goes to the context alone (the memory floor says how to recall): so does
+        // one where, beside it, the context would be the memory floor alone past what is left (spec 023).
+        const assembleWithin = (tokenBudget: number) => this.assembler.assemble({
           conversationId: conversation.conversationId,
-          tokenBudget: budget.tokens - additionTokens,
+          tokenBudget,
           memoryFloor: { roomTokens: budget.floorRoomTokens, storedMessages: conversation.messageCount },
         });
-        const estimatedTokens = assembled.estimatedTokens + additionTokens;
+        let withAddition = budget.tokens >= 2 * this.additionTokens;
+        let assembled = await assembleWithin(budget.tokens - (withAddition ? this.additionTokens : 0));
+        if (withAddition && assembled.estimatedTokens + this.additionTokens > budget.tokens) {
+          withAddition = false;
+          assembled = await assembleWithin(budget.tokens);
+        }
+        const estimatedTokens = assembled.estimatedTokens + (withAddition ? this.additionTokens : 0);
         const assembly = budget.host ? assemblyRecord(budget.host, budget.tokens, estimatedTokens, assembled.floor) : undefined;
         await this.recordBudgetIfFree(conversation, { ...budget.record, ...(assembly ? { assembly } : {}) });
         // Reported once the window is known: from an earlier turn, or this turn's tool loop or commit.

@@ -13,15 +13,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import { openSharedDatabase } from "../../src/db/connection-registry.js";
-import { lineFloorTokens, MEMORY_FLOOR_TOKENS } from "../../src/assembly/memory-floor.js";
+import { MEMORY_FLOOR_TOKENS } from "../../src/assembly/memory-floor.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { HOST_WRAPPING_TOKENS } from "../../src/assembly/turn-budget.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { seededRandom } from "../helpers/agent-session.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
-import { sentTokens } from "../helpers/sent-tokens.js";
+import { expectWithinBudgetOrFloor } from "../helpers/budget-checks.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 afterEach(() => resetSharedCircuitBreakers());
@@ -33,23 +32,6 @@ function text(tokens: number, random: () => number): string {
   const words: string[] = [];
   for (let index = 0; index < Math.ceil(tokens / 1.75); index++) words.push(`${VOCABULARY[Math.floor(random() * VOCABULARY.length)]}${index % 97}`);
   return words.join(" ");
-}
-
-/**
- * Within `budget`, or, beyond it, the memory floor alone within its allowance (the floor's line whatever the allowance).
- */
-function expectWithinBudgetOrFloor(
-  result: { messages: AgentMessage[]; estimatedTokens: number }, budget: number, floorAllowance: number, storedMessages: number, label: string,
-): void {
-  if (result.estimatedTokens <= budget) {
-    // What is sent, recounted with a real tokenizer (summary XML included), fits too.
-    expect(sentTokens(result), `${label}, recounted`).toBeLessThanOrEqual(budget);
-    return;
-  }
-  expect(result.messages, `${label}: over its budget, so the floor alone`).toHaveLength(1);
-  expect(String(result.messages[0]!.content), label).toMatch(/^<earlier_history>/);
-  const line = lineFloorTokens(storedMessages, new DefaultTokenEstimator());
-  expect(result.estimatedTokens, label).toBeLessThanOrEqual(Math.max(line, Math.min(MEMORY_FLOOR_TOKENS, floorAllowance)));
 }
 
 /** Log-uniform between low and high. */

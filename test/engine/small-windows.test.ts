@@ -15,6 +15,8 @@ import { ContextOutputSchema } from "../../src/cli/output-schemas.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import { closeSharedDatabase, openSharedDatabase } from "../../src/db/connection-registry.js";
 import type { AgentMessage, AssembleResult } from "../../src/host/openclaw-types.js";
+import { systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
+import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { runJson, runLcm } from "../cli/cli-harness.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
@@ -92,6 +94,24 @@ describe("an 8k window that OpenClaw's own prompt nearly fills", () => {
     plugin.register(restarted);
     const afterRestart = await restarted.engine().assemble({ ...SESSION, messages: [], prompt: longMessage(13), tokenBudget: 30, availableTools: TOOLS });
     expect(afterRestart.messages).toEqual(next.messages);
+  });
+
+  it("gives a budget that holds the memory floor, but not the floor and the system prompt addition, to the floor alone", async () => {
+    const databasePath = join(tempDir(), "lcm.db");
+    const details = Array.from({ length: 150 }, (_, index) => `detail${index}`).join(" ");
+    const llm = new RecordingLlm(() => `SUMMARY: ${details}\nExpand for details about: the steps`);
+    const api = new FakePluginApi({ databasePath });
+    plugin.register(api);
+    for (let turn = 1; turn <= 6; turn++) await playTurn(api, llm, turn);
+    // The floor with the newest summary takes its whole room (320); beside the addition, the budget leaves it less.
+    const budget = 2 * systemPromptAdditionTokens(new DefaultTokenEstimator()) + 40; // a host that passes no prompt: no wrapping
+    closeSharedDatabase(databasePath); // the next turn's first call, in a new process
+    const restarted = new FakePluginApi({ databasePath });
+    plugin.register(restarted);
+    const result = await restarted.engine().assemble({ ...SESSION, messages: [], tokenBudget: budget });
+    expect(String(result.messages[0]!.content)).toMatch(/^<earlier_history>[\s\S]*<summary id="sum_/);
+    expect(result.systemPromptAddition).toBeUndefined();
+    expect(result.estimatedTokens).toBeLessThanOrEqual(budget);
   });
 
   it("asks for useful summaries only, one or two a turn, instead of re-condensing the history after every turn", async () => {
