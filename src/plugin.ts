@@ -64,7 +64,7 @@ import { SqliteRetentionStore } from "./store/sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
 import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
-import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries } from "./repair/fallback-redo.js";
+import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries, sharedRedoBackoff } from "./repair/fallback-redo.js";
 import { repairServiceOn } from "./repair/repair-wiring.js";
 import { createInspectorHandler } from "./inspector/inspector-http.js";
 import { inspectorApiOn } from "./inspector/inspector-wiring.js";
@@ -220,7 +220,10 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
         const { service, repairs } = repairServiceOn({
           database: services.store.db, config, tokens, clock: systemClock, logger, summarizers: wiring.summarizers, integrity: integrityCheckerFor(services),
         });
-        return redoFallbackSummaries(service, repairs, { ...request, limit: FALLBACK_REDO_PER_TURN, integrity: "recent" });
+        return redoFallbackSummaries(service, repairs, {
+          ...request, limit: FALLBACK_REDO_PER_TURN, integrity: "recent",
+          backoff: { backoff: sharedRedoBackoff(), key: `${config.databasePath}#${request.conversationId}`, now: systemClock.now() },
+        });
       },
     });
     return new SessionRoutingEngine(engine, {

@@ -83,9 +83,11 @@ export async function summarizeWithEscalation(input: EscalationInput): Promise<E
     return { kind: "summarized", text: cleaned.text, level: mode, attempts };
   }
   if (input.signal?.aborted) return { kind: "aborted", attempts };
+  // At most half the sources: a fallback as large as a small chunk would not be smaller than it, and the chunk would be
+  // tried again, with the model, every turn (the spend guard then stops it).
   const truncated = truncateForFallback(
     input.request.sourceText,
-    input.fallbackTokens ?? FALLBACK_TARGET_TOKENS,
+    Math.min(input.fallbackTokens ?? FALLBACK_TARGET_TOKENS, Math.max(1, Math.floor(input.sourceTokens / 2))),
     input.tokens,
     (text) => input.measure(text) < input.sourceTokens,
   );

@@ -121,7 +121,7 @@ export class SummaryRepairService {
     if (!run.usesModel) {
       throw new LcmError("summarizer",
         "No model to re-summarize with: run it under OpenClaw (`openclaw lcm repair …`, the host's model) or set ANTHROPIC_API_KEY and " +
-          "summaryModel (LCM_SUMMARY_MODEL) for the standalone Anthropic summarizer. Rewriting by hand needs no model.");
+          "summaryModel (LCM_SUMMARY_MODEL) for the standalone Anthropic summarizer. Rewriting by hand needs no model.", { noModel: true });
     }
     const sourceText = await this.sourceText(target, record);
     const escalation = await summarizeWithEscalation({

@@ -94,6 +94,15 @@ describe("summarizeWithEscalation", () => {
     expect(result.kind).toBe("not-reducible");
   });
 
+  it("truncates a small chunk to half its sources at most, so it is reduced once, not tried again every turn", async () => {
+    // 300 source words and a 250-token fallback setting: a 250-word truncation and its wrapper would not be smaller.
+    const result = await summarizeWithEscalation(input(new FakeSummarizer(() => ""), { fallbackTokens: 250 }));
+    expect(result).toMatchObject({ kind: "summarized", level: "fallback" });
+    if (result.kind !== "summarized") return;
+    expect(tokens.estimate(result.text)).toBeLessThanOrEqual(150);
+    expect(result.text).toContain(TRUNCATION_MARKER);
+  });
+
   it("skips the model while the circuit is open and goes straight to truncation", async () => {
     let now = 0;
     const breaker = new CircuitBreaker({ failureThreshold: 2, coolDownMs: 1_000, now: () => now });

@@ -33,4 +33,20 @@ describe("fallback summaries redone by maintain", () => {
     ]);
     expect(api.logs.some((line) => line.message.includes(`re-summarized ${FALLBACK_REDO_PER_TURN} fallback summaries`))).toBe(true);
   });
+
+  it("waits after a redo the model could not do, instead of spending model calls on it every turn", async () => {
+    const harness = await fallbackDatabase();
+    const before = fallbackCount(harness);
+    const api = new FakePluginApi({ databasePath: harness.databasePath, ...SMALL_DAG_CONFIG, autocompactDisabled: true });
+    plugin.register(api);
+    // Answers, but far longer than any source: no usable summary.
+    const rambling = recordingModel(() => "a long ramble about everything ".repeat(2_000));
+    await api.engine().maintain!({ ...SESSION, sessionFile: "", runtimeContext: { llm: rambling } });
+    const tried = rambling.calls.length;
+    expect(tried).toBeGreaterThan(0);
+    expect(fallbackCount(harness)).toBe(before);
+    for (let turn = 0; turn < 3; turn++) await api.engine().maintain!({ ...SESSION, sessionFile: "", runtimeContext: { llm: rambling } });
+    expect(rambling.calls.length).toBe(tried); // waiting (10 minutes, then longer): no call on the next turns
+    expect(fallbackCount(harness)).toBe(before);
+  });
 });
