@@ -147,6 +147,16 @@ export class PluginDatabase {
     };
   }
 
+  /** Raw messages in the session's live context (what the model sees unsummarized). */
+  rawContextMessages(sessionKey: string): number {
+    const [row] = this.query(
+      `SELECT count(*) AS n FROM context_items i JOIN conversations c ON c.conversation_id = i.conversation_id
+        WHERE c.session_key = ? AND c.archived_at IS NULL AND i.message_id IS NOT NULL`,
+      sessionKey,
+    );
+    return Number(row?.n ?? 0);
+  }
+
   private query(sql: string, ...params: (string | number)[]): Record<string, unknown>[] {
     const db = new DatabaseSync(this.path, { readOnly: true });
     try {
