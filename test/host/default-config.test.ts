@@ -6,9 +6,9 @@
  * of the window, within `read`'s own 50 KB cap), and one plain-text paste of twice the window. Every model request
  * (tool-loop requests included) must fit the window without the host clamping the reply; summaries must be written and
  * reach the model (at 128k through incremental compaction, the threshold not reached); /compact must compact, or say
- * that nothing older than its small tail is left raw; a detail of turn 2 must come back through lcm_grep and lcm_expand_query, and so must a key in the middle of
- * the paste and one in a file read (content stored aside, issue 22), on lcm_grep's default parameters; the gateway log
- * must show no failure.
+ * that nothing older than its small tail is left raw; a detail of turn 2 must come back through lcm_grep and
+ * lcm_expand_query, and so must a key in the middle of the paste and one in a file read (content stored aside, issue
+ * 22), on lcm_grep's default parameters; the gateway log must show no failure.
  * Windows of 8k and a heavy tool profile are in small-windows.test.ts.
  *
  * Every turn succeeds but one, by OpenClaw's design: the host sends the current message as typed, after the
