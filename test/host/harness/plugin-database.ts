@@ -147,14 +147,13 @@ export class PluginDatabase {
     };
   }
 
-  /** Raw messages in the session's live context (what the model sees unsummarized). */
-  rawContextMessages(sessionKey: string): number {
-    const [row] = this.query(
-      `SELECT count(*) AS n FROM context_items i JOIN conversations c ON c.conversation_id = i.conversation_id
-        WHERE c.session_key = ? AND c.archived_at IS NULL AND i.message_id IS NOT NULL`,
+  /** The session's live context in order: each item a raw message or a summary, with its tokens. */
+  contextItems(sessionKey: string): { kind: "message" | "summary"; tokens: number }[] {
+    return this.query(
+      `SELECT i.message_id, i.token_count FROM context_items i JOIN conversations c ON c.conversation_id = i.conversation_id
+        WHERE c.session_key = ? AND c.archived_at IS NULL ORDER BY i.ordinal`,
       sessionKey,
-    );
-    return Number(row?.n ?? 0);
+    ).map((row) => ({ kind: row.message_id === null ? "summary" : "message", tokens: Number(row.token_count) }));
   }
 
   private query(sql: string, ...params: (string | number)[]): Record<string, unknown>[] {
