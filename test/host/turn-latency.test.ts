@@ -78,8 +78,10 @@ describe("turn latency: LCM against OpenClaw's built-in engine, in the real gate
     expect(runs.lcm.summaryRequests).toBeGreaterThan(0);
     expect(percentile(runs.lcm.turnMs, 0.5)).toBeLessThan(percentile(runs.legacy!.turnMs, 0.5) + 1_000);
     // The first turn also waits for the gateway's own start-up work (OpenClaw verifies its state database and runs its
-    // SQLite reclamation worker in its first minute: 4.4 s in one run, with the turn at 12.6 s); every later turn,
-    // summarizing ones included, must stay under 10 s.
+    // SQLite reclamation worker in its first minute, 4.4 s in one run); every later turn, summarizing ones included,
+    // must stay under 10 s. (One loaded run had a 12.6 s turn, not known to be the first; the next: first 4.1 s,
+    // slowest later 8.4 s beside a 3.2 s median. Both engines' medians are 2.4x the earlier 1.3 s: the fake model now
+    // counts every request with a real tokenizer.)
     expect(Math.max(...runs.lcm.turnMs.slice(1))).toBeLessThan(10_000);
   }, 15 * 60_000);
 });
