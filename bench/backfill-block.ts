@@ -8,11 +8,9 @@
 import { mkdtempSync, statSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { Command } from "commander";
-import { defineLcmCommands } from "../src/cli/lcm-program.js";
 import type { AgentMessage } from "../src/host/openclaw-types.js";
 import { writeAgentDatabase } from "../test/fixtures/openclaw-agent-database.js";
+import { runLcmInProcess } from "./lcm-in-process.js";
 import { round, startLoopProbe } from "./loop-probe.js";
 
 const MESSAGES = Number(process.env.MESSAGES ?? 20_000);
@@ -25,17 +23,8 @@ const messages: AgentMessage[] = Array.from({ length: MESSAGES }, (_, index) => 
   : { role: "assistant", content: [{ type: "text", text: `answer ${index}: the service restarted cleanly after the config change ${index}` }], timestamp: 1_790_000_000_000 + index * 1_000 });
 writeAgentDatabase(join(stateDir, "agents", "main", "agent", "openclaw-agent.sqlite"), [{ sessionId: "s-bench", sessionKey: "agent:main:main", messages }]);
 
-async function lcm(args: string[]): Promise<number> {
-  const sink = new Writable({ write(_chunk, _encoding, done) { done(); } });
-  const program = new Command("lcm").exitOverride();
-  let exitCode = 0;
-  defineLcmCommands(program, {
-    stdout: sink as unknown as NodeJS.WriteStream, stderr: sink as unknown as NodeJS.WriteStream,
-    env: { HOME: directory }, setExitCode: (code) => { exitCode = code; },
-  });
-  await program.parseAsync(["node", "lcm", ...args]);
-  return exitCode;
-}
+/** Runs `lcm <args>` in-process, HOME at the block's folder; returns the exit code. */
+const lcm = (args: string[]): Promise<number> => runLcmInProcess(directory, args);
 
 async function measure(name: string, args: string[], figures: Record<string, unknown>): Promise<void> {
   const probe = startLoopProbe();

@@ -8,10 +8,8 @@ import { mkdtempSync, statSync } from "node:fs";
 import os from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { Command } from "commander";
-import { defineLcmCommands } from "../src/cli/lcm-program.js";
 import { buildLargePeer } from "../test/import/large-peer.js";
+import { runLcmInProcess } from "./lcm-in-process.js";
 import { round, startLoopProbe } from "./loop-probe.js";
 
 const MESSAGES = Number(process.env.MESSAGES ?? 100_000);
@@ -20,18 +18,8 @@ const source = join(directory, "lcm.db");
 const target = join(directory, "lcm-context.db");
 buildLargePeer(source, MESSAGES);
 
-/** Runs `lcm <args>` in-process; returns the exit code. */
-async function lcm(args: string[]): Promise<number> {
-  const sink = new Writable({ write(_chunk, _encoding, done) { done(); } });
-  const program = new Command("lcm").exitOverride();
-  let exitCode = 0;
-  defineLcmCommands(program, {
-    stdout: sink as unknown as NodeJS.WriteStream, stderr: sink as unknown as NodeJS.WriteStream,
-    env: { HOME: directory }, setExitCode: (code) => { exitCode = code; },
-  });
-  await program.parseAsync(["node", "lcm", ...args]);
-  return exitCode;
-}
+/** Runs `lcm <args>` in-process, HOME at the block's folder; returns the exit code. */
+const lcm = (args: string[]): Promise<number> => runLcmInProcess(directory, args);
 
 await lcm(["import", "lossless-claw", source, "--db", target, "--apply", "--no-index"]);
 const figures: Record<string, unknown> = { messages: MESSAGES, loadAverageBefore: os.loadavg().map(round) };
