@@ -1,8 +1,9 @@
 /**
  * The package installs like a real plugin (issue 25): it is not private, its `files` ship the built entry, the bin,
- * the manifest and the docs (not sources, tests or source maps), every package the built code imports is a
- * dependency (a tarball install has nothing else), and it asks for the Node the bin checks for. The packed tarball
- * itself is checked, and installed into OpenClaw, by test/host/plugin-install.test.ts.
+ * the manifest and the docs (not sources, tests or source maps), it has no runtime dependencies (the build bundles
+ * what the built code imports into dist/vendor, scripts/vendor-deps.ts: OpenClaw copies a plugin's whole dependency
+ * tree each time it loads it), and it asks for the Node the bin checks for. The packed tarball itself is checked, and
+ * installed into OpenClaw, by test/host/plugin-install.test.ts.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { MINIMUM_NODE_VERSION } from "../src/cli/node-support.js";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
   private?: boolean; main: string; bin: Record<string, string>; files: string[]; engines: { node: string };
-  dependencies: Record<string, string>; openclaw: { extensions: string[] };
+  dependencies?: Record<string, string>; devDependencies: Record<string, string>; openclaw: { extensions: string[] };
 };
 
 /** Whether npm's `files` would ship `path` (the patterns used here: a folder, a file, or `dir/**\/*.ext`). */
@@ -38,7 +39,7 @@ describe("package.json", () => {
   });
 
   it("ships the entry OpenClaw loads, the lcm bin, the manifest and the docs, and no sources or maps", () => {
-    for (const path of [manifest.main, ...manifest.openclaw.extensions, manifest.bin.lcm!, "dist/src/plugin.js", "dist/src/cli/lcm-program.js", "dist/inspector-web/index.html", "openclaw.plugin.json", "README.md", "docs/operations.md"]) {
+    for (const path of [manifest.main, ...manifest.openclaw.extensions, manifest.bin.lcm!, "dist/src/plugin.js", "dist/src/cli/lcm-program.js", "dist/inspector-web/index.html", "dist/vendor/commander.js", "openclaw.plugin.json", "README.md", "docs/operations.md"]) {
       expect(shipped(path), path).toBe(true);
     }
     for (const path of ["src/plugin.ts", "test/package.test.ts", "bench/run.ts", "scripts/demo.ts", "dist/src/plugin.js.map", "dist/test/package.test.js"]) {
@@ -46,7 +47,7 @@ describe("package.json", () => {
     }
   });
 
-  it("declares every package the plugin and the bin import as a dependency", () => {
+  it("has no runtime dependencies: every package the plugin and the bin import is bundled at build time", () => {
     const imported = new Set<string>();
     for (const file of sourceFiles(join(ROOT, "src"))) {
       for (const match of readFileSync(file, "utf8").matchAll(/^import (?!type )[^;]*? from "([^".][^"]*)";/gm)) {
@@ -56,7 +57,10 @@ describe("package.json", () => {
       }
     }
     expect([...imported].sort()).toEqual(["@modelcontextprotocol/sdk", "@sinclair/typebox", "cli-progress", "commander", "json5"]);
-    for (const name of imported) expect(manifest.dependencies[name], `${name} is imported by src/ but not a dependency`).toBeDefined();
+    expect(manifest.dependencies).toBeUndefined();
+    for (const name of imported) expect(manifest.devDependencies[name], `${name} is imported by src/ but not installed for the build`).toBeDefined();
+    expect(manifest.devDependencies.esbuild).toBeDefined();
+    expect(JSON.stringify((manifest as unknown as { scripts: Record<string, string> }).scripts.build)).toContain("scripts/vendor-deps.ts");
   });
 
   it("asks for the Node the bin checks for", () => {

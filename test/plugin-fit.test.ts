@@ -112,6 +112,26 @@ describe("database connections", () => {
     expect(closed).toBe(1);
   });
 
+  it("stay open for work still running when the last registration is retired, and close after it (or after the wait)", async () => {
+    let closed = 0;
+    const holds = new ConnectionHolds(() => closed++, 200);
+    let finish!: () => void;
+    holds.whileBusy(new Promise<void>((resolve) => { finish = resolve; }));
+    holds.hold()();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(0);
+    finish();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closed).toBe(1);
+
+    holds.whileBusy(new Promise<void>(() => {})); // never settles: closed after the wait
+    holds.hold()();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(closed).toBe(2);
+  });
+
   it("are held by each full registration until OpenClaw disposes it", async () => {
     const api = new FakePluginApi({ databasePath: tempDatabasePath() });
     plugin.register(api);

@@ -2,7 +2,8 @@
  * planLeafPass: which raw messages the next leaf summary covers. Pure: it reads the item list and the settings
  * and returns a plan (or null); the caller does the model call and the write. The chunk is the oldest contiguous
  * run of raw units outside the fresh tail, at or after item `from`, grown unit by unit up to `chunkTokens` (a
- * single unit larger than that is taken alone, or it would block compaction forever).
+ * single unit larger than that is taken alone, or it would block compaction forever; a start smaller than
+ * `minimumSourceTokens` takes the next unit with it even past `chunkTokens`, or it would stay raw for good).
  *
  * A sweep plans every pass from where the previous one ended (`from` = the last plan's `end`) over the same item
  * list, reading units off it as it goes (context-units.ts), so a sweep of a backlog of n items plans in O(n) in
@@ -61,6 +62,14 @@ export function planLeafPass(
       if (!unit.isRaw) break;
       if (tokens + unit.tokens > options.chunkTokens) {
         isFull = true;
+        // A start too small for a summary of its own rides with the unit that does not fit: a turn's short closing
+        // reply before a large message was otherwise left raw between two summaries for good, and such leftovers
+        // kept the summaries around them from being condensed (issue 23: at 16k, /compact found nothing to do).
+        if (tokens < options.minimumSourceTokens) {
+          tokens += unit.tokens;
+          end = unit.end;
+          units++;
+        }
         break;
       }
       tokens += unit.tokens;

@@ -37,6 +37,7 @@ import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import type { TextCompletion } from "../large-files/text-explorer.js";
 import type { EncodedMessage } from "../messages/message-codec.js";
 import type { ConversationRecord } from "../records.js";
+import { processConnectionHolds } from "../runtime/connection-holds.js";
 import { runSerialized } from "../runtime/session-queue.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
@@ -97,6 +98,8 @@ export interface EngineDeps {
   retention?: Pick<RetentionService, "runInBackground">;
   /** Redoes a few fallback summaries of the conversation with the model, when one answers (absent: never). */
   fallbackRedo?: (request: { conversationId: number; model?: HostLlm | undefined; signal?: AbortSignal | undefined }) => Promise<{ redone: unknown[] }>;
+  /** How long maintain works before it answers and finishes in the background (default MAINTAIN_ANSWER_MS). */
+  maintainAnswerMs?: number;
 }
 
 /**
@@ -120,6 +123,15 @@ export const INDEX_FILE_BYTES_PER_MAINTAIN = 1024 * 1024;
 export const RECOVERABLE_WRITE_DEADLINE_MS = 2_000;
 /** assemble's one write, the turn's budget, is skipped when the file stays locked this long. */
 export const BUDGET_WRITE_DEADLINE_MS = 250;
+/**
+ * maintain answers the host within this long; a compaction still summarizing then finishes in the background,
+ * holding the session's queue as before (the next hook of the session waits for it). OpenClaw 2026.9.6 announces a
+ * turn maintenance running longer than 10 s to the session (TURN_MAINTENANCE_LONG_WAIT_MS): a "still running" and
+ * a "done" system event, each waking the agent for a model turn of its own. A real model often takes that long
+ * to summarize a 20k-token chunk; the host's first summarizer call after its start took 4-10 s in every gateway
+ * of the host suite (loading its model runtime).
+ */
+export const MAINTAIN_ANSWER_MS = 5_000;
 
 export class LcmContextEngine implements ContextEngine {
   readonly info: ContextEngineInfo = {
@@ -291,6 +303,26 @@ export class LcmContextEngine implements ContextEngine {
 
   async maintain(params: MaintainParams): Promise<MaintenanceResult> {
     const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
+    const answerMs = this.deps.maintainAnswerMs ?? MAINTAIN_ANSWER_MS;
+    const work = this.maintainInQueue(params, unchanged);
+    processConnectionHolds().whileBusy?.(work); // a plugin retired meanwhile closes the database after it
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<MaintenanceResult>((resolve) => {
+      timer = setTimeout(() => {
+        this.deps.logger.info(`maintain: still at work after ${answerMs} ms (summarizing); it finishes in the background and the session's next hook waits for it.`);
+        resolve(unchanged(`still at work after ${answerMs} ms; finishing in the background`));
+      }, answerMs);
+      timer.unref?.();
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** maintain's work, in the session's queue; never rejects (guard). */
+  private maintainInQueue(params: MaintainParams, unchanged: (reason: string) => MaintenanceResult): Promise<MaintenanceResult> {
     return this.guard("maintain", unchanged, () =>
       this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async () => {
         const result = await runMaintain(params, this.deps);

@@ -7,10 +7,24 @@
 import { closeAllDatabases } from "../db/connection-registry.js";
 import { processShared } from "./process-shared.js";
 
+/** Work that outlives its hook (maintain finishing in the background) holds a retired plugin's connections this long at most. */
+export const BUSY_CLOSE_WAIT_MS = 60_000;
+
 export class ConnectionHolds {
   private holders = 0;
+  private readonly busy = new Set<Promise<unknown>>();
 
-  constructor(private readonly closeAll: () => void) {}
+  constructor(private readonly closeAll: () => void, private readonly busyWaitMs = BUSY_CLOSE_WAIT_MS) {}
+
+  /**
+   * Keeps the connections open until `work` settles, should the last holder let go meanwhile (at most busyWaitMs):
+   * a compaction finishing in the background completes its write instead of failing on a closed database.
+   */
+  whileBusy(work: Promise<unknown>): void {
+    const tracked = work.then(() => undefined, () => undefined);
+    this.busy.add(tracked);
+    void tracked.then(() => this.busy.delete(tracked));
+  }
 
   /** Holds the connections; the returned release lets go (twice is once) and closes them after the last holder. */
   hold(): () => void {
@@ -20,7 +34,20 @@ export class ConnectionHolds {
       if (released) return;
       released = true;
       this.holders = Math.max(0, this.holders - 1);
-      if (this.holders === 0) this.closeAll();
+      if (this.holders > 0) return;
+      if (this.busy.size === 0) {
+        this.closeAll();
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.busyWaitMs);
+        timer.unref?.();
+      });
+      void Promise.race([Promise.all([...this.busy]), waited]).then(() => {
+        clearTimeout(timer);
+        if (this.holders === 0) this.closeAll(); // unless a new registration took them meanwhile
+      });
     };
   }
 

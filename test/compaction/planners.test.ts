@@ -71,6 +71,20 @@ describe("planLeafPass", () => {
     expect(ordinals(planLeaf(items, leafOptions)?.items)).toEqual([1]);
   });
 
+  it("lets a start too small for a summary ride with the large message after it, instead of leaving it raw for good", () => {
+    // A turn's short reply (8 tokens) before the next turn's large message (500): the chunk is full at the reply alone,
+    // which is under the minimum worth summarizing. Without the rider it is skipped, and stays between two summaries.
+    const items = context("mmmmm");
+    items[0]!.tokenCount = 8;
+    items[1]!.tokenCount = 500;
+    const plan = planLeaf(items, { ...leafOptions, minimumSourceTokens: 30 });
+    expect(ordinals(plan?.items)).toEqual([1, 2]);
+    expect(plan?.sourceTokens).toBe(508);
+    // A start large enough for a summary does not take more than fits.
+    items[0]!.tokenCount = 40;
+    expect(ordinals(planLeaf(items, { ...leafOptions, minimumSourceTokens: 30 })?.items)).toEqual([1]);
+  });
+
   it("passes the summary before the chunk as previous context", () => {
     const plan = planLeaf(context("10mmmmmm"), leafOptions);
     expect(plan?.previousSummaryRowId).toBe(501);

@@ -1,14 +1,14 @@
 /**
  * The plugin installs the way users install plugins (issues 6 and 25): `openclaw plugins install -l <dir>` (a linked
- * checkout) and `openclaw plugins install <tarball>` (what `npm pack` produces, dependencies installed by
- * OpenClaw from the registry), each into its own HOME; `openclaw plugins inspect lcm --runtime` then reports it
+ * checkout) and `openclaw plugins install <tarball>` (what `npm pack` produces: no runtime dependencies, the
+ * build bundles them into dist/vendor), each into its own HOME; `openclaw plugins inspect lcm --runtime` then reports it
  * loaded, selected as the context engine, with its tools, commands and config schema. The tarball holds the built
  * code, the manifest and the docs only, and the `lcm` bin runs from the installed copy: on a database, and on a Node
  * without node:sqlite with a message instead of a stack trace. Without a terminal, `--force` (a source outside
  * ClawHub) and `--accept-capabilities` stand in for the prompts a user answers.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { closeSharedDatabase } from "../../src/db/connection-registry.js";
@@ -76,15 +76,24 @@ describe("installing the plugin the way users do", () => {
       const files = listing.stdout.trim().split("\n").map((line) => line.replace(/^package\//, ""));
       const outside = files.filter((file) =>
         !/^dist\/index\.(js|d\.ts)$/.test(file) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(file) && !/^docs\/[\w-]+\.md$/.test(file) &&
-        !/^docs\/images\/[\w-]+\.png$/.test(file) && !/^dist\/inspector-web\/[\w.-]+$/.test(file) &&
+        !/^docs\/images\/[\w-]+\.png$/.test(file) && !/^dist\/inspector-web\/[\w.-]+$/.test(file) && !/^dist\/vendor\/[\w.-]+$/.test(file) &&
         !["package.json", "openclaw.plugin.json", "README.md"].includes(file));
       expect(outside).toEqual([]);
       expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/src/plugin.js", "dist/src/cli/bin.js", "openclaw.plugin.json", "docs/operations.md",
         "dist/inspector-web/index.html", "dist/inspector-web/app.js"]));
-      expect(JSON.parse(spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout)).not.toHaveProperty("private");
+      const packed = JSON.parse(spawnSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }).stdout);
+      expect(packed).not.toHaveProperty("private");
+      expect(packed).not.toHaveProperty("dependencies"); // OpenClaw copies a plugin's dependency tree at every load
+      // The built code imports Node's modules, its own files and dist/vendor only (the Anthropic SDK when the user installed it).
+      const code = spawnSync("tar", ["-xzOf", tarball, ...files.filter((file) => /^dist\/(index|src\/.+)\.js$/.test(file)).map((file) => `package/${file}`)],
+        { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }).stdout;
+      const bare = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)["']((?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(?:\/[\w.-]+)*|node:[\w/]+)["']/g)]
+        .map((match) => match[1]!)
+        .filter((specifier) => !specifier.startsWith("node:") && specifier !== "@anthropic-ai/sdk");
+      expect([...new Set(bare)]).toEqual([]);
     });
 
-    it("installs from the tarball, dependencies included, inspects healthy, and its lcm bin runs", async () => {
+    it("installs from the tarball, inspects healthy, and its lcm bin runs with nothing installed beside it", async () => {
       const { cli, home, logFile } = freshHome("install-tarball");
       await cli.runOk(["plugins", "install", tarball, "--force", "--accept-capabilities"], { timeoutMs: 240_000 });
       expect(configOf(home).plugins).toMatchObject({ slots: { contextEngine: PLUGIN_ID } });
@@ -93,7 +102,9 @@ describe("installing the plugin the way users do", () => {
       const installed = join(home, ".openclaw", "extensions", PLUGIN_ID);
       expect(inspection.plugin.rootDir).toBe(installed);
 
-      // The bin as package.json names it, with the dependencies OpenClaw installed beside the copy.
+      // The bin as package.json names it, from the installed copy (no node_modules: nothing to install).
+      const modules = join(installed, "node_modules");
+      expect(existsSync(modules) ? readdirSync(modules).filter((name) => !name.startsWith(".")) : []).toEqual([]);
       const { version, bin } = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { version: string; bin: { lcm: string } };
       const lcm = (args: string[], nodeFlags: string[] = []) =>
         spawnSync(process.execPath, [...nodeFlags, join(installed, bin.lcm), ...args], { encoding: "utf8", env: { ...process.env, HOME: home }, timeout: 60_000 });

@@ -10,6 +10,7 @@
 import { once } from "node:events";
 import { createWriteStream, existsSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
+import { finished } from "node:stream/promises";
 import { resolve } from "node:path";
 import { assertNotDatabaseFile } from "../../db/database-target.js";
 import { exportLine } from "../../transfer/export-format.js";
@@ -80,7 +81,11 @@ async function writeExport(
   const exported: ExportedConversation[] = [];
   let written = 0;
   let messagesDone = 0;
+  // A write error (a full disk) is kept and thrown by the next write or the end, never left unhandled.
+  let outError: Error | null = null;
+  out.on("error", (error) => { outError ??= error; });
   const write = async (text: string) => {
+    if (outError) throw outError;
     written += Buffer.byteLength(text);
     if (!out.write(text)) await once(out, "drain");
   };
@@ -110,10 +115,13 @@ async function writeExport(
       }
     }
     out.end();
-    await once(out, "finish");
+    await finished(out);
     await rename(partial, path);
   } catch (error) {
+    // Destroyed while its file may still be opening or a write pending: wait until it is closed, or the file would be
+    // created after it is removed (and the pending write would fail unhandled).
     out.destroy();
+    await finished(out).catch(() => undefined);
     await rm(partial, { force: true });
     throw error;
   } finally {
