@@ -57,14 +57,18 @@ export function buildMemoryFloor(input: MemoryFloorInput): MemoryFloor {
   const lineOnly = wrap(line, "");
   const summary = input.summary;
   if (summary) {
-    const whole = renderSummaryXml(summary);
-    const withWhole = wrap(line, whole);
+    const withWhole = wrap(line, renderSummaryXml(summary));
     if (cost(withWhole, tokens) <= room) return floorOf(withWhole, input, summary);
+    // Short of room, a condensed summary goes without its list of parents (lcm_describe lists them): with a dozen
+    // of them, the list alone left no room for any text, and the floor fell back to its line (8k host suite).
+    const bare = { ...summary, parentSummaryIds: [] };
+    const withBare = wrap(line, renderSummaryXml(bare));
+    if (cost(withBare, tokens) <= room) return floorOf(withBare, input, summary);
     // The estimate of a whole text is not the sum of its parts': shorten again by what the first try overshot.
-    let textRoom = room - cost(wrap(line, renderSummaryXml({ ...summary, content: shortened("") })), tokens);
+    let textRoom = room - cost(wrap(line, renderSummaryXml({ ...bare, content: shortened("") })), tokens);
     for (let attempt = 0; attempt < 3 && textRoom >= MINIMUM_SUMMARY_TEXT_TOKENS; attempt++) {
       const head = prefixWithin(summary.content.trim(), textRoom, tokens);
-      const text = wrap(line, renderSummaryXml({ ...summary, content: shortened(head) }));
+      const text = wrap(line, renderSummaryXml({ ...bare, content: shortened(head) }));
       const over = cost(text, tokens) - room;
       if (over <= 0) return floorOf(text, input, summary);
       textRoom -= over;

@@ -43,6 +43,20 @@ describe("the memory floor", () => {
     expect(floor.message.content).not.toContain("shortened");
   });
 
+  it("leaves a condensed summary's list of parents out when it would crowd out the text (lcm_describe lists them)", () => {
+    const many = { ...summary("The user set up the staging vault and rotated its keys."), parentSummaryIds: Array.from({ length: 14 }, (_, index) => `sum_00000000000000${(0xb0 + index).toString(16)}`) };
+    // Room for the line and the short text, not for fourteen parent references as well (about 16 tokens each).
+    const room = lineFloorTokens(40, tokens) + 110;
+    const floor = buildMemoryFloor({ storedMessages: 40, summary: many, roomTokens: room, timestamp: 1, tokens });
+    expect(floor.kind).toBe("summary");
+    expect(floor.tokens).toBeLessThanOrEqual(room);
+    expect(floor.message.content).toContain("The user set up the staging vault and rotated its keys.");
+    expect(floor.message.content).not.toContain("<parents>");
+    // With room enough it is whole, parents included.
+    expect(buildMemoryFloor({ storedMessages: 40, summary: { ...many, parentSummaryIds: many.parentSummaryIds.slice(0, 2) }, roomTokens: 320, timestamp: 1, tokens })
+      .message.content).toContain("<parents>");
+  });
+
   it("is the line alone when nothing was summarized yet, or when its room cannot hold a useful part of a summary", () => {
     const lineOnly = buildMemoryFloor({ storedMessages: 9, summary: null, roomTokens: 320, timestamp: 1, tokens });
     expect(lineOnly).toMatchObject({ kind: "line", summaryId: null, tokens: lineFloorTokens(9, tokens) });
