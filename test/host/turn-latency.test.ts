@@ -1,6 +1,6 @@
 /**
  * Turn latency as a user feels it, against OpenClaw's own engine (peer lesson lc#1146: on the peer's engine a "Hi"
- * took 44 s where OpenClaw's built-in engine took 3 s). The same 24-turn script runs through the real gateway twice,
+ * took 44 s where OpenClaw's built-in engine took 3 s). The same 16-turn script runs through the real gateway twice,
  * one gateway after the other, with a model that takes 150 ms per request: on OpenClaw's built-in engine in a
  * window large enough that it never compacts (its fastest case: the fake model's summaries fail its compaction
  * safeguard's quality checks, so it could not compact here anyway), then on LCM on its defaults in a 32k window,
@@ -16,7 +16,7 @@ import { delayMarker } from "./fake-model-script.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
 import { HostSuite } from "./harness/host-suite.js";
 
-const TURNS = 24;
+const TURNS = 16;
 const WINDOW = { lcm: 32_000, legacy: 200_000 };
 const MODEL_DELAY_MS = 150;
 
@@ -77,11 +77,9 @@ describe("turn latency: LCM against OpenClaw's built-in engine, in the real gate
     runs.lcm = await runScript("lcm");
     expect(runs.lcm.summaryRequests).toBeGreaterThan(0);
     expect(percentile(runs.lcm.turnMs, 0.5)).toBeLessThan(percentile(runs.legacy!.turnMs, 0.5) + 1_000);
-    // The first turn also waits for the gateway's own start-up work (OpenClaw verifies its state database and runs its
-    // SQLite reclamation worker in its first minute, 4.4 s in one run); every later turn, summarizing ones included,
-    // must stay under 10 s. (One loaded run had a 12.6 s turn, not known to be the first; the next: first 4.1 s,
-    // slowest later 8.4 s beside a 3.2 s median. Both engines' medians are 2.4x the earlier 1.3 s: the fake model now
-    // counts every request with a real tokenizer.)
-    expect(Math.max(...runs.lcm.turnMs.slice(1))).toBeLessThan(10_000);
+    // No turn over 10 s, the first included. Before the package bundled its dependencies (dist/vendor), OpenClaw
+    // copied their 4,812 files synchronously when LCM first called the model, and the turn waiting on it took 12.7 s
+    // beside a 3.2 s median (docs/operations.md, "Plugin loads"); since, the slowest turn was 4.5-5.9 s.
+    expect(Math.max(...runs.lcm.turnMs)).toBeLessThan(10_000);
   }, 15 * 60_000);
 });
