@@ -71,7 +71,9 @@ if (host.errors.length > 0) log(`  engine errors logged: ${host.errors.slice(0, 
 
 const sqliteVersion = openSharedDatabase(databasePath).get<{ version: string }>("SELECT sqlite_version() AS version")!.version;
 closeSharedDatabase(databasePath);
-removeDatabase(databasePath);
+// LCM_BENCH_KEEP=1 keeps the working copy (its path is logged) to look into a result afterwards.
+if (process.env.LCM_BENCH_KEEP === "1") log(`kept the working copy: ${databasePath}`);
+else removeDatabase(databasePath);
 const result: SizeResult = {
   size,
   label: sizeLabel(size),

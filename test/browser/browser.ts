@@ -4,9 +4,19 @@
  * this machine needs: no sandbox as root, no background networking), and the screenshot checks: a PNG is decoded by
  * the browser itself and its pixels counted by colour.
  */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
+
+/** Debian's Chromium, installed with apt-get when missing (never a browser a test tool downloads). */
+export function ensureChromium(log: (line: string) => void = console.log): void {
+  if (existsSync(CHROMIUM)) return;
+  log(`${CHROMIUM} is missing: installing Debian's chromium`);
+  execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
+  execFileSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+}
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({

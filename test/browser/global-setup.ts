@@ -3,15 +3,10 @@
  * drive a system browser, never one a test tool downloads), and the inspector's page is bundled from its sources.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { CHROMIUM } from "./browser.js";
+import { ensureChromium } from "./browser.js";
 
 export function setup(): void {
-  if (!existsSync(CHROMIUM)) {
-    console.log(`[test:browser] ${CHROMIUM} is missing: installing Debian's chromium`);
-    execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
-    execFileSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  }
+  ensureChromium((line) => console.log(`[test:browser] ${line}`));
   // Always bundled again (under a second): a page older than its sources would be tested otherwise.
   execFileSync("npx", ["tsx", "scripts/build-inspector.ts"], { stdio: "inherit" });
 }

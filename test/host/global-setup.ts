@@ -4,6 +4,7 @@
  * and clears the previous run's artifacts. Teardown stops any process a test worker failed to stop.
  */
 import { rmSync } from "node:fs";
+import { ensureChromium } from "../browser/browser.js";
 import { buildPlugin, ensureOpenClawInstalled, stagePlugin } from "./harness/openclaw-install.js";
 import { OPENCLAW_VERSION, RUNS_DIR } from "./harness/paths.js";
 import { sweepLeftoverProcesses } from "./harness/process-tracker.js";
@@ -14,6 +15,8 @@ export function setup(): void {
   console.log(install.installed
     ? `[test:host] installed openclaw@${OPENCLAW_VERSION} in ${Math.round(install.durationMs / 1000)} s`
     : `[test:host] openclaw@${OPENCLAW_VERSION} already installed`);
+  // operator-tools.test.ts opens the inspector's tab in the Control UI in a real Chromium.
+  ensureChromium((line) => console.log(`[test:host] ${line}`));
   const buildMs = buildPlugin();
   console.log(`[test:host] built the plugin in ${Math.round(buildMs / 1000)} s; OpenClaw loads ${stagePlugin()}`);
   rmSync(RUNS_DIR, { recursive: true, force: true });

@@ -20,6 +20,7 @@ import type { StatusSnapshot } from "../../src/services/status-service.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
 import { HostSuite } from "./harness/host-suite.js";
 import { parseJsonOutput } from "./harness/openclaw-cli.js";
+import { launchChromium } from "../browser/browser.js";
 
 const PLUGIN_CONFIG = {
   freshTailCount: 4,
@@ -118,6 +119,33 @@ describe("operators' tools in a running gateway", () => {
       method: "POST", headers: { "x-lcm-inspector": "1", "content-type": "application/json" }, body: JSON.stringify({ kind: "rewrite", summaryId: "sum_x", content: "x" }),
     });
     expect(repair.status).toBeGreaterThanOrEqual(400); // the tab is read-only: repairs run from the CLI
+  });
+
+  it("mounts the LCM memory tab in OpenClaw's Control UI, in a real Chromium: the route's page in a sandboxed frame", async () => {
+    // As an operator opens it: the Control UI's generic plugin-tab address, the gateway token in the fragment (a
+    // loopback browser is paired on its first connection); OpenClaw mounts the tab's route in a frame of its page,
+    // authorized by a short-lived cookie grant (GET and HEAD only).
+    // KNOWN DEFECT (issue 27, open): the frame is sandboxed with allow-scripts alone, an opaque origin. The page's
+    // module script and its fetches of api/... are cross-origin from there, and OpenClaw's grant is not meant for reads
+    // by script (no CORS), so the frame stays blank: the page must become one that works without reading its API by
+    // script (server-rendered views, or everything inline). This test asserts what holds until then.
+    const browser = await launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const blocked: string[] = [];
+    page.on("console", (message) => { if (/app\.js.*blocked by CORS/.test(message.text())) blocked.push(message.text()); });
+    try {
+      const served = page.waitForResponse((response) => new URL(response.url()).pathname === "/lcm/inspector/" && !response.url().includes("probe"), { timeout: 120_000 });
+      await page.goto(`http://127.0.0.1:${gateway.port}/plugin?plugin=lcm&id=lcm-inspector#token=${gateway.token}`);
+      const document = await served;
+      expect(document.status()).toBe(200); // the grant let the sandboxed frame load the route's page
+      expect(await document.text()).toMatch(/<script[^>]+app\.js/);
+      const frame = await page.waitForSelector("iframe[src*='/lcm/inspector/']", { timeout: 60_000 });
+      expect(await frame.getAttribute("sandbox")).toBe("allow-scripts");
+      await page.screenshot({ path: join(suite.dir, "control-ui-tab.png") });
+      console.log(`[operator-tools] Control UI tab: frame mounted (sandbox=allow-scripts), page served; module script blocked from the opaque origin: ${blocked.length > 0}`);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("serves Prometheus metrics behind the gateway's auth, and they move after a compaction", async () => {

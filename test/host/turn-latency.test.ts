@@ -38,10 +38,10 @@ async function runScript(engine: "lcm" | "legacy"): Promise<EngineRun> {
   try {
     await suite.gateway.start();
     const session = new HostConversation(suite, `agent:main:latency-${engine}`);
-    await session.say(`warm-up ${delayMarker(MODEL_DELAY_MS)}`); // the first turn of a gateway loads its runtime
+    await session.say(`warm-up ${delayMarker(MODEL_DELAY_MS)}`, { viaCli: true }); // the first turn of a gateway loads its runtime
     const mark = suite.model.mark();
     const turnMs: number[] = [];
-    for (let turn = 1; turn <= TURNS; turn++) turnMs.push((await session.say(message(turn))).durationMs);
+    for (let turn = 1; turn <= TURNS; turn++) turnMs.push((await session.say(message(turn), { viaCli: true })).durationMs);
     const summaryRequests = suite.model.requests({ since: mark }).filter((request) => request.kind === "summary").length;
     return { turnMs, summaryRequests };
   } finally {

@@ -169,6 +169,7 @@ export class HostSuite {
   }
 
   async dispose(): Promise<void> {
+    await this.cli.close();
     await this.gateway.stop();
     await this.model.close();
   }

@@ -3,10 +3,13 @@
  * is a tracked process in its own group, with a deadline; its output is kept under `<suite>/cli/` and a one-line
  * record goes to `<suite>/cli.log`, so a failed run can be read afterwards.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { OPENCLAW_ENTRY } from "./paths.js";
-import { spawnTracked, stopTracked } from "./process-tracker.js";
+import { fileURLToPath } from "node:url";
+import { OPENCLAW_ENTRY, OPENCLAW_PACKAGE_DIR } from "./paths.js";
+import { sleep, spawnTracked, stopTracked, type TrackedProcess } from "./process-tracker.js";
+
+const RPC_HELPER = join(dirname(fileURLToPath(import.meta.url)), "gateway-rpc-helper.mjs");
 
 export interface CliResult {
   args: string[];
@@ -77,6 +80,8 @@ export function hostEnv(home: string, gatewayToken?: string): NodeJS.ProcessEnv 
 
 export class OpenClawCli {
   private calls = 0;
+  /** The long-lived gateway client (gateway-rpc-helper.mjs), started on the first call that uses it. */
+  private rpc: { process: TrackedProcess; port: number } | null = null;
 
   constructor(private readonly options: { env: NodeJS.ProcessEnv; workDir: string }) {
     mkdirSync(join(options.workDir, "cli"), { recursive: true });
@@ -137,8 +142,9 @@ export class OpenClawCli {
   async agentTurn(
     sessionKey: string,
     message: string,
-    { local = false, timeoutSeconds = 150 }: { local?: boolean; timeoutSeconds?: number } = {},
+    { local = false, timeoutSeconds = 150, viaCli = false }: { local?: boolean; timeoutSeconds?: number; viaCli?: boolean } = {},
   ): Promise<AgentTurn> {
+    if (!local && !viaCli) return this.agentTurnOverRpc(sessionKey, message, timeoutSeconds);
     const messageFile = join(this.options.workDir, "messages", `${String(this.calls + 1).padStart(3, "0")}.txt`);
     mkdirSync(dirname(messageFile), { recursive: true });
     writeFileSync(messageFile, message);
@@ -159,6 +165,67 @@ export class OpenClawCli {
       durationMs: result.durationMs,
       raw: output,
     };
+  }
+
+  /**
+   * The same turn as `openclaw agent --session-key … --json` through the gateway (OpenClaw's `agent` method, as the CLI
+   * calls it), sent by the long-lived client: about 0.7-1 s a turn instead of 3-5 s, most of which was the CLI's
+   * start. Timed turns (turn-latency.test.ts) use the CLI, as a user waits for it.
+   */
+  private async agentTurnOverRpc(sessionKey: string, message: string, timeoutSeconds: number): Promise<AgentTurn> {
+    const idempotencyKey = `e2e-${Date.now()}-${++this.calls}`;
+    const started = Date.now();
+    const answer = await this.rpcCall("agent", {
+      message, sessionKey, deliver: false, timeout: timeoutSeconds, idempotencyKey,
+    }, (timeoutSeconds + 30) * 1_000);
+    const durationMs = Date.now() - started;
+    appendFileSync(join(this.options.workDir, "cli.log"),
+      `${new Date(started).toISOString()} ${String(this.calls).padStart(3, "0")} ${answer.ok ? "ok" : "FAILED"} ${durationMs}ms rpc agent --session-key ${sessionKey} (${message.length} chars)\n`);
+    const output = (answer.ok ? answer.result : null) as (TurnOutput & { runId?: string; status?: string; result?: TurnOutput }) | null;
+    if (!output || output.status !== "ok") {
+      throw new Error(`The agent turn did not succeed (rpc agent, ${durationMs} ms): ${answer.ok ? JSON.stringify(output).slice(0, 3_000) : answer.error}`);
+    }
+    const turn = output.result ?? output;
+    return {
+      runId: output.runId ?? "",
+      sessionId: turn.meta?.agentMeta?.sessionId ?? "",
+      text: (turn.payloads ?? []).map((payload) => payload.text ?? "").join("\n"),
+      durationMs,
+      raw: output,
+    };
+  }
+
+  /** One call through the long-lived client: {ok, result} or {ok: false, error} (never throws for the call's own failure). */
+  private async rpcCall(method: string, params: Record<string, unknown>, timeoutMs: number): Promise<{ ok: true; result: unknown } | { ok: false; error: string }> {
+    const { port } = await this.rpcClient();
+    const response = await fetch(`http://127.0.0.1:${port}/`, {
+      method: "POST", body: JSON.stringify({ method, params, timeoutMs }), signal: AbortSignal.timeout(timeoutMs + 15_000),
+    });
+    return await response.json() as { ok: true; result: unknown } | { ok: false; error: string };
+  }
+
+  private async rpcClient(): Promise<{ process: TrackedProcess; port: number }> {
+    if (this.rpc && !this.rpc.process.hasExited()) return this.rpc;
+    const portFile = join(this.options.workDir, "rpc-helper.port");
+    rmSync(portFile, { force: true });
+    const output = join(this.options.workDir, "rpc-helper.out");
+    const process = spawnTracked("gateway rpc client", globalThis.process.execPath, [RPC_HELPER, OPENCLAW_PACKAGE_DIR, portFile], {
+      env: this.options.env, cwd: this.options.workDir, stdoutFile: output, stderrFile: output,
+    });
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(portFile) || readFileSync(portFile, "utf8") === "") {
+      if (process.hasExited()) throw new Error(`The gateway rpc client exited:\n${readFileSync(output, "utf8").slice(-3_000)}`);
+      if (Date.now() > deadline) throw new Error(`The gateway rpc client did not start within 60 s:\n${readFileSync(output, "utf8").slice(-3_000)}`);
+      await sleep(50);
+    }
+    this.rpc = { process, port: Number(readFileSync(portFile, "utf8")) };
+    return this.rpc;
+  }
+
+  /** Stops the long-lived client (HostSuite.dispose). */
+  async close(): Promise<void> {
+    if (this.rpc) await stopTracked(this.rpc.process, 2_000);
+    this.rpc = null;
   }
 
   /** `openclaw gateway call <method> --params <json> --json`. */
