@@ -305,7 +305,9 @@ export class LcmContextEngine implements ContextEngine {
     const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
     const answerMs = this.deps.maintainAnswerMs ?? MAINTAIN_ANSWER_MS;
     const work = this.maintainInQueue(params, unchanged);
-    processConnectionHolds().whileBusy?.(work); // a plugin retired meanwhile closes the database after it
+    // A plugin retired meanwhile closes the database after it. (The holds are shared by every copy of the module in
+    // the process; one created by an older copy has no whileBusy.)
+    processConnectionHolds().whileBusy?.(work);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<MaintenanceResult>((resolve) => {
       timer = setTimeout(() => {

@@ -13,8 +13,10 @@ export class HostConversation {
 
   constructor(private readonly suite: HostSuite, readonly sessionKey: string) {}
 
-  /** One turn; `requests` are the model requests made while it ran (the turn's and any background work's). */
-  /** One turn through the gateway's `agent` method (`viaCli`: through `openclaw agent`, its start included, as timed turns need). */
+  /**
+   * One turn through the gateway's `agent` method (`viaCli`: through `openclaw agent`, its start included, as timed
+   * turns need); `requests` are the model requests made while it ran (the turn's and any background work's).
+   */
   async say(message: string, options: { local?: boolean; viaCli?: boolean } = {}): Promise<AgentTurn & { requests: RecordedRequest[] }> {
     const mark = this.suite.model.mark();
     const turn = await this.suite.cli.agentTurn(this.sessionKey, message, options);

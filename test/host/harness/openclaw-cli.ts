@@ -152,19 +152,13 @@ export class OpenClawCli {
       "--json", "--timeout", String(timeoutSeconds)];
     const result = await this.runOk(args, { timeoutMs: (timeoutSeconds + 30) * 1_000 });
     // Through the gateway: { runId, status, result: { payloads, meta } }; embedded (--local): { payloads, meta }.
-    const output = parseJsonOutput<TurnOutput & { runId?: string; status?: string; result?: TurnOutput }>(result);
+    const output = parseJsonOutput<AgentOutput>(result);
     const turn = output.result ?? output;
     const succeeded = local
       ? turn.meta?.aborted !== true && turn.meta?.stopReason !== "error"
       : output.status === "ok";
     if (!succeeded) throw new Error(`The agent turn did not succeed:\n${describeFailure(result)}`);
-    return {
-      runId: output.runId ?? "",
-      sessionId: turn.meta?.agentMeta?.sessionId ?? "",
-      text: (turn.payloads ?? []).map((payload) => payload.text ?? "").join("\n"),
-      durationMs: result.durationMs,
-      raw: output,
-    };
+    return agentTurnOf(output, result.durationMs);
   }
 
   /**
@@ -181,18 +175,11 @@ export class OpenClawCli {
     const durationMs = Date.now() - started;
     appendFileSync(join(this.options.workDir, "cli.log"),
       `${new Date(started).toISOString()} ${String(this.calls).padStart(3, "0")} ${answer.ok ? "ok" : "FAILED"} ${durationMs}ms rpc agent --session-key ${sessionKey} (${message.length} chars)\n`);
-    const output = (answer.ok ? answer.result : null) as (TurnOutput & { runId?: string; status?: string; result?: TurnOutput }) | null;
+    const output = (answer.ok ? answer.result : null) as AgentOutput | null;
     if (!output || output.status !== "ok") {
       throw new Error(`The agent turn did not succeed (rpc agent, ${durationMs} ms): ${answer.ok ? JSON.stringify(output).slice(0, 3_000) : answer.error}`);
     }
-    const turn = output.result ?? output;
-    return {
-      runId: output.runId ?? "",
-      sessionId: turn.meta?.agentMeta?.sessionId ?? "",
-      text: (turn.payloads ?? []).map((payload) => payload.text ?? "").join("\n"),
-      durationMs,
-      raw: output,
-    };
+    return agentTurnOf(output, durationMs);
   }
 
   /** One call through the long-lived client: {ok, result} or {ok: false, error} (never throws for the call's own failure). */
@@ -247,6 +234,21 @@ export class OpenClawCli {
       if (!changedWhileLoading || attempt === 3) return inspection;
     }
   }
+}
+
+/** What the `agent` method answers through the gateway: { runId, status, result: { payloads, meta } }; embedded: { payloads, meta }. */
+type AgentOutput = TurnOutput & { runId?: string; status?: string; result?: TurnOutput };
+
+/** A turn as the tests read it, from the `agent` method's answer (through the CLI or the long-lived client). */
+function agentTurnOf(output: AgentOutput, durationMs: number): AgentTurn {
+  const turn = output.result ?? output;
+  return {
+    runId: output.runId ?? "",
+    sessionId: turn.meta?.agentMeta?.sessionId ?? "",
+    text: (turn.payloads ?? []).map((payload) => payload.text ?? "").join("\n"),
+    durationMs,
+    raw: output,
+  };
 }
 
 /** The JSON document in a command's stdout (OpenClaw may print notices before it). */
