@@ -462,7 +462,8 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
 /**
  * The inspector in OpenClaw's Control UI (spec 027): a sidebar tab that renders the gateway route INSPECTOR_PATH in a
  * sandboxed frame, behind the gateway's auth; visible to connections with operator.read. Read-only: the frame's grant
- * allows only GET (repairs run from `openclaw lcm repair` or `lcm inspect --write`). The database opens per request.
+ * allows only GET (repairs run from `openclaw lcm repair` or `lcm inspect --write`). The frame's origin is opaque, so
+ * each view is served with its data inside the page (inlinePage). The database opens per request.
  */
 function registerInspectorTab(api: PluginApi, live: LiveConfig<Wiring>): void {
   const register = api.session?.controls?.registerControlUiDescriptor;
@@ -471,7 +472,7 @@ function registerInspectorTab(api: PluginApi, live: LiveConfig<Wiring>): void {
   api.registerHttpRoute({
     path: INSPECTOR_PATH, auth: "gateway", match: "prefix",
     handler: createInspectorHandler({
-      basePath: INSPECTOR_PATH,
+      basePath: INSPECTOR_PATH, inlinePage: true,
       api: () => {
         const { config, wiring } = live.current();
         const { services, readOnly } = wiring.databaseAccess.forReading();

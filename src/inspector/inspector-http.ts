@@ -4,12 +4,20 @@
  * needed) and the JSON API (`api/…`, inspector-api.ts). A repair is a POST that must carry the `x-lcm-inspector`
  * header (a page on another site cannot send it without the browser asking first); the standalone server also
  * answers only requests addressed to its own loopback host (no DNS rebinding).
+ *
+ * With `inlinePage` (the Control UI tab) the page is one self-contained document per view: its style, its script and
+ * the API answers the view needs (inspector-view.ts) are inside it. OpenClaw renders the tab's route in a frame
+ * sandboxed with `allow-scripts` alone: an opaque origin, from which the page's script file (a module), its style
+ * sheet and every `fetch` of the API are cross-origin reads, blocked. A navigation of the frame itself is not: it is a
+ * GET that carries OpenClaw's grant, so each click in the tab asks the server for the next view.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InspectorApi } from "./inspector-api.js";
+import { readsFor, viewFromQuery } from "./inspector-view.js";
 
 export const WRITE_HEADER = "x-lcm-inspector";
 const MAX_BODY_BYTES = 1_000_000;
@@ -37,6 +45,8 @@ export interface InspectorHttpOptions {
   /** Host headers accepted (the standalone server's own); absent: any (the gateway checks its own requests). */
   allowedHosts?: () => readonly string[];
   assetDirectory?: string | null;
+  /** Serve each view as one document with its style, script and data inside (the Control UI tab's sandboxed frame). */
+  inlinePage?: boolean;
 }
 
 /** A request handler: true when the request was the inspector's (answered), false when not under basePath. */
@@ -57,6 +67,10 @@ export function createInspectorHandler(options: InspectorHttpOptions): (request:
     const path = url.pathname.slice(options.basePath.length + 1);
     if (path.startsWith("api/")) {
       await serveApi(options.api(), request, response, path.slice(4), url.searchParams);
+      return true;
+    }
+    if (path === "" && options.inlinePage && assets !== null) {
+      await serveInlinePage(options.api(), assets, url.searchParams, request, response);
       return true;
     }
     serveAsset(assets, path, request, response);
@@ -104,6 +118,43 @@ function serveAsset(directory: string | null, path: string, request: IncomingMes
   const content = readFileSync(join(directory, FILE_OF[path]!));
   response.writeHead(200, { ...SECURITY_HEADERS, "content-type": type, "cache-control": "no-cache" });
   response.end(request.method === "HEAD" ? undefined : content);
+}
+
+/** Where the page's style and script are, in index.html; the inline page puts them in their place. */
+export const PAGE_STYLE = '<link rel="stylesheet" href="app.css">';
+export const PAGE_SCRIPT = '<script defer src="app.js"></script>';
+/** The element the inline page's answers are in (the page's script looks for it). */
+export const PAGE_DATA_ID = "lcm-page-data";
+
+async function serveInlinePage(api: InspectorApi, directory: string, query: URLSearchParams, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const view = viewFromQuery(query);
+  const answers: Record<string, { status: number; body: unknown }> = {};
+  const read = async (target: string) => {
+    const [path = "", search = ""] = target.split("?", 2);
+    answers[target] = await api.handle({ method: "GET", path, query: new URLSearchParams(search), body: null });
+  };
+  await read("overview");
+  const overview = answers.overview!;
+  const listed = overview.status === 200 ? (overview.body as { conversations: { conversationId: number }[] }).conversations : [];
+  for (const target of readsFor(view, view.conversationId ?? listed[0]?.conversationId ?? null)) await read(target);
+  const nonce = randomBytes(16).toString("base64");
+  const template = readFileSync(join(directory, "index.html"), "utf8");
+  const style = readFileSync(join(directory, "app.css"), "utf8");
+  const script = readFileSync(join(directory, "app.js"), "utf8");
+  // Functions as replacements: the script's own `$&` and `$'` must not be read as patterns.
+  const page = template
+    .replace(PAGE_STYLE, () => `<style>${style}</style>`)
+    .replace(PAGE_SCRIPT, () => `<script type="application/json" id="${PAGE_DATA_ID}">${inlineJson({ answers })}</script>\n  <script nonce="${nonce}">${script}</script>`);
+  response.writeHead(200, {
+    "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`,
+    "x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "content-type": "text/html; charset=utf-8", "cache-control": "no-store",
+  });
+  response.end(request.method === "HEAD" ? undefined : page);
+}
+
+/** JSON that cannot end the script element it is in: every "<" escaped (JSON.parse reads \u003c back). */
+function inlineJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c");
 }
 
 const SECURITY_HEADERS = {

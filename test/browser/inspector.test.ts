@@ -98,7 +98,7 @@ describe("the inspector in Chromium", () => {
   it("searches with the lcm_grep engine and opens a hit's summary in the DAG", async () => {
     await page.click("button[data-tab='search']");
     await page.fill("#search-input", "markert7");
-    await page.click("#search-form button[type='submit']");
+    await page.click("#search-run");
     await page.waitForSelector("#search-count");
     expect(await page.textContent("#search-count")).toMatch(/^[1-9]\d* matches/);
     // The summaries whose source range holds the message: the hit names the one that covers it now.

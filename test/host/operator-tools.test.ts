@@ -108,7 +108,8 @@ describe("operators' tools in a running gateway", () => {
     expect((await get("", {}, null)).status).toBe(401);
     const page = await get("");
     expect(page.status).toBe(200);
-    expect(page.text).toMatch(/<script[^>]+app\.js/);
+    expect(page.text).toContain('<script type="application/json" id="lcm-page-data">'); // the view's data inside the page
+    expect(page.text).not.toMatch(/<script[^>]+src=/);
     const overview = await get("api/overview");
     expect(overview.status).toBe(200);
     const body = JSON.parse(overview.text) as { databasePath: string; readOnly: boolean; conversations: { sessionKey: string; messages: number }[] };
@@ -121,28 +122,37 @@ describe("operators' tools in a running gateway", () => {
     expect(repair.status).toBeGreaterThanOrEqual(400); // the tab is read-only: repairs run from the CLI
   });
 
-  it("mounts the LCM memory tab in OpenClaw's Control UI, in a real Chromium: the route's page in a sandboxed frame", async () => {
+  it("shows the LCM memory tab in OpenClaw's Control UI, in a real Chromium: the stored conversation, its DAG, a view changed in the frame", async () => {
     // As an operator opens it: the Control UI's generic plugin-tab address, the gateway token in the fragment (a
-    // loopback browser is paired on its first connection); OpenClaw mounts the tab's route in a frame of its page,
-    // authorized by a short-lived cookie grant (GET and HEAD only).
-    // KNOWN DEFECT (issue 27, open): the frame is sandboxed with allow-scripts alone, an opaque origin. The page's
-    // module script and its fetches of api/... are cross-origin from there, and OpenClaw's grant is not meant for reads
-    // by script (no CORS), so the frame stays blank: the page must become one that works without reading its API by
-    // script (server-rendered views, or everything inline). This test asserts what holds until then.
+    // loopback browser is paired on its first connection). OpenClaw mounts the tab's route in a frame sandboxed with
+    // allow-scripts alone (an opaque origin), authorized by a short-lived cookie grant for GET and HEAD. The page reads
+    // nothing by script there: each view is a navigation of the frame, served with its data inside (spec 027).
     const browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const blocked: string[] = [];
-    page.on("console", (message) => { if (/app\.js.*blocked by CORS/.test(message.text())) blocked.push(message.text()); });
+    const reads: string[] = [];
+    page.on("request", (request) => {
+      if (new URL(request.url()).pathname.startsWith("/lcm/inspector/") && !request.isNavigationRequest()) reads.push(request.url());
+    });
     try {
-      const served = page.waitForResponse((response) => new URL(response.url()).pathname === "/lcm/inspector/" && !response.url().includes("probe"), { timeout: 120_000 });
       await page.goto(`http://127.0.0.1:${gateway.port}/plugin?plugin=lcm&id=lcm-inspector#token=${gateway.token}`);
-      const document = await served;
-      expect(document.status()).toBe(200); // the grant let the sandboxed frame load the route's page
-      expect(await document.text()).toMatch(/<script[^>]+app\.js/);
-      const frame = await page.waitForSelector("iframe[src*='/lcm/inspector/']", { timeout: 60_000 });
-      expect(await frame.getAttribute("sandbox")).toBe("allow-scripts");
+      const element = await page.waitForSelector("iframe[src*='/lcm/inspector/']", { timeout: 120_000 });
+      expect(await element.getAttribute("sandbox")).toBe("allow-scripts");
+      const frame = (await element.contentFrame())!;
+      await frame.waitForSelector("body[data-ready='true']", { timeout: 120_000 });
+      expect(await frame.evaluate(() => window.origin)).toBe("null");
+      const listed = await frame.textContent("#conversations");
+      expect(listed).toContain("agent:main:operator");
+      // Pick the operator's conversation (a navigation of the frame, which must carry the grant) and check its DAG.
+      const conversationId = suite.database.conversations("agent:main:operator").at(-1)!.conversationId;
+      await frame.click(`button.conversation[data-conversation='${conversationId}']`);
+      await frame.waitForFunction((id) => location.search.includes(`c=${id}`) && document.body.getAttribute("data-ready") === "true", conversationId, { timeout: 60_000 });
+      const summaries = suite.database.summaries("agent:main:operator").filter((summary) => summary.conversationId === conversationId);
+      expect(await frame.getAttribute("#dag", "data-node-count")).toBe(String(summaries.length));
+      await frame.click("button[data-tab='context']");
+      await frame.waitForFunction(() => location.search.includes("tab=context") && document.body.getAttribute("data-ready") === "true", undefined, { timeout: 60_000 });
+      expect(await frame.locator("#context-items tr").count()).toBeGreaterThan(1);
+      expect(reads).toEqual([]);
       await page.screenshot({ path: join(suite.dir, "control-ui-tab.png") });
-      console.log(`[operator-tools] Control UI tab: frame mounted (sandbox=allow-scripts), page served; module script blocked from the opaque origin: ${blocked.length > 0}`);
     } finally {
       await browser.close();
     }

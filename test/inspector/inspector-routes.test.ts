@@ -3,13 +3,17 @@
  * (grouped SDK form, gateway auth, read-only), and the standalone server of `lcm inspect` (loopback host only,
  * repairs only with the page's header, in write mode).
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import plugin, { INSPECTOR_PATH } from "../../src/plugin.js";
 import { systemClock } from "../../src/contracts.js";
 import { openDatabase } from "../../src/db/connection-registry.js";
 import type { ControlUiDescriptor, HttpRoute } from "../../src/host/openclaw-types.js";
+import { createInspectorHandler, PAGE_SCRIPT, PAGE_STYLE } from "../../src/inspector/inspector-http.js";
 import { inspectorApiOn } from "../../src/inspector/inspector-wiring.js";
 import { type RunningInspector, startInspectorServer } from "../../src/inspector/inspector-server.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
@@ -67,6 +71,73 @@ describe("the Control UI tab", () => {
     expect(refused.status).toBe(403);
     expect(JSON.parse(refused.body).error).toContain("read-only");
     expect((await send(port, INSPECTOR_PATH)).status).toBe(308);
+  });
+});
+
+describe("the Control UI tab's page: one document per view, its data inside", () => {
+  /** A page like the bundled one (markers where the style and script go), and a route serving it inline. */
+  async function inlineRoute() {
+    const harness = await fallbackDatabase();
+    const assets = mkdtempSync(join(tmpdir(), "lcm-inline-page-"));
+    writeFileSync(join(assets, "index.html"), `<html><head>${PAGE_STYLE}</head><body>${PAGE_SCRIPT}</body></html>`);
+    writeFileSync(join(assets, "app.css"), "body { color: #123456 }");
+    writeFileSync(join(assets, "app.js"), "window.answer = '$&' + \"$'\";"); // replacement patterns stay as written
+    const api = inspectorApiOn({
+      database: openDatabase(harness.databasePath), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock,
+      logger: new RecordingLogger(), readOnlyReason: "the Control UI tab is read-only",
+    });
+    const handler = createInspectorHandler({ basePath: INSPECTOR_PATH, api: () => api, assetDirectory: assets, inlinePage: true });
+    const server = createServer((request, response) => void handler(request, response));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    stops.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const port = (server.address() as AddressInfo).port;
+    const page = async (query: string) => {
+      const response = await fetch(`http://127.0.0.1:${port}${INSPECTOR_PATH}/${query}`);
+      const text = await response.text();
+      const data = /<script type="application\/json" id="lcm-page-data">([^]*?)<\/script>/.exec(text);
+      return { response, text, answers: data ? (JSON.parse(data[1]!) as { answers: Record<string, { status: number; body: any }> }).answers : null };
+    };
+    const apiAnswer = async (path: string) => (await fetch(`http://127.0.0.1:${port}${INSPECTOR_PATH}/api/${path}`)).json();
+    return { harness, page, apiAnswer };
+  }
+
+  it("puts the style, the script (under a nonce the page's policy names) and the view's API answers inside the page", async () => {
+    const { harness, page, apiAnswer } = await inlineRoute();
+    const node = harness.db.get<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE kind = 'condensed' LIMIT 1")!.summary_id;
+    const { response, text, answers } = await page(`?node=${node}`);
+    expect(response.status).toBe(200);
+    expect(text).not.toMatch(/src=|href=/); // nothing to read from the frame's opaque origin
+    expect(text).toContain("<style>body { color: #123456 }</style>");
+    expect(text).toContain("window.answer = '$&' + \"$'\";");
+    const nonce = /<script nonce="([^"]+)">/.exec(text)![1]!;
+    expect(response.headers.get("content-security-policy")).toContain(`script-src 'nonce-${nonce}'`);
+    expect((await page(`?node=${node}`)).text).not.toContain(nonce); // a new nonce for each page
+    expect(Object.keys(answers!)).toEqual(["overview", "conversations/1/dag", `summaries/${node}`]);
+    expect(answers![`summaries/${node}`]).toEqual({ status: 200, body: await apiAnswer(`summaries/${node}`) });
+    expect(answers!["conversations/1/dag"]!.body).toEqual(await apiAnswer("conversations/1/dag"));
+  });
+
+  it("answers each view's reads (context, files, a search, repairs), and a missing node as the API's error", async () => {
+    const { page } = await inlineRoute();
+    expect(Object.keys((await page("?tab=context&c=1")).answers!)).toEqual(["overview", "conversations/1/dag", "conversations/1/context"]);
+    expect(Object.keys((await page("?tab=files")).answers!)).toEqual(["overview", "conversations/1/dag", "conversations/1/files"]);
+    expect(Object.keys((await page("?tab=repairs")).answers!)).toEqual(["overview", "conversations/1/dag", "repairs?conversation=1"]);
+    const search = (await page("?tab=search&q=markert12&scope=messages")).answers!;
+    expect(search["search?q=markert12&mode=full_text&scope=messages"]).toMatchObject({ status: 200, body: { matches: expect.any(Array) } });
+    expect(search["search?q=markert12&mode=full_text&scope=messages"]!.body.matches.length).toBeGreaterThan(0);
+    expect((await page("?node=sum_0000000000000000")).answers!["summaries/sum_0000000000000000"]).toMatchObject({ status: 404 });
+    // What a link cannot name is left out, not passed on: a malformed node, an unknown tab.
+    expect(Object.keys((await page("?node=%3Cscript%3E&tab=nope")).answers!)).toEqual(["overview", "conversations/1/dag"]);
+  });
+
+  it("cannot be ended early by what the database holds: every < in the data is escaped", async () => {
+    const { harness, page } = await inlineRoute();
+    const node = harness.db.get<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE kind = 'leaf' LIMIT 1")!.summary_id;
+    const hostile = "</script><script>window.owned = 1</script><!-- \u2028";
+    harness.db.run("UPDATE summaries SET content = ? WHERE summary_id = ?", hostile, node);
+    const { text, answers } = await page(`?node=${node}`);
+    expect(text.match(/<\/script>/g)).toHaveLength(2); // the data's element and the script's, nothing else
+    expect(answers![`summaries/${node}`]!.body.content).toBe(hostile);
   });
 });
 

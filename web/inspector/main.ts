@@ -1,10 +1,16 @@
 /**
  * The inspector page: conversations by agent with their health, and for the one selected its summary DAG (a graph),
  * what the model sees next, search with hits linked into the DAG and the stored files, the stored files, and the
- * repairs. Everything comes from the JSON API beside the page (relative URLs, so the same page works standalone and
- * in the gateway's Control UI tab). Repairs are previewed side by side and applied only in write mode.
+ * repairs. Everything comes from the JSON API beside the page (relative URLs). Repairs are previewed side by side and
+ * applied only in write mode. What is shown is the page's query (inspector-view.ts): a link opens the same view.
+ *
+ * Two ways in. Standalone (`lcm inspect`) the page reads the API and changes views in place. In OpenClaw's Control UI
+ * tab the page cannot read anything by script (a frame sandboxed with `allow-scripts` alone: an opaque origin), so
+ * the server puts the answers of the view into the page, and every click that needs other data navigates the frame
+ * to that view's query instead.
  */
 import type { Core } from "cytoscape";
+import { DEFAULT_VIEW, type InspectorView, queryOfView, searchPath, type Tab, viewFromQuery } from "../../src/inspector/inspector-view.js";
 import { type Dag, drawDag, focusNode, WRITERS } from "./dag-view.js";
 
 interface State {
@@ -13,10 +19,43 @@ interface State {
   cy: Core | null;
   dag: (Dag & { conversationId: number }) | null;
   readOnly: boolean;
+  view: InspectorView;
+  /** The API answers put into the page (the Control UI tab); null: the page reads the API. */
+  inline: Map<string, { status: number; body: any }> | null;
 }
 
-const state: State = { overview: null, conversationId: null, cy: null, dag: null, readOnly: true };
+const state: State = { overview: null, conversationId: null, cy: null, dag: null, readOnly: true, view: DEFAULT_VIEW, inline: inlineAnswers() };
 (window as unknown as { lcmInspector: State }).lcmInspector = state;
+
+function inlineAnswers(): State["inline"] {
+  const element = document.getElementById("lcm-page-data");
+  if (!element) return null;
+  return new Map(Object.entries(JSON.parse(element.textContent ?? "{}").answers ?? {}));
+}
+
+/**
+ * Shows another view. In place when the page reads the API (`inPlace`, the query kept as a deep link); in the
+ * Control UI tab by navigating the frame to the view's query (the server answers with the view and its data).
+ */
+function go(update: Partial<InspectorView>, inPlace: () => Promise<void>): void {
+  if (state.inline) {
+    location.search = queryOfView({ ...state.view, ...update });
+    return;
+  }
+  inPlace().catch(showError);
+}
+
+/** Records what is shown, in the page's query (standalone: the page does not reload). */
+function remember(update: Partial<InspectorView>): void {
+  state.view = { ...state.view, ...update };
+  if (state.inline) return;
+  const query = queryOfView(state.view);
+  history.replaceState(null, "", query === "" ? location.pathname : `?${query}`);
+}
+
+function showError(error: unknown): void {
+  document.body.prepend(el("p", { class: "error", text: `The inspector could not load: ${(error as Error).message}` }));
+}
 
 const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -38,6 +77,13 @@ function button(label: string, onClick: () => void, className = ""): HTMLElement
 }
 
 async function api<T = any>(path: string, body?: unknown): Promise<T> {
+  if (state.inline) {
+    if (body !== undefined) throw new Error("The Control UI tab is read-only: repairs run from `openclaw lcm repair` or `lcm inspect --write`.");
+    const answer = state.inline.get(path);
+    if (!answer) throw new Error(`This page holds no answer for ${path}: open the view again.`);
+    if (answer.status !== 200) throw new Error(answer.body?.error ?? `HTTP ${answer.status}`);
+    return answer.body as T;
+  }
   const response = await fetch(`api/${path}`, body === undefined
     ? { credentials: "same-origin" }
     : { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json", "x-lcm-inspector": "1" }, body: JSON.stringify(body) });
@@ -74,7 +120,8 @@ async function loadOverview(): Promise<void> {
         el("div", { class: "meta", text: `${conversation.messages} messages · ${tokens(conversation.tokens)} · ${conversation.summaries} summaries · last ${when(conversation.lastActivityAt)}` }),
         el("div", { class: `health ${flags ? "warn" : ""}`, text: flags || `healthy · spend ${health.spendGuard.calls}/${health.spendGuard.maxCalls}` }),
       );
-      item.addEventListener("click", () => void selectConversation(conversation.conversationId));
+      const conversationId = conversation.conversationId as number;
+      item.addEventListener("click", () => go({ conversationId, summaryId: null, fileId: null }, () => selectConversation(conversationId)));
       nav.append(item);
     }
   }
@@ -82,6 +129,7 @@ async function loadOverview(): Promise<void> {
 
 async function selectConversation(conversationId: number, focus?: string): Promise<void> {
   state.conversationId = conversationId;
+  remember({ conversationId, summaryId: focus ?? null });
   for (const item of document.querySelectorAll(".conversation")) {
     item.classList.toggle("selected", item.getAttribute("data-conversation") === String(conversationId));
   }
@@ -92,7 +140,7 @@ async function selectConversation(conversationId: number, focus?: string): Promi
   container.setAttribute("data-node-count", String(dag.nodes.length));
   byId("dag-title").textContent = `conversation ${conversationId}: ${dag.nodes.length} summaries over ${dag.messageCount} messages` +
     (dag.rangesOmitted ? " (message ranges in each node's panel)" : "");
-  state.cy = dag.nodes.length > 0 ? drawDag(container, dag, (id) => void showNode(id)) : null;
+  state.cy = dag.nodes.length > 0 ? drawDag(container, dag, openNode) : null;
   if (!state.cy) container.replaceChildren(el("p", { class: "hint", text: "No summaries yet: nothing was compacted." }));
   if (focus) await showNode(focus);
   const active = document.querySelector("#tabs [aria-selected='true']")?.getAttribute("data-tab");
@@ -100,12 +148,18 @@ async function selectConversation(conversationId: number, focus?: string): Promi
   if (active === "files") await showFiles();
 }
 
+/** A click on a node or a lineage link. */
+function openNode(summaryId: string): void {
+  go({ summaryId }, () => showNode(summaryId));
+}
+
 async function showNode(summaryId: string): Promise<void> {
+  remember({ summaryId });
   if (state.cy) focusNode(state.cy, summaryId);
   const panel = byId("node-panel");
   const node = await api(`summaries/${summaryId}`);
   const lineage = (label: string, ids: string[]) => ids.length === 0 ? null : el("div", {},
-    el("strong", { text: `${label}: ` }), ...ids.flatMap((id) => [button(id, () => void showNode(id), "link"), " "]));
+    el("strong", { text: `${label}: ` }), ...ids.flatMap((id) => [button(id, () => openNode(id), "link"), " "]));
   panel.replaceChildren(...present(
     el("h3", { text: node.summaryId }),
     el("div", { class: "small", text: `${node.kind} · depth ${node.depth} · ${node.level}${node.writtenBy ? ` · written by ${node.writtenBy}` : ""} · ${node.inContext ? "in context" : "condensed into another"}` }),
@@ -204,30 +258,46 @@ async function showContext(): Promise<void> {
   );
 }
 
-async function search(event: Event): Promise<void> {
+/**
+ * Runs the search typed (the button, or Enter in the field). Not a form submission: in the Control UI tab's frame
+ * (sandboxed without allow-forms) a form is never submitted and its submit event never fires.
+ */
+function submitSearch(event: Event): void {
   event.preventDefault();
+  const search = {
+    query: byId<HTMLInputElement>("search-input").value, mode: byId<HTMLSelectElement>("search-mode").value as InspectorView["mode"],
+    scope: byId<HTMLSelectElement>("search-scope").value as InspectorView["scope"],
+  };
+  go({ tab: "search", ...search }, () => runSearch());
+}
+
+async function runSearch(): Promise<void> {
   const results = byId("search-results");
   const q = byId<HTMLInputElement>("search-input").value;
-  const params = new URLSearchParams({ q, mode: byId<HTMLSelectElement>("search-mode").value, scope: byId<HTMLSelectElement>("search-scope").value });
+  const mode = byId<HTMLSelectElement>("search-mode").value;
+  const scope = byId<HTMLSelectElement>("search-scope").value;
+  remember({ tab: "search", query: q, mode: mode as InspectorView["mode"], scope: scope as InspectorView["scope"] });
   try {
-    const result = await api(`search?${params}`);
+    const result = await api(searchPath(q, mode, scope));
     results.replaceChildren(el("p", { class: "small", id: "search-count", text: `${result.matches.length} matches in ${result.searchedConversations} conversations${result.note ? ` · ${result.note}` : ""}` }),
       ...result.matches.map((match: any) => {
         const target = match.type === "summary" ? match.summaryId : match.type === "message" ? match.coveringSummaryId : null;
         const head = match.type === "file" ? `file ${match.fileId} line ${match.lineNumber}` : match.type === "summary"
           ? `summary ${match.summaryId} · conversation ${match.conversationId}` : `message seq ${match.seq} · ${match.role} · conversation ${match.conversationId}`;
         return el("div", { class: "hit" }, el("div", { class: "small", text: head }), el("div", { class: "text", text: match.snippet }),
-          target ? button(`open ${target} in the DAG`, () => void openInDag(match.conversationId, target), "link") : null,
-          match.type === "file" || match.inFile ? button(`open the file`, () => void openFile(match.fileId ?? match.inFile.fileId, match.conversationId), "link") : null);
+          target ? button(`open ${target} in the DAG`, () => openInDag(match.conversationId, target), "link") : null,
+          match.type === "file" || match.inFile ? button(`open the file`, () => openFile(match.fileId ?? match.inFile.fileId, match.conversationId), "link") : null);
       }));
   } catch (error) {
     results.replaceChildren(el("p", { class: "error", text: (error as Error).message }));
   }
 }
 
-async function openInDag(conversationId: number, summaryId: string): Promise<void> {
-  selectTab("dag");
-  await selectConversation(conversationId, summaryId);
+function openInDag(conversationId: number, summaryId: string): void {
+  go({ tab: "dag", conversationId, summaryId, fileId: null }, async () => {
+    selectTab("dag");
+    await selectConversation(conversationId, summaryId);
+  });
 }
 
 async function showFiles(): Promise<void> {
@@ -236,15 +306,22 @@ async function showFiles(): Promise<void> {
   const { files } = await api(`conversations/${state.conversationId}/files`);
   view.replaceChildren(files.length === 0 ? el("p", { class: "hint", text: "No files stored aside in this conversation." }) : el("div", { id: "file-list" },
     ...files.map((file: any) => el("div", { class: "hit" },
-      button(`${file.fileId} ${file.fileName ?? ""}`, () => void openFile(file.fileId, state.conversationId!), "link"),
+      button(`${file.fileId} ${file.fileName ?? ""}`, () => openFile(file.fileId, state.conversationId!), "link"),
       el("div", { class: "small", text: `${file.mimeType ?? "?"} · ${file.byteSize} bytes · ${tokens(file.tokenCount)} · ${file.origin} · explored by ${file.explorer}` }),
       el("div", { class: "text", text: file.explorationSummary })))), el("div", { id: "file-content" }));
 }
 
-async function openFile(fileId: string, conversationId: number): Promise<void> {
-  if (state.conversationId !== conversationId) await selectConversation(conversationId);
-  selectTab("files");
-  await showFiles();
+function openFile(fileId: string, conversationId: number): void {
+  go({ tab: "files", conversationId, fileId }, async () => {
+    if (state.conversationId !== conversationId) await selectConversation(conversationId);
+    selectTab("files");
+    await showFiles();
+    await showFile(fileId);
+  });
+}
+
+async function showFile(fileId: string): Promise<void> {
+  remember({ fileId });
   const file = await api(`files/${fileId}`);
   byId("file-content").replaceChildren(el("h3", { text: `${file.fileId} ${file.fileName ?? ""}` }),
     el("div", { class: "text", text: file.content ? file.content.text ?? JSON.stringify(file.content) : file.contentNote ?? "(unreadable)" }));
@@ -254,11 +331,12 @@ async function showRepairs(): Promise<void> {
   const { repairs } = await api(`repairs${state.conversationId ? `?conversation=${state.conversationId}` : ""}`);
   byId("view-repairs").replaceChildren(repairs.length === 0 ? el("p", { class: "hint", text: "No repairs recorded." }) : el("table", {},
     ...repairs.map((repair: any) => el("tr", {}, el("td", { text: `#${repair.repairId}` }), el("td", { text: repair.kind }),
-      el("td", {}, button(repair.summaryId, () => void openInDag(repair.conversationId, repair.summaryId), "link")),
+      el("td", {}, button(repair.summaryId, () => openInDag(repair.conversationId, repair.summaryId), "link")),
       el("td", { text: when(repair.createdAt) }), el("td", { text: repair.undoneAt ? `undone ${when(repair.undoneAt)}` : "" })))));
 }
 
-function selectTab(tab: string): void {
+function selectTab(tab: Tab): void {
+  remember({ tab });
   for (const element of document.querySelectorAll("#tabs button")) element.setAttribute("aria-selected", String(element.getAttribute("data-tab") === tab));
   for (const view of document.querySelectorAll<HTMLElement>(".view")) view.hidden = view.id !== `view-${tab}`;
   if (tab === "dag") state.cy?.resize();
@@ -269,25 +347,38 @@ function legend(): void {
     el("span", {}, el("i", { style: `background:${writer.color}` }), writer.label)), el("span", { text: "▢ condensed · ○ leaf · dark border: in context" }));
 }
 
+/** Shows a tab's view for the conversation selected (the DAG is drawn already; search runs on submit). */
+async function showTab(tab: Tab): Promise<void> {
+  selectTab(tab);
+  if (tab === "context") await showContext();
+  if (tab === "files") await showFiles();
+  if (tab === "repairs") await showRepairs();
+}
+
 async function start(): Promise<void> {
   legend();
   for (const tab of document.querySelectorAll("#tabs button")) {
-    tab.addEventListener("click", () => {
-      const name = tab.getAttribute("data-tab")!;
-      selectTab(name);
-      if (name === "context") void showContext();
-      if (name === "files") void showFiles();
-      if (name === "repairs") void showRepairs();
-    });
+    const name = tab.getAttribute("data-tab") as Tab;
+    // The search tab needs no data until a search is run: it opens in place in both ways in.
+    tab.addEventListener("click", () => name === "search" ? void showTab(name) : go({ tab: name }, () => showTab(name)));
   }
-  byId("search-form").addEventListener("submit", (event) => void search(event));
+  byId("search-form").addEventListener("submit", submitSearch); // standalone, Enter submits the form
+  byId("search-run").addEventListener("click", submitSearch);
+  byId("search-input").addEventListener("keydown", (event) => { if (event.key === "Enter") submitSearch(event); });
   byId("fit").addEventListener("click", () => state.cy?.fit(undefined, 20));
+  // The view the query names, read in the order the server answered it (inspector-view.ts, readsFor).
+  const view = viewFromQuery(new URLSearchParams(location.search));
+  byId<HTMLInputElement>("search-input").value = view.query;
+  byId<HTMLSelectElement>("search-mode").value = view.mode;
+  byId<HTMLSelectElement>("search-scope").value = view.scope;
   await loadOverview();
-  const first = state.overview.conversations[0];
-  if (first) await selectConversation(first.conversationId);
+  const conversationId = view.conversationId ?? state.overview.conversations[0]?.conversationId ?? null;
+  selectTab(view.tab);
+  if (conversationId !== null) await selectConversation(conversationId, view.summaryId ?? undefined);
+  if (view.tab === "files" && view.fileId !== null) await showFile(view.fileId);
+  if (view.tab === "search" && view.query.trim() !== "") await runSearch();
+  if (view.tab === "repairs") await showRepairs();
   document.body.setAttribute("data-ready", "true");
 }
 
-start().catch((error: unknown) => {
-  document.body.prepend(el("p", { class: "error", text: `The inspector could not load: ${(error as Error).message}` }));
-});
+start().catch(showError);

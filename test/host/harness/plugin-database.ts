@@ -15,6 +15,7 @@ export interface StoredMessage {
 }
 
 export interface StoredSummary {
+  conversationId: number;
   summaryId: string;
   kind: string;
   depth: number;
@@ -100,11 +101,12 @@ export class PluginDatabase {
 
   summaries(sessionKey: string): StoredSummary[] {
     return this.query(
-      `SELECT s.summary_id, s.kind, s.depth, s.content, s.token_count
+      `SELECT s.conversation_id, s.summary_id, s.kind, s.depth, s.content, s.token_count
          FROM summaries s JOIN conversations c ON c.conversation_id = s.conversation_id
         WHERE c.session_key = ? ORDER BY s.id`,
       sessionKey,
     ).map((row) => ({
+      conversationId: Number(row.conversation_id),
       summaryId: String(row.summary_id),
       kind: String(row.kind),
       depth: Number(row.depth),
