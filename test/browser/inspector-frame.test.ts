@@ -105,8 +105,11 @@ describe("the Control UI tab's page in a sandboxed frame", () => {
       const container = cy.container().getBoundingClientRect();
       return { x: container.left + position.x, y: container.top + position.y };
     }, condensed.summary_id);
+    const clicked = performance.now();
     await page.mouse.click(box.x + point.x, box.y + point.y);
     const shown = await ready(new RegExp(`node=${condensed.summary_id}`));
+    const summaries = harness.db.get<{ n: number }>("SELECT count(*) AS n FROM summaries")!.n;
+    console.log(`[inspector tab] a node's view: ${Math.round(performance.now() - clicked)} ms from the click to the page ready (${summaries} summaries, ${(await shown.content()).length} characters of page)`);
     expect(await shown.textContent("#node-panel h3")).toBe(condensed.summary_id);
     expect(await shown.textContent("#node-content")).toBe(condensed.content);
     expect(await shown.evaluate(() => (window as any).lcmInspector.cy.$(":selected").id())).toBe(condensed.summary_id);
