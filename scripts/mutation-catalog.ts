@@ -244,4 +244,10 @@ export const MUTATIONS: Mutation[] = [
     edits: [{ file: "src/retrieval/direct-expansion.ts", find: "      : excerpt.core && used", replace: "      : false && excerpt.core && used" }],
     runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
   },
+  {
+    id: "M22",
+    breaks: "a document holding some words is not weighed by the share of the query's information it holds",
+    edits: [{ file: RANKING, find: " + 0.15 * closeness) * score.information;", replace: " + 0.15 * closeness);" }],
+    runs: [{ files: ["test/retrieval/text-ranking.test.ts"] }],
+  },
 ];

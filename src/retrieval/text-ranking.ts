@@ -4,7 +4,7 @@
  * a phrase (in query order, at most one short word between them), then how close together they are, then BM25
  * (k1 1.2, b 0.75) with each hit weighed by how it matched (its own words over another form, a fragment or a
  * word it begins), then newer first. Documents holding some terms follow, by BM25 with small bonuses for more
- * terms, a phrase and closeness (compareScores).
+ * terms, a phrase and closeness, scaled by the share of the query's information they hold (compareScores).
  */
 import type { DocumentMatch, HitKind, TermHit } from "../search/text-matcher.js";
 import type { QueryTerm } from "../search/text-query.js";
@@ -38,6 +38,12 @@ export interface DocumentScore {
   /** Smaller is closer: log2 of the span, in characters, holding one hit of each term found (0 for one term). */
   spread: number;
   bm25: number;
+  /**
+   * The share of the query's information the document holds, 0 to 1: the inverse document frequencies of the
+   * meaningful terms it holds (each by its best kind of hit) over those of all its meaningful terms, for the
+   * alternative it holds most of. Terms no document holds count in neither.
+   */
+  information: number;
   /** Indexes of the terms found. */
   matchedTerms: number[];
 }
@@ -61,6 +67,18 @@ export function scoreDocument(
     const idf = inverseDocumentFrequency(statistics.documents, statistics.frequencies[index] ?? 0);
     bm25 += (idf * frequency * (K1 + 1)) / (frequency + normalization);
   }
+  let information = 0;
+  for (const group of groups) {
+    let held = 0;
+    let total = 0;
+    for (const index of group) {
+      if ((meaningful && terms[index]!.isStopword) || (statistics.frequencies[index] ?? 0) === 0) continue;
+      const idf = inverseDocumentFrequency(statistics.documents, statistics.frequencies[index]!);
+      total += idf;
+      held += idf * Math.max(0, ...match.hits[index]!.map((hit) => KIND_WEIGHT[hit.kind]));
+    }
+    information = Math.max(information, total > 0 ? held / total : 1);
+  }
   const ordered = matchedTerms.filter((index) => !terms[index]!.isStopword || !meaningful);
   return {
     allTerms,
@@ -68,6 +86,7 @@ export function scoreDocument(
     phrase: ordered.length > 1 && isPhrase(match, ordered) ? 1 : 0,
     spread: ordered.length > 1 ? Math.ceil(Math.log2(1 + shortestSpan(ordered.map((index) => match.hits[index]!)))) : 0,
     bm25,
+    information,
     matchedTerms,
   };
 }
@@ -92,11 +111,15 @@ export function compareScores(left: DocumentScore, leftTime: number, right: Docu
 
 /**
  * How well a document holding only some terms matches: BM25, raised by 15% per term found beyond the first, 25%
- * for a phrase, and up to 15% for closeness (spread 0 gives all of it, 12 or more none).
+ * for a phrase, and up to 15% for closeness (spread 0 gives all of it, 12 or more none), times the share of the
+ * query's information it holds. That share is what weighs a missing rare word: "the zqfenwevu team keeps its
+ * on-call rotation on Sundays" holds three words of "Who takes over the zqbasovu on-call rotation on Sundays?" as a
+ * phrase, but not its rarest, the name the question is about (the bench's recall miss at 100k, issue 22). Lucene's
+ * classic coordination factor, weighed by inverse document frequency instead of counting terms.
  */
 export function someTermsScore(score: DocumentScore): number {
   const closeness = score.coverage > 1 ? Math.max(0, 12 - score.spread) / 12 : 0;
-  return score.bm25 * (1 + 0.15 * Math.max(0, score.coverage - 1) + 0.25 * score.phrase + 0.15 * closeness);
+  return score.bm25 * (1 + 0.15 * Math.max(0, score.coverage - 1) + 0.25 * score.phrase + 0.15 * closeness) * score.information;
 }
 
 /**

@@ -18,7 +18,7 @@ import { parseTextQuery, queryTerms, termKey } from "../../src/search/text-query
 
 /** A score with every field given or neutral. */
 function score(fields: Partial<DocumentScore>): DocumentScore {
-  return { allTerms: 0, coverage: 1, phrase: 0, spread: 0, bm25: 1, matchedTerms: [0], ...fields };
+  return { allTerms: 0, coverage: 1, phrase: 0, spread: 0, bm25: 1, information: 1, matchedTerms: [0], ...fields };
 }
 
 interface Candidate {
@@ -119,6 +119,39 @@ describe("someTermsScore", () => {
     expect(someTermsScore(rare)).toBeGreaterThan(someTermsScore(common));
     expect(someTermsScore({ ...common, coverage: 1 })).toBeLessThan(someTermsScore(common));
     expect(someTermsScore({ ...common, bm25: common.bm25 * 2 })).toBeGreaterThan(someTermsScore(common));
+  });
+});
+
+describe("the share of the query's information a document holds", () => {
+  // The bench's recall miss (issue 22): near misses hold three words of the question as a phrase, exactly as typed,
+  // in short messages; the answer holds the name the question is about, another form of its day, in a longer line.
+  const question = "Who takes over the zqbasovu on-call rotation on Sundays?";
+  const roster = { documents: 126_153, averageWords: 40, holding: { zqbasovu: 4, "on call": 234, rotation: 210, sundays: 13, takes: 0 } };
+  // The answer as the bench stored it: a line of a paste stored aside, scored with the words around it (50).
+  const answer = "Note for the roster: the on-call rotation for the zqbasovu team moves to Amara every Sunday. Info the and " +
+    "encode await a result? The just plabeathun paichustra, as tedrat the at cloustrealound. A as the by be. Here is what I " +
+    "have: the rest of the pasted notes follow below.";
+  const otherTeam = "Note for the roster: the zqfenwevu team keeps its on-call rotation on Sundays.";
+  const otherDay = "Note for the roster: the zqbasovu team keeps its on-call rotation on Saturdays.";
+
+  it("ranks the answer holding the question's rarest word above near misses holding the rest as typed", () => {
+    const scores = [answer, otherTeam, otherDay].map((text) => scoreText(text, question, roster));
+    expect(scores.map((each) => each.allTerms)).toEqual([0, 0, 0]);
+    expect(scores[1]!.phrase).toBe(1); // "on-call rotation on Sundays": a phrase of the question, and BM25 as high
+    expect(ranked(scores.map((score, index) => ({ name: ["answer", "other team", "other day"][index]!, score, time: 3 - index }))))
+      .toEqual(["answer", "other team", "other day"]);
+  });
+
+  it("is the rarity of the words held over that of all the question's words (a word no document holds counts in neither)", () => {
+    const idf = (holding: number) => inverseDocumentFrequency(roster.documents, holding);
+    const all = idf(4) + idf(234) + idf(210) + idf(13);
+    expect(scoreText(otherTeam, question, roster).information).toBeCloseTo((idf(234) + idf(210) + idf(13)) / all, 10);
+    expect(scoreText(answer, question, roster).information).toBeCloseTo((idf(4) + idf(234) + idf(210) + 0.9 * idf(13)) / all, 10);
+    expect(scoreText("the zqbasovu on-call rotation on Sundays", question, roster)).toMatchObject({ information: 1 });
+  });
+
+  it("scales the score of a document holding some words", () => {
+    expect(someTermsScore(score({ bm25: 2, information: 0.5 }))).toBeCloseTo(1, 10);
   });
 });
 
