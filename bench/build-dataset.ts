@@ -5,7 +5,7 @@
  * Usage: build-dataset.ts <seed> <size>. Prints the manifest as one JSON line.
  */
 import { writeFileSync } from "node:fs";
-import { closeSharedDatabase } from "../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../src/sqlite/connection-registry.js";
 import { benchConfig, buildDataset, compactOnce, datasetPaths, foldLog, readManifest } from "./dataset.js";
 import { BenchHost } from "./host.js";
 

@@ -3,8 +3,8 @@
  * dataset's manifest, and how many repetitions to run. Phases are written against the public surface only:
  * engine hooks from `api.engine()`, tools from `registerTool`, and SQL reads for bookkeeping (counts, ids).
  */
-import type { Database } from "../src/db/database.js";
-import { openSharedDatabase } from "../src/db/connection-registry.js";
+import type { Database } from "../src/sqlite/database.js";
+import { openSharedDatabase } from "../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../src/host/openclaw-types.js";
 import type { ConversationInfo, DatasetManifest } from "./dataset.js";
 import { type ConversationPlan, SessionGenerator } from "./generate.js";

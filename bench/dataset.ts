@@ -9,10 +9,10 @@ import { createHash } from "node:crypto";
 import { constants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
-import { closeSharedDatabase, openSharedDatabase } from "../src/db/connection-registry.js";
-import type { Database } from "../src/db/database.js";
-import { MIGRATIONS } from "../src/db/migrations.js";
-import { SqliteSearchIndex } from "../src/store/sqlite/sqlite-search-index.js";
+import { closeSharedDatabase, openSharedDatabase } from "../src/sqlite/connection-registry.js";
+import type { Database } from "../src/sqlite/database.js";
+import { MIGRATIONS } from "../src/sqlite/migrations.js";
+import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
 import type { AgentMessage } from "../src/host/openclaw-types.js";
 import { type ConversationRole, GENERATOR_VERSION, RARE_TERM, createGenerators } from "./generate.js";
 import { BenchHost } from "./host.js";
@@ -66,10 +66,10 @@ export interface DatasetManifest {
  * regardless.
  */
 const STORAGE_SOURCES = [
-  "src/db/connection-registry.ts", "src/messages/message-codec.ts", "src/store/sqlite/sqlite-store.ts", "src/store/sqlite/sqlite-search-index.ts",
-  "src/search/text-analysis.ts", "src/messages/searchable-text.ts", "src/store/sqlite/sqlite-file-index.ts", "src/search/content-chunks.ts",
-  "src/store/sqlite/sqlite-term-dictionary.ts", "src/large-files/large-file-interceptor.ts",
-  "src/db/wal-checkpointer.ts",
+  "src/sqlite/connection-registry.ts", "src/messages/message-codec.ts", "src/sqlite/sqlite-store.ts", "src/sqlite/sqlite-search-index.ts",
+  "src/text/text-analysis.ts", "src/messages/searchable-text.ts", "src/sqlite/sqlite-file-index.ts", "src/text/content-chunks.ts",
+  "src/sqlite/sqlite-term-dictionary.ts", "src/large-files/large-file-interceptor.ts",
+  "src/sqlite/wal-checkpointer.ts",
 ];
 
 export function schemaKey(): string {

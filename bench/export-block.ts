@@ -8,7 +8,7 @@ import { mkdtempSync, statSync } from "node:fs";
 import os from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildLargePeer } from "../test/import/large-peer.js";
+import { buildLargePeer } from "../test/transfer/lossless-claw/large-peer.js";
 import { runLcmInProcess } from "./lcm-in-process.js";
 import { round, startLoopProbe } from "./loop-probe.js";
 

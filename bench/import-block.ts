@@ -12,11 +12,11 @@ import os from "node:os";
 import { Writable } from "node:stream";
 import { Command } from "commander";
 import { defineLcmCommands } from "../src/cli/lcm-program.js";
-import { openDatabase } from "../src/db/connection-registry.js";
-import { SqliteImportStore } from "../src/import/lossless-claw/import-store.js";
-import { PeerReader } from "../src/import/lossless-claw/peer-reader.js";
-import { SqliteSearchIndex } from "../src/store/sqlite/sqlite-search-index.js";
-import { buildLargePeer } from "../test/import/large-peer.js";
+import { openDatabase } from "../src/sqlite/connection-registry.js";
+import { SqliteImportStore } from "../src/sqlite/sqlite-peer-import-store.js";
+import { PeerReader } from "../src/transfer/lossless-claw/peer-reader.js";
+import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
+import { buildLargePeer } from "../test/transfer/lossless-claw/large-peer.js";
 import { round, startLoopProbe } from "./loop-probe.js";
 
 const MESSAGES = Number(process.env.MESSAGES ?? 100_000);

@@ -6,8 +6,8 @@
  * lcm_expand_query's excerpts (the answer it gives when no model can answer).
  */
 import { join } from "node:path";
-import { closeSharedDatabase, openSharedDatabase } from "../src/db/connection-registry.js";
-import type { Database } from "../src/db/database.js";
+import { closeSharedDatabase, openSharedDatabase } from "../src/sqlite/connection-registry.js";
+import type { Database } from "../src/sqlite/database.js";
 import type { AgentMessage, AgentTool, HostLlm } from "../src/host/openclaw-types.js";
 import { benchConfig, removeDatabase } from "./dataset.js";
 import { BenchHost } from "./host.js";

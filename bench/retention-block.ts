@@ -9,15 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import os from "node:os";
 import { resolveConfig } from "../src/config.js";
-import { openSharedDatabase } from "../src/db/connection-registry.js";
+import { openSharedDatabase } from "../src/sqlite/connection-registry.js";
 import { encodeMessage } from "../src/messages/message-codec.js";
 import { GzipJsonlArchiveWriter } from "../src/retention/archive-writer.js";
 import { runOnRetentionThread } from "../src/retention/retention-thread.js";
-import { RetentionService, UNBOUNDED_BUDGET } from "../src/services/retention-service.js";
-import { storageStatus } from "../src/services/storage-status.js";
-import { SqliteRetentionStore } from "../src/store/sqlite/sqlite-retention-store.js";
-import { SqliteSearchIndex } from "../src/store/sqlite/sqlite-search-index.js";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { RetentionService, UNBOUNDED_BUDGET } from "../src/retention/retention-service.js";
+import { storageStatus } from "../src/retention/storage-status.js";
+import { SqliteRetentionStore } from "../src/sqlite/sqlite-retention-store.js";
+import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
+import { SqliteStore } from "../src/sqlite/sqlite-store.js";
 import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
 import { exportConversationRecords } from "../src/transfer/jsonl-export.js";
 import { round, startLoopProbe } from "./loop-probe.js";
@@ -84,7 +84,7 @@ const indexedRows = {
 };
 
 const retentionStore = new SqliteRetentionStore(db);
-// What `/lcm status` adds for the database's size, growth and retention outlook (services/storage-status.ts).
+// What `/lcm status` adds for the database's size, growth and retention outlook (retention/storage-status.ts).
 const statusStarted = performance.now();
 const outlook = await storageStatus(retentionStore, config, Date.UTC(2026, 6, 1));
 const storageStatusMs = round(performance.now() - statusStarted);

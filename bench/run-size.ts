@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { closeSharedDatabase, openSharedDatabase } from "../src/db/connection-registry.js";
+import { closeSharedDatabase, openSharedDatabase } from "../src/sqlite/connection-registry.js";
 import { type SizeResult, sizeLabel } from "./bars.js";
 import type { BenchContext } from "./context.js";
 import { benchConfig, readManifest, removeDatabase, workingCopy } from "./dataset.js";

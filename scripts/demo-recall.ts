@@ -6,7 +6,7 @@
  * compact view of what the model reads back.
  */
 import type { AgentTool } from "../src/host/openclaw-types.js";
-import type { FileMatch, MessageMatch } from "../src/retrieval/grep.js";
+import type { FileMatch, MessageMatch } from "../src/search/grep.js";
 import type { FileDescription, SummaryDescription } from "../src/retrieval/describe.js";
 import { RECALL_DETAIL } from "./demo-session.js";
 

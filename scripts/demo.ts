@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../src/config.js";
-import { closeAllDatabases } from "../src/db/connection-registry.js";
+import { closeAllDatabases } from "../src/sqlite/connection-registry.js";
 import type { AgentTool, ContextEngine, HostLlm, LlmCompleteParams, PluginApi, ToolContext, ToolFactory } from "../src/host/openclaw-types.js";
 import { openServices, register } from "../src/plugin.js";
 import { ExtractiveSummarizer } from "../src/summarize/extractive-summarizer.js";

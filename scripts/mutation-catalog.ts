@@ -26,7 +26,7 @@ export interface Mutation {
   runs: TestRun[];
 }
 
-const RANKING = "src/retrieval/text-ranking.ts";
+const RANKING = "src/search/text-ranking.ts";
 const RELIABILITY = "vitest.reliability.config.ts";
 
 export const MUTATIONS: Mutation[] = [
@@ -38,7 +38,7 @@ export const MUTATIONS: Mutation[] = [
       find: "  if (left.allTerms !== right.allTerms) return right.allTerms - left.allTerms;",
       replace: "  return rightTime - leftTime;\n  if (left.allTerms !== right.allTerms) return right.allTerms - left.allTerms;",
     }],
-    runs: [{ files: ["test/retrieval/text-ranking.test.ts", "test/retrieval/relevance-ranking.test.ts", "test/retrieval/expansion-ranking.test.ts"] }],
+    runs: [{ files: ["test/search/text-ranking.test.ts", "test/search/relevance-ranking.test.ts", "test/retrieval/expansion-ranking.test.ts"] }],
   },
   {
     id: "M1b",
@@ -47,7 +47,7 @@ export const MUTATIONS: Mutation[] = [
       { file: RANKING, find: " || right.bm25 - left.bm25 ||", replace: " ||" },
       { file: RANKING, find: "  return score.bm25 * (1 + ", replace: "  return 1 * (1 + " },
     ],
-    runs: [{ files: ["test/retrieval/text-ranking.test.ts", "test/retrieval/relevance-ranking.test.ts"] }],
+    runs: [{ files: ["test/search/text-ranking.test.ts", "test/search/relevance-ranking.test.ts"] }],
   },
   {
     id: "M1c",
@@ -57,7 +57,7 @@ export const MUTATIONS: Mutation[] = [
       find: "  return someTermsScore(right) - someTermsScore(left) || rightTime - leftTime;",
       replace: "  return leftTime - rightTime;",
     }],
-    runs: [{ files: ["test/retrieval/text-ranking.test.ts", "test/retrieval/relevance-ranking.test.ts"] }],
+    runs: [{ files: ["test/search/text-ranking.test.ts", "test/search/relevance-ranking.test.ts"] }],
   },
   {
     id: "M2",
@@ -153,7 +153,7 @@ export const MUTATIONS: Mutation[] = [
     id: "M10",
     breaks: "the stale-write re-check: a summary is written over a range that changed while the model worked",
     edits: [{
-      file: "src/store/sqlite/sqlite-compaction-store.ts",
+      file: "src/sqlite/sqlite-compaction-store.ts",
       find: "      const mismatch = describeMismatch(range, rows, sources);",
       replace: "      const mismatch = null as string | null;",
     }],
@@ -173,11 +173,11 @@ export const MUTATIONS: Mutation[] = [
     id: "M12",
     breaks: "the regex prefilter treats a word a match only starts with as a whole word, so it misses longer words",
     edits: [{
-      file: "src/retrieval/regex-prefilter.ts",
+      file: "src/search/regex-prefilter.ts",
       find: "    if (startsAtToken) words.terms.push({ text: run.toLowerCase(), prefix: !endsAtToken });",
       replace: "    if (startsAtToken) words.terms.push({ text: run.toLowerCase(), prefix: false });",
     }],
-    runs: [{ files: ["test/retrieval/regex-search.test.ts"] }],
+    runs: [{ files: ["test/search/regex-search.test.ts"] }],
   },
   {
     id: "M13",
@@ -193,40 +193,40 @@ export const MUTATIONS: Mutation[] = [
     id: "M14",
     breaks: "lcm_grep's default scope no longer reads content stored aside (pastes, tool outputs)",
     edits: [
-      { file: "src/retrieval/grep.ts", find: "    files: scope === \"summaries\" ? null : fileChunkReader(", replace: "    files: true ? null : fileChunkReader(" },
-      { file: "src/retrieval/regex-search.ts", find: "    const files = searchesMessages && stored", replace: "    const files = false && stored" },
+      { file: "src/search/grep.ts", find: "    files: scope === \"summaries\" ? null : fileChunkReader(", replace: "    files: true ? null : fileChunkReader(" },
+      { file: "src/search/regex-search.ts", find: "    const files = searchesMessages && stored", replace: "    const files = false && stored" },
     ],
     runs: [{ files: ["test/retrieval/everything-findable.test.ts", "test/tools/lcm-grep-files.test.ts"] }],
   },
   {
     id: "M15",
     breaks: "summaries that repeat a matching message are listed on their own, ahead of it (no sources before copies)",
-    edits: [{ file: "src/retrieval/grep-ranking.ts", find: "      if (covered.length > 0) {", replace: "      if (covered.length > 0 && false) {" }],
+    edits: [{ file: "src/search/grep-ranking.ts", find: "      if (covered.length > 0) {", replace: "      if (covered.length > 0 && false) {" }],
     runs: [{ files: ["test/retrieval/everything-findable.test.ts", "test/cli/recall-commands.test.ts"] }],
   },
   {
     id: "M16",
     breaks: "a number and its unit are two terms again (33156.65 ms no longer finds 33156.65ms)",
-    edits: [{ file: "src/search/text-query.ts", find: "    const withUnit = previous ? joinUnit(previous, term) : null;", replace: "    const withUnit = null;" }],
+    edits: [{ file: "src/text/text-query.ts", find: "    const withUnit = previous ? joinUnit(previous, term) : null;", replace: "    const withUnit = null;" }],
     runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
   },
   {
     id: "M17",
     breaks: "snippets and excerpts centre where most query words meet, whatever their rarity",
-    edits: [{ file: "src/retrieval/text-snippet.ts", find: "  const weight = (term: number) => Math.max(MIN_WEIGHT, match.weights?.[term] ?? 1);", replace: "  const weight = (_term: number) => 1;" }],
+    edits: [{ file: "src/search/text-snippet.ts", find: "  const weight = (term: number) => Math.max(MIN_WEIGHT, match.weights?.[term] ?? 1);", replace: "  const weight = (_term: number) => 1;" }],
     runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
   },
   {
     id: "M18",
     breaks: "a chunk of stored content is scored by its whole 4 KB, not by the passage holding its hits",
-    edits: [{ file: "src/retrieval/text-readers.ts", find: "    lengthOf: (_row, match) => passageWords(match),", replace: "    lengthOf: undefined," }],
+    edits: [{ file: "src/search/text-readers.ts", find: "    lengthOf: (_row, match) => passageWords(match),", replace: "    lengthOf: undefined," }],
     runs: [{ files: ["test/retrieval/everything-findable.test.ts"] }],
   },
   {
     id: "M19",
     breaks: "messages and stored content are ranked with each source's own inverse document frequencies",
     edits: [{
-      file: "src/retrieval/grep.ts",
+      file: "src/search/grep.ts",
       find: "budgetMs: remaining(), ...together[inScope.indexOf(source)]! });",
       replace: "budgetMs: remaining() });",
     }],
@@ -248,6 +248,6 @@ export const MUTATIONS: Mutation[] = [
     id: "M22",
     breaks: "a document holding some words is not weighed by the share of the query's information it holds",
     edits: [{ file: RANKING, find: " + 0.15 * closeness) * score.information;", replace: " + 0.15 * closeness);" }],
-    runs: [{ files: ["test/retrieval/text-ranking.test.ts"] }],
+    runs: [{ files: ["test/search/text-ranking.test.ts"] }],
   },
 ];

@@ -160,7 +160,7 @@ export const SETTINGS: readonly SettingSpec[] = [
 export const DEFAULT_DATABASE_FILE = "lcm-context.db";
 /** Where the database path is set, as a user would type it (messages about the database name it). */
 export const DATABASE_PATH_SETTING = "plugins.entries.lcm.config.databasePath (or the LCM_DATABASE_PATH environment variable)";
-/** LCM's default file name before it changed; an LCM database there keeps being used (db/default-database-path.ts). */
+/** LCM's default file name before it changed; an LCM database there keeps being used (sqlite/default-database-path.ts). */
 export const LEGACY_DATABASE_FILE = "lcm.db";
 
 /** Default database location: $OPENCLAW_STATE_DIR/lcm-context.db, else ~/.openclaw/lcm-context.db. */
@@ -195,7 +195,7 @@ function expandHome(path: string): string {
 export interface ResolveOptions {
   /**
    * Picks the database path when none is configured. Default: `defaultDatabasePath`, which reads nothing; the
-   * plugin passes one that keeps an existing LCM database at the legacy path (db/default-database-path.ts).
+   * plugin passes one that keeps an existing LCM database at the legacy path (sqlite/default-database-path.ts).
    */
   defaultDatabasePath?: (env: NodeJS.ProcessEnv) => string;
   /**

@@ -6,25 +6,25 @@
  * steps aside for OpenClaw's own (unavailable-engine.ts), status and recall read it read-only where they can, and
  * the cause is logged once per process.
  */
-import { createLcmCommand } from "./commands/lcm-command.js";
+import { createLcmCommand } from "./chat/lcm-command.js";
 import { statSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
 import type { CompletionModel, Logger } from "./contracts.js";
 import { IntegrityChecker } from "./integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "./store/sqlite/sqlite-integrity-store.js";
+import { SqliteIntegrityStore } from "./sqlite/sqlite-integrity-store.js";
 import { systemClock } from "./contracts.js";
-import { openSharedDatabase, openSharedReadableDatabase } from "./db/connection-registry.js";
-import type { Database } from "./db/database.js";
-import { databaseProblemOf, describeDatabaseProblem } from "./db/database-problem.js";
-import { chooseDefaultDatabasePath } from "./db/default-database-path.js";
+import { openSharedDatabase, openSharedReadableDatabase } from "./sqlite/connection-registry.js";
+import type { Database } from "./sqlite/database.js";
+import { databaseProblemOf, describeDatabaseProblem } from "./sqlite/database-problem.js";
+import { chooseDefaultDatabasePath } from "./sqlite/default-database-path.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
-import { openClawTranscriptSource, type TranscriptSource } from "./engine/transcript-source.js";
+import { openClawTranscriptSource, type TranscriptSource } from "./ingest/transcript-source.js";
 import { type CompactionDelegateLoad, RuntimeCompaction } from "./engine/runtime-compaction.js";
 import { UnavailableEngine } from "./engine/unavailable-engine.js";
-import { SessionFilter } from "./engine/session-filter.js";
-import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "./engine/session-identity.js";
-import { handleSessionEnded, SessionLifecycle, type SessionRecords } from "./engine/session-lifecycle.js";
+import { SessionFilter } from "./sessions/session-filter.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "./sessions/session-identity.js";
+import { handleSessionEnded, SessionLifecycle, type SessionRecords } from "./sessions/session-lifecycle.js";
 import { SessionRoutingEngine } from "./engine/session-routing-engine.js";
 import { describeError } from "./errors.js";
 import type { CompactParams, CompactResult, ContextEngine, HostPathContextEngine, PluginApi } from "./host/openclaw-types.js";
@@ -34,22 +34,22 @@ import { createRecallServices } from "./retrieval/recall-services.js";
 import { hostLogger } from "./runtime/host-logger.js";
 import { LiveConfig } from "./runtime/live-config.js";
 import { forgetLogged, logOnce } from "./runtime/log-once.js";
-import { processConnectionHolds } from "./runtime/connection-holds.js";
+import { processConnectionHolds } from "./sqlite/connection-holds.js";
 import { runSerialized } from "./runtime/session-queue.js";
-import { SqliteCompactionStore } from "./store/sqlite/sqlite-compaction-store.js";
-import { SqliteGrantStore } from "./store/sqlite/sqlite-grant-store.js";
-import { SqliteRetrievalStore } from "./store/sqlite/sqlite-retrieval-store.js";
-import { SqliteSearchIndex } from "./store/sqlite/sqlite-search-index.js";
-import { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";
-import { SqliteStatusStore } from "./store/sqlite/sqlite-status-store.js";
-import { SqliteStore } from "./store/sqlite/sqlite-store.js";
+import { SqliteCompactionStore } from "./sqlite/sqlite-compaction-store.js";
+import { SqliteGrantStore } from "./sqlite/sqlite-grant-store.js";
+import { SqliteRetrievalStore } from "./sqlite/sqlite-retrieval-store.js";
+import { SqliteSearchIndex } from "./sqlite/sqlite-search-index.js";
+import { SqliteSessionStore } from "./sqlite/sqlite-session-store.js";
+import { SqliteStatusStore } from "./sqlite/sqlite-status-store.js";
+import { SqliteStore } from "./sqlite/sqlite-store.js";
 import { hostModelRef } from "./summarize/host-llm-summarizer.js";
 import { createSummarizerSelector, type SummarizerSelector } from "./summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "./tokens/default-token-estimator.js";
 import type { RecallToolDeps } from "./tools/recall-tool-deps.js";
 import { RECALL_TOOLS } from "./tools/recall-tools.js";
 import { CLI_DESCRIPTORS, lcmCliRegistrar } from "./cli/openclaw-cli.js";
-import { createStatusRpc, STATUS_METHOD } from "./commands/lcm-status-rpc.js";
+import { createStatusRpc, STATUS_METHOD } from "./chat/lcm-status-rpc.js";
 import { timedEngineFactory } from "./metrics/hook-timing.js";
 import { processMetrics } from "./metrics/lcm-metrics.js";
 import { createMetricsRoute, METRICS_PATH } from "./metrics/metrics-route.js";
@@ -57,12 +57,12 @@ import { countIntegrityFindings } from "./services/integrity-service.js";
 import { MetricsService } from "./services/metrics-service.js";
 import { sharedSpendGuard } from "./services/spend-guard.js";
 import { StatusService, statusWithoutDatabase } from "./services/status-service.js";
-import { type RetentionBudget, RetentionService } from "./services/retention-service.js";
+import { type RetentionBudget, RetentionService } from "./retention/retention-service.js";
 import { runOnRetentionThread } from "./retention/retention-thread.js";
 import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
-import { SqliteRetentionStore } from "./store/sqlite/sqlite-retention-store.js";
+import { SqliteRetentionStore } from "./sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
-import { SqliteOperatorStore } from "./store/sqlite/sqlite-operator-store.js";
+import { SqliteOperatorStore } from "./sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries, sharedRedoBackoff } from "./repair/fallback-redo.js";
 import { repairServiceOn } from "./repair/repair-wiring.js";
@@ -124,7 +124,7 @@ export function integrityCheckerFor(services: PluginServices): IntegrityChecker 
   });
 }
 
-/** Retention on the services' connection (services/retention-service.ts); does nothing unless the settings turn it on. */
+/** Retention on the services' connection (retention/retention-service.ts); does nothing unless the settings turn it on. */
 export function retentionServiceFor(services: Pick<PluginServices, "config" | "store">, logger: Logger): RetentionService {
   const database = services.store.db;
   const { config } = services;

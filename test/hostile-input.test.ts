@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../src/contracts.js";
 import type { AgentMessage } from "../src/host/openclaw-types.js";
 import { IntegrityChecker } from "../src/integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "../src/store/sqlite/sqlite-integrity-store.js";
+import { SqliteIntegrityStore } from "../src/sqlite/sqlite-integrity-store.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "./helpers/messages.js";
 import { MAIN, OTHER_AGENT, createRecallEnv, detailsOf, exchanges, textOf, type RecallEnv } from "./helpers/recall.js";
 

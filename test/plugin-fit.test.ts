@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { resolveConfig } from "../src/config.js";
 import { buildManifest, DECLARED_TOOLS } from "../src/manifest.js";
 import plugin from "../src/plugin.js";
-import { ConnectionHolds } from "../src/runtime/connection-holds.js";
+import { ConnectionHolds } from "../src/sqlite/connection-holds.js";
 import { FakePluginApi } from "./fakes/fake-plugin-api.js";
 import { tempDatabasePath } from "./helpers/temp-dir.js";
 

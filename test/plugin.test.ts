@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { closeAllDatabases, openSharedDatabase } from "../src/db/connection-registry.js";
-import { MIGRATIONS } from "../src/db/migrations.js";
+import { closeAllDatabases, openSharedDatabase } from "../src/sqlite/connection-registry.js";
+import { MIGRATIONS } from "../src/sqlite/migrations.js";
 import { LcmError } from "../src/errors.js";
 import plugin from "../index.js";
 import { FakePluginApi } from "./fakes/fake-plugin-api.js";

@@ -7,7 +7,7 @@
  * assembles the same one. A new engine per call, as the host builds one per turn.
  */
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { type BenchContext, conversationOf, databaseOf, freshSession, summaryCount, wantsSample } from "../context.js";
 import { compactOnce } from "../dataset.js";
 import { Phase, type PhaseResult, pending, round } from "../measure.js";

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
-import { closeSharedDatabase, openSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { type BenchContext, freshSession } from "../context.js";
 import { benchConfig, removeDatabase } from "../dataset.js";

@@ -5,7 +5,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { INDEX_BATCH_MESSAGES } from "../../src/engine/lcm-context-engine.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { type BenchContext, conversationOf, databaseOf, freshTurns, summaryCount } from "../context.js";
 import { Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
 

@@ -6,7 +6,7 @@
  */
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { type BenchContext, conversationOf, databaseOf, freshTurns } from "../context.js";
 import { BlockMeter, Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
 import { WalSampler, megabytes } from "../wal-sampler.js";

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { type BenchContext, conversationOf } from "../context.js";
 import { Phase, type PhaseResult, latencyOf, round } from "../measure.js";
 import { ROOT, scriptArgs } from "../paths.js";

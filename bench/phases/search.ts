@@ -8,7 +8,7 @@
  */
 import { constants, copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { closeSharedDatabase, openSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentTool } from "../../src/host/openclaw-types.js";
 import { type BenchContext, conversationOf, wantsSample } from "../context.js";
 import { benchConfig, datasetPaths, removeDatabase } from "../dataset.js";

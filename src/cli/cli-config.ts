@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import JSON5 from "json5";
 import { type LcmConfig, resolveConfig } from "../config.js";
 import { silentLogger } from "../contracts.js";
-import { chooseDefaultDatabasePath } from "../db/default-database-path.js";
+import { chooseDefaultDatabasePath } from "../sqlite/default-database-path.js";
 import { describeError } from "../errors.js";
 import { CliError, EXIT } from "./exit-codes.js";
 

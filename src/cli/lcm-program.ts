@@ -179,7 +179,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .option("--writable", "open the database for writing, so searches index what waits for the full-text index (default: read-only)")
     .option("--http <address>", "serve Streamable HTTP at 127.0.0.1:PORT/mcp instead of stdio (loopback only; bearer token from LCM_MCP_TOKEN)")
     // Imported when used: the MCP SDK is not loaded for the other commands.
-    .action(async (options: CommonOptions & McpCommandOptions) => (await import("../mcp/mcp-command.js")).runMcpCommand(environment, options));
+    .action(async (options: CommonOptions & McpCommandOptions) => (await import("./commands/mcp-command.js")).runMcpCommand(environment, options));
 
   defineRepairCommands(lcm, environment);
 

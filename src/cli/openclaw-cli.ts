@@ -6,7 +6,7 @@
  * transcript reader serves `import openclaw`.
  */
 import type { CompletionModel } from "../contracts.js";
-import { openClawTranscriptSource } from "../engine/transcript-source.js";
+import { openClawTranscriptSource } from "../ingest/transcript-source.js";
 import type { CliCommandDescriptor, CliRegistrar } from "../host/openclaw-types.js";
 import { CLI_COMMANDS } from "../manifest.js";
 import { EXIT } from "./exit-codes.js";

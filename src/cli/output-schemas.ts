@@ -37,7 +37,7 @@ const RetentionPolicySchema = Type.Object({ maxDatabaseBytes: Nullable(Count), m
 const AutoVacuumSchema = Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]);
 const CoveredSchema = Type.Object({ messages: Count, tokens: Count });
 
-/** services/storage-status.ts StorageStatus: size, growth, and what retention would do (estimates). */
+/** retention/storage-status.ts StorageStatus: size, growth, and what retention would do (estimates). */
 const StorageStatusSchema = Type.Object({
   usedBytes: Count, freeBytes: Count, autoVacuum: AutoVacuumSchema,
   growth: Type.Object({ days: Count, messages: Count, bytes: Count }),

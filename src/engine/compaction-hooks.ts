@@ -11,7 +11,7 @@ import { CompactionService } from "../services/compaction-service.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
-import { conversationKeyOf } from "./session-identity.js";
+import { conversationKeyOf } from "../sessions/session-identity.js";
 
 export { COMPACT_DEADLINE_MS, MAINTAIN_DEADLINE_MS, compactionBudget, describeRun } from "../services/compaction-service.js";
 

@@ -6,13 +6,13 @@
  * one session run in order through the shared per-session queue.
  */
 import { Assembler } from "../assembly/assembler.js";
-import type { RetentionService } from "../services/retention-service.js";
+import type { RetentionService } from "../retention/retention-service.js";
 import { TurnBudgets } from "../assembly/turn-budget.js";
 import { scaledSettings } from "../compaction/compaction-targets.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
-import { withWriteDeadline } from "../db/database.js";
-import { isStorageFailure } from "../db/storage-failure.js";
+import { withWriteDeadline } from "../sqlite/database.js";
+import { isStorageFailure } from "../sqlite/storage-failure.js";
 import { describeError, LcmError } from "../errors.js";
 import type {
   AfterTurnParams,
@@ -37,7 +37,7 @@ import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import type { TextCompletion } from "../large-files/text-explorer.js";
 import type { EncodedMessage } from "../messages/message-codec.js";
 import type { ConversationRecord } from "../records.js";
-import { processConnectionHolds } from "../runtime/connection-holds.js";
+import { processConnectionHolds } from "../sqlite/connection-holds.js";
 import { runSerialized } from "../runtime/session-queue.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
@@ -46,12 +46,12 @@ import type { SessionLifecycleStore } from "../store/session-store.js";
 import type { BudgetRecord, LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget, runCompact, runMaintain } from "./compaction-hooks.js";
-import { encodeAll, importHostHistory, storeEncoded } from "./history-import.js";
+import { encodeAll, importHostHistory, storeEncoded } from "../ingest/history-import.js";
 import { assemblyRecord, HostShareReport } from "./host-share-report.js";
 import { hostMessagesOf } from "./hook-params.js";
-import { conversationKeyOf } from "./session-identity.js";
-import { importTranscript } from "./transcript-import.js";
-import type { TranscriptSource } from "./transcript-source.js";
+import { conversationKeyOf } from "../sessions/session-identity.js";
+import { importTranscript } from "../ingest/transcript-import.js";
+import type { TranscriptSource } from "../ingest/transcript-source.js";
 
 export const ENGINE_ID = "lcm";
 export const ENGINE_VERSION = "0.1.0";

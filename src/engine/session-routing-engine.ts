@@ -31,9 +31,9 @@ import type {
 import type { ConversationStore } from "../store/store.js";
 import { runSerialized } from "../runtime/session-queue.js";
 import { hostMessagesOf, sessionKeyOf } from "./hook-params.js";
-import type { SessionFilter, SessionTreatment } from "./session-filter.js";
-import type { SessionLifecycle } from "./session-lifecycle.js";
-import { conversationKeyOf } from "./session-identity.js";
+import type { SessionFilter, SessionTreatment } from "../sessions/session-filter.js";
+import type { SessionLifecycle } from "../sessions/session-lifecycle.js";
+import { conversationKeyOf } from "../sessions/session-identity.js";
 
 export interface SessionRoutingDeps {
   filter: SessionFilter;

@@ -6,18 +6,18 @@
 import { access } from "node:fs/promises";
 import type { LcmConfig } from "../config.js";
 import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
-import type { Database } from "../db/database.js";
+import type { Database } from "../sqlite/database.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { repairServiceOn } from "../repair/repair-wiring.js";
 import { createRecallServices } from "../retrieval/recall-services.js";
 import { RecallService } from "../services/recall-service.js";
-import { SqliteGrantStore } from "../store/sqlite/sqlite-grant-store.js";
-import { SqliteIntegrityStore } from "../store/sqlite/sqlite-integrity-store.js";
-import { SqliteOperatorStore } from "../store/sqlite/sqlite-operator-store.js";
-import { SqliteRepairStore } from "../store/sqlite/sqlite-repair-store.js";
-import { SqliteRetrievalStore } from "../store/sqlite/sqlite-retrieval-store.js";
-import { SqliteStatusStore } from "../store/sqlite/sqlite-status-store.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { SqliteGrantStore } from "../sqlite/sqlite-grant-store.js";
+import { SqliteIntegrityStore } from "../sqlite/sqlite-integrity-store.js";
+import { SqliteOperatorStore } from "../sqlite/sqlite-operator-store.js";
+import { SqliteRepairStore } from "../sqlite/sqlite-repair-store.js";
+import { SqliteRetrievalStore } from "../sqlite/sqlite-retrieval-store.js";
+import { SqliteStatusStore } from "../sqlite/sqlite-status-store.js";
+import { SqliteStore } from "../sqlite/sqlite-store.js";
 import { createSummarizerSelector } from "../summarize/summarizer-selection.js";
 import { InspectorApi } from "./inspector-api.js";
 

@@ -4,7 +4,7 @@
  * set per language; signatures that wrap over several lines are joined until their parentheses balance.
  */
 import { formatCount } from "./file-reference.js";
-import type { CodeLanguage } from "./file-types.js";
+import type { CodeLanguage } from "../text/file-types.js";
 import { SummaryLines, clip, squash } from "./summary-lines.js";
 
 interface LanguageRules {

@@ -5,7 +5,7 @@
  */
 import { exploreCode } from "./code-explorer.js";
 import { exploreDelimited } from "./delimited-explorer.js";
-import type { ContentKind } from "./file-types.js";
+import type { ContentKind } from "../text/file-types.js";
 import { exploreJson, exploreJsonLines } from "./json-explorer.js";
 import { exploreXml, exploreYaml } from "./markup-explorer.js";
 import { MAX_SUMMARY_CHARS, clip } from "./summary-lines.js";

@@ -8,7 +8,7 @@
  */
 import { LcmError } from "../errors.js";
 import type { FileId, LargeFileRecord } from "../records.js";
-import { scanLines } from "./file-scan.js";
+import { scanLines } from "../text/file-scan.js";
 
 export interface FileGrepQuery {
   pattern: string;

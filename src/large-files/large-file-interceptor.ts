@@ -16,7 +16,7 @@ import type { LargeFileStore } from "../store/large-file-store.js";
 import type { MessageStore } from "../store/store.js";
 import { exploreContent } from "./exploration.js";
 import { contentHashOf, fileIdFor, formatCount, formatFileReference } from "./file-reference.js";
-import { classifyContent, effectiveMimeType, storedExtension } from "./file-types.js";
+import { classifyContent, effectiveMimeType, storedExtension } from "../text/file-types.js";
 import type { LargeFileStorage } from "./large-file-storage.js";
 import { type LargePiece, planRewrite } from "./message-rewrite.js";
 import { type TextCompletion, modelInputCharsFor } from "./text-explorer.js";

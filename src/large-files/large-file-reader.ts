@@ -10,8 +10,8 @@ import { isLcmError, LcmError } from "../errors.js";
 import type { ConversationId, FileId, LargeFileRecord } from "../records.js";
 import { FILE_ID_PATTERN } from "../records.js";
 import type { LargeFileStore } from "../store/large-file-store.js";
-import { readByteRange, scanLines } from "./file-scan.js";
-import { isBinaryFile } from "./file-types.js";
+import { readByteRange, scanLines } from "../text/file-scan.js";
+import { isBinaryFile } from "../text/file-types.js";
 import { formatCount } from "./file-reference.js";
 import { type FileGrepQuery, type FileGrepResult, type LineMatcherFactory, compileGrepQuery, grepFile } from "./file-grep.js";
 

@@ -7,7 +7,7 @@
  */
 import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
 import { isLcmError, LcmError } from "../errors.js";
-import { isoTime } from "../retrieval/iso-time.js";
+import { isoTime } from "../search/iso-time.js";
 import { characterLimit } from "../retrieval/window-share.js";
 import { previewContext } from "../services/context-preview.js";
 import { lcmDescribe } from "../tools/lcm-describe-tool.js";

@@ -173,7 +173,7 @@ export const MAX_DATE_MILLIS = 8_640_000_000_000_000;
 /**
  * How a numeric host timestamp is read, by its magnitude: below `secondsBelow` seconds, from `microsecondsFrom`
  * microseconds, from `nanosecondsFrom` nanoseconds, milliseconds in between. The doctor's timestamp repair
- * (store/sqlite/sqlite-timestamp-repair.ts) applies the same rule in SQL to rows an older version stored as
+ * (sqlite/sqlite-timestamp-repair.ts) applies the same rule in SQL to rows an older version stored as
  * they came.
  */
 export const TIMESTAMP_SCALE = { secondsBelow: 1e11, microsecondsFrom: 1e14, nanosecondsFrom: 1e17 } as const;

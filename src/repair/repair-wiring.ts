@@ -5,11 +5,11 @@
  */
 import type { LcmConfig } from "../config.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
-import type { Database } from "../db/database.js";
+import type { Database } from "../sqlite/database.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
-import { SqliteCompactionStore } from "../store/sqlite/sqlite-compaction-store.js";
-import { SqliteRepairStore } from "../store/sqlite/sqlite-repair-store.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { SqliteCompactionStore } from "../sqlite/sqlite-compaction-store.js";
+import { SqliteRepairStore } from "../sqlite/sqlite-repair-store.js";
+import { SqliteStore } from "../sqlite/sqlite-store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { SummaryRepairService } from "./summary-repair-service.js";
 

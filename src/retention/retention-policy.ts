@@ -1,7 +1,7 @@
 /**
  * The retention policy a configuration asks for, and the pure decisions it drives: whether it is on, which messages
  * are old enough, whether the file is over its cap. Off unless the user sets a cap or asks for ended sessions to go
- * (docs/configuration.md); the service (services/retention-service.ts) does the reading, archiving and removing.
+ * (docs/configuration.md); the service (retention/retention-service.ts) does the reading, archiving and removing.
  */
 import type { LcmConfig } from "../config.js";
 import type { DatabaseSpace } from "../store/retention-store.js";

@@ -3,7 +3,7 @@
  * thread a run's 15 ms slices were the event-loop blocks it caused, and in a gateway on a loaded machine a slice with
  * 4-19 ms of CPU took 25-113 ms by the wall clock (the thread waiting for a core, or for a blocking write of the log);
  * on a worker, the gateway's thread only starts the run and receives its report, and the slices (still short
- * transactions: the gateway's writes wait for the lock without blocking, db/database.ts) hold no turn. The report
+ * transactions: the gateway's writes wait for the lock without blocking, sqlite/database.ts) hold no turn. The report
  * says where the run went and the longest delay of the calling thread's event loop while it went.
  *
  * Where no worker can start (no worker threads, or the entry cannot be loaded, e.g. a host that loads the plugin from
@@ -13,7 +13,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../contracts.js";
 import { logOnce } from "../runtime/log-once.js";
-import { type RetentionBudget, type RetentionReport, roundTenth } from "../services/retention-service.js";
+import { type RetentionBudget, type RetentionReport, roundTenth } from "./retention-service.js";
 import type { RetentionSettings } from "./retention-policy.js";
 
 /** What the worker gets (structured clone: plain data only). */

@@ -1,16 +1,16 @@
 /**
  * The entry of retention's worker thread (retention-thread.ts starts it, one per background run): it opens its own
- * connection to the database the gateway has open, runs the bounded retention run there (services/retention-service.ts,
+ * connection to the database the gateway has open, runs the bounded retention run there (retention/retention-service.ts,
  * the same time-sliced transactions and archives as on the calling thread) and posts the report back. Messages:
  * `started` once the connection is open, then `report` or `error`; `log` for what the run logs.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock, type Logger } from "../contracts.js";
-import { openWorkerConnection } from "../db/connection-registry.js";
+import { openWorkerConnection } from "../sqlite/connection-registry.js";
 import { describeError } from "../errors.js";
-import { RetentionService } from "../services/retention-service.js";
-import { SqliteRetentionStore } from "../store/sqlite/sqlite-retention-store.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { RetentionService } from "./retention-service.js";
+import { SqliteRetentionStore } from "../sqlite/sqlite-retention-store.js";
+import { SqliteStore } from "../sqlite/sqlite-store.js";
 import { exportConversationRecords } from "../transfer/jsonl-export.js";
 import { GzipJsonlArchiveWriter } from "./archive-writer.js";
 import type { RetentionThreadMessage, RetentionThreadRequest } from "./retention-thread.js";

@@ -22,7 +22,7 @@ import {
   helperTask,
   withoutCitationLine,
 } from "./expansion-prompts.js";
-import { parseTextQuery } from "../search/text-query.js";
+import { parseTextQuery } from "../text/text-query.js";
 import type { RecallCaller } from "./recall-access.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";

@@ -4,11 +4,11 @@
  * conversation first (RetrievalEngine.locate), so this module never decides who may read what.
  */
 import { isLcmError, LcmError } from "../errors.js";
-import { isBinaryFile } from "../large-files/file-types.js";
+import { isBinaryFile } from "../text/file-types.js";
 import type { FileId, LargeFileRecord, MessageId, SummaryId, SummaryRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { FileContentPage, FileContentReader, FileLinePage } from "./file-content.js";
-import { isoTime } from "./iso-time.js";
+import { isoTime } from "../search/iso-time.js";
 import { describeLimit, type ResultLimit } from "./window-share.js";
 
 /** Leaf summaries list at most this many source message ids (the seq range covers the rest). */

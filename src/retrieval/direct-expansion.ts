@@ -8,17 +8,17 @@
  */
 import type { TokenEstimator } from "../contracts.js";
 import type { MessageId, SummaryId, SummaryRecord } from "../records.js";
-import { type DocumentMatch, QueryMatcher } from "../search/text-matcher.js";
-import type { TextQuery } from "../search/text-query.js";
+import { type DocumentMatch, QueryMatcher } from "../text/text-matcher.js";
+import type { TextQuery } from "../text/text-query.js";
 import type { FileChunkHitRow, RetrievalStore } from "../store/retrieval-store.js";
-import { isoTime } from "./iso-time.js";
+import { isoTime } from "../search/iso-time.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 import { fitToTokens } from "./text-budget.js";
-import { compareScores } from "./text-ranking.js";
-import { fileChunkReader, messageReader } from "./text-readers.js";
-import { prepareTogether, searchText, type TextHit } from "./text-search.js";
-import { textAround } from "./stored-content.js";
-import { quoteWindow, snippetCenter } from "./text-snippet.js";
+import { compareScores } from "../search/text-ranking.js";
+import { fileChunkReader, messageReader } from "../search/text-readers.js";
+import { prepareTogether, searchText, type TextHit } from "../search/text-search.js";
+import { textAround } from "../search/stored-content.js";
+import { quoteWindow, snippetCenter } from "../search/text-snippet.js";
 
 /** Best-matching source messages read under each candidate summary. */
 const MATCHED_MESSAGES_PER_SUMMARY = 8;

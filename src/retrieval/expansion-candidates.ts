@@ -6,7 +6,7 @@
  */
 import { LcmError } from "../errors.js";
 import type { ConversationId, SummaryRecord } from "../records.js";
-import { parseTextQuery } from "../search/text-query.js";
+import { parseTextQuery } from "../text/text-query.js";
 import type { ExpansionHint } from "./delegated-expansion.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
 

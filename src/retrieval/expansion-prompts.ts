@@ -4,7 +4,7 @@
  * never as instructions: summaries and messages may contain text that looks like commands.
  */
 import type { SummaryRecord } from "../records.js";
-import { isoTime } from "./iso-time.js";
+import { isoTime } from "../search/iso-time.js";
 
 /** The tools a helper needs; lcm_expand_query is deliberately absent (no nested delegation). */
 export const HELPER_TOOLS = ["lcm_expand", "lcm_describe", "lcm_grep"] as const;

@@ -11,9 +11,9 @@ import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { SummaryReadStore } from "../store/store.js";
 import { describeFile, describeFileWithin, describeSummary, type Description, type FilePageRequest } from "./describe.js";
 import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, type FileContentReader } from "./file-content.js";
-import type { FileSearchSource } from "./file-search.js";
-import { grep, type GrepRequest, type GrepResult } from "./grep.js";
-import { isoTime } from "./iso-time.js";
+import type { FileSearchSource } from "../search/file-search.js";
+import { grep, type GrepRequest, type GrepResult } from "../search/grep.js";
+import { isoTime } from "../search/iso-time.js";
 import { expandSummary, type ExpandRequest, type ExpandResult } from "./summary-expansion.js";
 import type { ResultLimit } from "./window-share.js";
 

@@ -8,7 +8,7 @@ import type { TokenEstimator } from "../contracts.js";
 import type { MessageId, SummaryId, SummaryRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { SummaryReadStore } from "../store/store.js";
-import { isoTime } from "./iso-time.js";
+import { isoTime } from "../search/iso-time.js";
 import { fitToTokens } from "./text-budget.js";
 
 /** Source messages read per leaf summary at most (leaf chunks are far smaller in practice). */

@@ -14,7 +14,7 @@ import type { ConversationId, ConversationRecord, SummaryRecord } from "../recor
 import type { ExpandQueryResult, ExpansionHint } from "../retrieval/delegated-expansion.js";
 import type { Description } from "../retrieval/describe.js";
 import { findCandidates } from "../retrieval/expansion-candidates.js";
-import type { GrepRequest, GrepResult } from "../retrieval/grep.js";
+import type { GrepRequest, GrepResult } from "../search/grep.js";
 import { notFound, type RecallCaller, type RecallScope } from "../retrieval/recall-access.js";
 import type { RecallServices } from "../retrieval/recall-services.js";
 import type { FilePageOptions, Located } from "../retrieval/retrieval-engine.js";

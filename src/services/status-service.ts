@@ -3,22 +3,22 @@
  * stored, what the model sees against its budget, the summary DAG by depth, the last compaction and how long ago
  * the last message was stored; for the database, its totals, index backlog, size, growth and what retention would do
  * (storage-status.ts); for the process, the summarizers' circuit breakers and the spend guard. The chat command and the
- * CLI render it (commands/lcm-status.ts); the RPC returns it as it is. The spend guard counts in the gateway's memory:
+ * CLI render it (chat/lcm-status.ts); the RPC returns it as it is. The spend guard counts in the gateway's memory:
  * a process that is not the gateway (the CLI) says it cannot see the count rather than showing its own zero.
  */
 import { type CircuitState, sharedCircuitStates } from "../compaction/circuit-breaker.js";
 import { recordedBudgetOf, resolveBudget, thresholdTarget } from "../compaction/compaction-targets.js";
 import type { Clock } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
-import type { SessionTreatment } from "../engine/session-filter.js";
-import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
+import type { SessionTreatment } from "../sessions/session-filter.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../sessions/session-identity.js";
 import type { CompactionOutcome, ConversationRecord, SessionResetRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { RetentionSettings } from "../retention/retention-policy.js";
 import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../store/status-store.js";
 import type { ConversationStore } from "../store/store.js";
 import { type HostShare, hostShareOf } from "./host-share.js";
-import { type StorageStatus, type StorageStatusStore, storageStatus } from "./storage-status.js";
+import { type StorageStatus, type StorageStatusStore, storageStatus } from "../retention/storage-status.js";
 import { type SpendGuard, type SpendOverview, type SpendUsage, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
 
 /** Which conversation: by id (CLI, RPC), or by the session a chat command or RPC caller names. */

@@ -5,13 +5,13 @@
  * single call costs time proportional to the whole history.
  */
 import type { ConversationId, ConversationRecord, FileId, MessageId, SummaryId, SummaryKind } from "../records.js";
-import type { QueryTerm } from "../search/text-query.js";
+import type { QueryTerm } from "../text/text-query.js";
 import type { ArchivedLocation } from "./retention-store.js";
 
 /**
  * What the index must list for a regex: per alternative, words every match holds (`exact`: as a whole word,
  * `prefix`: at a word's start) and, for messages, groups of dictionary words one of which every match holds.
- * Null alternatives are impossible (left out). Words are as search/text-analysis.ts folds them.
+ * Null alternatives are impossible (left out). Words are as text/text-analysis.ts folds them.
  */
 export interface IndexRequirement {
   alternatives: { words: { text: string; prefix: boolean }[]; anyOf: string[][] }[];
@@ -38,7 +38,7 @@ export interface TextFilter extends SearchFilter {
 
 /**
  * A query's terms as one backend understands them: for each term the other words it matches, and how common it
- * is. Every backend finds a term in a document when the document holds (search/text-analysis.ts decides words):
+ * is. Every backend finds a term in a document when the document holds (text/text-analysis.ts decides words):
  * - its words, in order (a phrase for several);
  * - another form of it: a word with the same Porter stem (`stems`);
  * - for a prefix term, a word it begins (`prefixes`; a backend may list none for a very short or very common

@@ -5,8 +5,8 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
-import type { GrepMode, GrepScope } from "../retrieval/grep.js";
-import { MAX_PATTERN_LENGTH } from "../retrieval/regex-policy.js";
+import type { GrepMode, GrepScope } from "../search/grep.js";
+import { MAX_PATTERN_LENGTH } from "../search/regex-policy.js";
 import { describeLimit, itemsThatFit, type ResultLimit } from "../retrieval/window-share.js";
 import type { RecallReader, RecallService } from "../services/recall-service.js";
 import type { SearchSort } from "../store/retrieval-store.js";

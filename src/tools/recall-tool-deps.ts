@@ -5,7 +5,7 @@
  */
 import type { Clock, Logger } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
-import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../engine/session-identity.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../sessions/session-identity.js";
 import type { ToolContext } from "../host/openclaw-types.js";
 import type { RecallCaller } from "../retrieval/recall-access.js";
 import type { RecallServices } from "../retrieval/recall-services.js";

@@ -9,10 +9,10 @@
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Database } from "../db/database.js";
-import { recordedPath, resolveRecordedPath } from "../db/stored-file-path.js";
+import type { Database } from "../sqlite/database.js";
+import { recordedPath, resolveRecordedPath } from "../sqlite/stored-file-path.js";
 import { describeError, LcmError } from "../errors.js";
-import { lowerIndexedThrough } from "../store/sqlite/sqlite-retention-store.js";
+import { lowerIndexedThrough } from "../sqlite/sqlite-retention-store.js";
 import { type ConversationExportRecord, type ExportRecord, IMPORTING_REASON, type LargeFileExportRecord, type MessageExportRecord } from "./export-format.js";
 
 /** Rows per write transaction. */

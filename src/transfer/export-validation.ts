@@ -7,7 +7,7 @@
  * whole conversation (its `retentionArchive` header line, then an export block) is read as the export it holds.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Database } from "../db/database.js";
+import type { Database } from "../sqlite/database.js";
 import { LcmError } from "../errors.js";
 import {
   type ConversationExportRecord,
@@ -40,7 +40,7 @@ export interface BlockPlan extends ValidatedBlock {
   decision: BlockDecision;
 }
 
-/** The first line of a retention archive (services/retention-service.ts); a whole conversation's is followed by an export block. */
+/** The first line of a retention archive (retention/retention-service.ts); a whole conversation's is followed by an export block. */
 const RETENTION_HEADER = "retentionArchive";
 
 /** Order of record types inside a block. */

@@ -18,8 +18,8 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Database } from "../db/database.js";
-import { resolveRecordedPath } from "../db/stored-file-path.js";
+import type { Database } from "../sqlite/database.js";
+import { resolveRecordedPath } from "../sqlite/stored-file-path.js";
 import { LcmError } from "../errors.js";
 import {
   type ContextItemExportRecord,

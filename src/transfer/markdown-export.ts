@@ -5,7 +5,7 @@
  * between them, like jsonl-export.ts.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Database } from "../db/database.js";
+import type { Database } from "../sqlite/database.js";
 import { LcmError } from "../errors.js";
 import { MessageFlags } from "../messages/message-codec.js";
 import { EXPORT_PAGE_ROWS } from "./jsonl-export.js";

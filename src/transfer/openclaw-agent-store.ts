@@ -11,10 +11,10 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import zlib from "node:zlib";
-import { readOnlyLocation } from "../db/database-file.js";
+import { readOnlyLocation } from "../sqlite/database-file.js";
 import { describeError } from "../errors.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
-import type { TranscriptPage, TranscriptScope, TranscriptSource } from "../engine/transcript-source.js";
+import type { TranscriptPage, TranscriptScope, TranscriptSource } from "../ingest/transcript-source.js";
 
 /** One session window of the agent. */
 export interface AgentStoreSession {

@@ -1,7 +1,7 @@
 /**
  * Backfill from OpenClaw (`lcm import openclaw`): every session transfer/openclaw-sessions.ts finds is read with
- * bootstrap's own reader (engine/transcript-reader.ts) and stored with bootstrap's importer
- * (engine/transcript-import.ts), so history from before the plugin was installed is stored, searchable and
+ * bootstrap's own reader (ingest/transcript-reader.ts) and stored with bootstrap's importer
+ * (ingest/transcript-import.ts), so history from before the plugin was installed is stored, searchable and
  * deduplicated exactly as bootstrap would have stored it. The dry run is the same reading with a counter in place of
  * the store: it counts the messages whose identity is not stored yet.
  *
@@ -12,11 +12,11 @@
 import { stat } from "node:fs/promises";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import { describeError } from "../errors.js";
-import { encodeAll } from "../engine/history-import.js";
-import type { SessionFilter } from "../engine/session-filter.js";
-import { importTranscript, type TranscriptImportDeps, transcriptLocation } from "../engine/transcript-import.js";
-import { readTranscript, UNBOUNDED } from "../engine/transcript-reader.js";
-import type { TranscriptSource } from "../engine/transcript-source.js";
+import { encodeAll } from "../ingest/history-import.js";
+import type { SessionFilter } from "../sessions/session-filter.js";
+import { importTranscript, type TranscriptImportDeps, transcriptLocation } from "../ingest/transcript-import.js";
+import { readTranscript, UNBOUNDED } from "../ingest/transcript-reader.js";
+import type { TranscriptSource } from "../ingest/transcript-source.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import { identityKeysOf, isStoredIn } from "../messages/message-codec.js";
 import type { ConversationRecord } from "../records.js";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { MEMORY_FLOOR_TOKENS } from "../../src/assembly/memory-floor.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { HOST_WRAPPING_TOKENS } from "../../src/assembly/turn-budget.js";

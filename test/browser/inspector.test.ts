@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/contracts.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import { inspectorApiOn } from "../../src/inspector/inspector-wiring.js";
 import { type RunningInspector, startInspectorServer } from "../../src/inspector/inspector-server.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
 import { buildDatabase, exchanges } from "./cli-harness.js";
 

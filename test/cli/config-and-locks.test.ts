@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StatusOutput } from "../../src/cli/commands/status-command.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { StatusOutputSchema } from "../../src/cli/output-schemas.js";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { createPeerDatabase } from "../fixtures/peer-database.js";
 import { tempDatabasePath, tempDir } from "../helpers/temp-dir.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "./cli-harness.js";

@@ -12,7 +12,7 @@ import type { Static } from "@sinclair/typebox";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ContextOutputSchema, ConversationsOutputSchema, DagOutputSchema, GrepOutputSchema, StatusOutputSchema } from "../../src/cli/output-schemas.js";
 import type { StatusOutput } from "../../src/cli/commands/status-command.js";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "./cli-harness.js";
 

@@ -12,9 +12,9 @@ import type { BackupOutput } from "../../src/cli/commands/backup-command.js";
 import type { CompactOutput } from "../../src/cli/commands/compact-command.js";
 import type { DoctorOutput } from "../../src/cli/commands/doctor-command.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
-import { Database } from "../../src/db/database.js";
-import { backupDatabase } from "../../src/services/database-backup.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
+import { Database } from "../../src/sqlite/database.js";
+import { backupDatabase } from "../../src/sqlite/database-backup.js";
 import { tempDatabasePath, tempDir } from "../helpers/temp-dir.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "./cli-harness.js";
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import type { AgentMessage, CompactParams } from "../../src/host/openclaw-types.js";
 import { SUMMARY_ID_PATTERN } from "../../src/records.js";
-import { ITEM_PAGE_SIZE } from "../../src/store/sqlite/sqlite-compaction-store.js";
+import { ITEM_PAGE_SIZE } from "../../src/sqlite/sqlite-compaction-store.js";
 import { RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
 import { checkInvariants } from "../helpers/dag-invariants.js";

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { LlmCompleteParams } from "../../src/host/openclaw-types.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { hang } from "../fakes/fake-summarizer.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { lineFloorTokens } from "../../src/assembly/memory-floor.js";
 import { HOST_WRAPPING_TOKENS, TOOL_SCHEMA_TOKENS } from "../../src/assembly/turn-budget.js";
 import { systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
@@ -19,7 +19,7 @@ import { checkInvariants } from "../helpers/dag-invariants.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 
 afterEach(() => resetSharedCircuitBreakers());
 

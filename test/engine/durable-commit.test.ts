@@ -8,12 +8,12 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { register as registerPlugin } from "../../src/plugin.js";
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";
 import { FakeTranscriptSource } from "../fakes/fake-transcript-source.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { CHUNK_MESSAGES } from "../../src/store/sqlite/sqlite-store.js";
+import { CHUNK_MESSAGES } from "../../src/sqlite/sqlite-store.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 

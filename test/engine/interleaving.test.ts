@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/contracts.js";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "../../src/store/sqlite/sqlite-integrity-store.js";
+import { SqliteIntegrityStore } from "../../src/sqlite/sqlite-integrity-store.js";
 import { seededRandom } from "../helpers/agent-session.js";
 import { createRecallEnv } from "../helpers/recall.js";
 import { RecordingLlm } from "../fakes/fake-plugin-api.js";

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import plugin from "../../index.js";
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";

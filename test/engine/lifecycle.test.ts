@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { closeAllDatabases } from "../../src/db/connection-registry.js";
+import { closeAllDatabases } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, conversation, toolCallMessage, toolResultMessage, userMessage, withIdempotencyKey } from "../helpers/messages.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TranscriptPage, TranscriptSource } from "../../src/engine/transcript-source.js";
+import type { TranscriptPage, TranscriptSource } from "../../src/ingest/transcript-source.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { userMessage } from "../helpers/messages.js";
 

@@ -13,7 +13,7 @@ import { MEMORY_FLOOR_TOKENS } from "../../src/assembly/memory-floor.js";
 import type { ContextOutput } from "../../src/cli/commands/context-command.js";
 import { ContextOutputSchema } from "../../src/cli/output-schemas.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
-import { closeSharedDatabase, openSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage, AssembleResult } from "../../src/host/openclaw-types.js";
 import { systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";

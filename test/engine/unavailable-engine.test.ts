@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeAllDatabases, openDatabase } from "../../src/db/connection-registry.js";
+import { closeAllDatabases, openDatabase } from "../../src/sqlite/connection-registry.js";
 import type { CompactionDelegate, CompactParams, ContextEngine } from "../../src/host/openclaw-types.js";
 import plugin from "../../src/plugin.js";
 import type { CompactionDelegateLoad } from "../../src/engine/runtime-compaction.js";

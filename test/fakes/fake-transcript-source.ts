@@ -5,7 +5,7 @@
  * needs. Records every read; `resetNext` makes the next read answer "reset"; `stuck` makes every page empty.
  */
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import type { TranscriptPage, TranscriptScope, TranscriptSource } from "../../src/engine/transcript-source.js";
+import type { TranscriptPage, TranscriptScope, TranscriptSource } from "../../src/ingest/transcript-source.js";
 
 export class FakeTranscriptSource implements TranscriptSource {
   readonly reads: { scope: TranscriptScope; cursor: string | undefined; maxMessages: number; maxBytes: number | undefined }[] = [];

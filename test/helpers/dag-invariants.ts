@@ -3,7 +3,7 @@
  * every context item points to an existing row, every summary links to its sources, summary metadata matches
  * its lineage, and every stored (non-excluded) message is covered exactly once, in order, by the context.
  */
-import type { Database } from "../../src/db/database.js";
+import type { Database } from "../../src/sqlite/database.js";
 import { MessageFlags } from "../../src/messages/message-codec.js";
 
 interface SummaryRow {

@@ -6,12 +6,12 @@
 import { type ScaledSettings, scaledSettings } from "../../src/compaction/compaction-targets.js";
 import { type LcmConfig, resolveConfig } from "../../src/config.js";
 import type { Clock, Logger, TokenEstimator } from "../../src/contracts.js";
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { type EngineDeps, LcmContextEngine } from "../../src/engine/lcm-context-engine.js";
-import type { TranscriptSource } from "../../src/engine/transcript-source.js";
+import type { TranscriptSource } from "../../src/ingest/transcript-source.js";
 import type { HostLlm } from "../../src/host/openclaw-types.js";
-import { SqliteCompactionStore } from "../../src/store/sqlite/sqlite-compaction-store.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { SqliteCompactionStore } from "../../src/sqlite/sqlite-compaction-store.js";
+import { SqliteStore } from "../../src/sqlite/sqlite-store.js";
 import { createSummarizerSelector } from "../../src/summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { SteppingClock } from "../fakes/clocks.js";

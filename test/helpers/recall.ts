@@ -2,7 +2,7 @@
  * A plugin registered on a fresh database through FakePluginApi, with helpers to store sessions' turns and to
  * call the registered recall tools as a given session would (the host resolves tools per session context).
  */
-import { openSharedDatabase } from "../../src/db/connection-registry.js";
+import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage, AgentTool, HostLlm, SubagentRuntime, ToolContext } from "../../src/host/openclaw-types.js";
 import plugin from "../../src/plugin.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";

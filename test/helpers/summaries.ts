@@ -4,7 +4,7 @@
  * the conversation's counters. Recall tests use it to shape a DAG precisely; the needle test also runs the real
  * compaction path.
  */
-import type { Database } from "../../src/db/database.js";
+import type { Database } from "../../src/sqlite/database.js";
 
 let counter = 0;
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { closeAllDatabases } from "../../src/db/connection-registry.js";
+import { closeAllDatabases } from "../../src/sqlite/connection-registry.js";
 
 const created: string[] = [];
 

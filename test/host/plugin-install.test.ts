@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { buildDatabase, exchanges } from "../cli/cli-harness.js";
 import { SETTINGS } from "../../src/config.js";
 import { hostEnv, OpenClawCli, type PluginInspection } from "./harness/openclaw-cli.js";

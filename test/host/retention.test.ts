@@ -1,7 +1,7 @@
 /**
  * Retention in a real gateway (issue 18). The gateway gets a database that has served for a year: 30,000 messages
  * of agent turns in three old conversations, leaf summaries over all but each one's newest turns. With an age cap of
- * 30 days, the first turn's maintenance starts a bounded run in the background (services/retention-service.ts: at
+ * 30 days, the first turn's maintenance starts a bounded run in the background (retention/retention-service.ts: at
  * most 5,000 messages and 2 s), while two sessions keep talking. Checked: every turn is answered, turns were in
  * flight while the run ran, the run archived messages (the archive files exist and hold them; their rows became
  * stubs), `openclaw lcm doctor` finds nothing, and the run went on a worker thread (retention/retention-thread.ts):

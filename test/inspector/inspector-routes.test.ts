@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import plugin, { INSPECTOR_PATH } from "../../src/plugin.js";
 import { systemClock } from "../../src/contracts.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import type { ControlUiDescriptor, HttpRoute } from "../../src/host/openclaw-types.js";
 import { createInspectorHandler, PAGE_SCRIPT, PAGE_STYLE } from "../../src/inspector/inspector-http.js";
 import { inspectorApiOn } from "../../src/inspector/inspector-wiring.js";

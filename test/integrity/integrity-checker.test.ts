@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "../../src/store/sqlite/sqlite-integrity-store.js";
+import { SqliteIntegrityStore } from "../../src/sqlite/sqlite-integrity-store.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { conversation, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationsOutputSchema, DoctorOutputSchema } from "../../src/cli/output-schemas.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import { buildDatabase, exchanges, runJson } from "../cli/cli-harness.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
 

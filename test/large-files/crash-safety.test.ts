@@ -6,7 +6,7 @@ import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { userMessage } from "../helpers/messages.js";
 import { fileBlock, generateLog, generateMarkdown } from "./generated-inputs.js";
-import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 
 const SESSION = { sessionId: "s1", sessionKey: "agent:main:main" };
 

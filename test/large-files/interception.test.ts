@@ -7,7 +7,7 @@ import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { fileBlock, generateJsonDocument, generateLog, generateTypeScriptSource } from "./generated-inputs.js";
-import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 
 const SESSION = { sessionId: "s1", sessionKey: "agent:main:main" };
 const REFERENCE = /\[LCM File: (file_[a-f0-9]{16}) \| ([^|\n]+) \| ([^|\n]+) \| ([\d,]+) bytes\]\n\nExploration Summary:\n/g;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { contentHashOf, extractFileIds, fileIdFor, formatFileReference } from "../../src/large-files/file-reference.js";
-import { effectiveMimeType, storedBinaryExtension, storedExtension } from "../../src/large-files/file-types.js";
+import { effectiveMimeType, storedBinaryExtension, storedExtension } from "../../src/text/file-types.js";
 import { LargeFileStorage } from "../../src/large-files/large-file-storage.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { exploreDelimited } from "../../src/large-files/delimited-explorer.js";
 import { exploreContent } from "../../src/large-files/exploration.js";
-import { classifyContent } from "../../src/large-files/file-types.js";
+import { classifyContent } from "../../src/text/file-types.js";
 import { exploreJson, exploreJsonLines } from "../../src/large-files/json-explorer.js";
 import { exploreXml, exploreYaml } from "../../src/large-files/markup-explorer.js";
 import { MAX_SUMMARY_CHARS } from "../../src/large-files/summary-lines.js";

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeSharedDatabase } from "../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { LCM_GREP_PARAMETERS } from "../../src/tools/lcm-grep-tool.js";
 import { detailsOf, MAIN, OTHER_AGENT } from "../helpers/recall.js";
 import { userMessage } from "../helpers/messages.js";

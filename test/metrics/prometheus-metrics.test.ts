@@ -11,8 +11,8 @@ import { createMetricsRoute } from "../../src/metrics/metrics-route.js";
 import { renderPrometheusText } from "../../src/metrics/prometheus-text.js";
 import { MetricsService } from "../../src/services/metrics-service.js";
 import { SpendGuard } from "../../src/services/spend-guard.js";
-import { SqliteOperatorStore } from "../../src/store/sqlite/sqlite-operator-store.js";
-import { SqliteStatusStore } from "../../src/store/sqlite/sqlite-status-store.js";
+import { SqliteOperatorStore } from "../../src/sqlite/sqlite-operator-store.js";
+import { SqliteStatusStore } from "../../src/sqlite/sqlite-status-store.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { conversation } from "../helpers/messages.js";
 

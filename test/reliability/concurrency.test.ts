@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/connection-registry.js";
-import { type Database, isBusyError } from "../../src/db/database.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
+import { type Database, isBusyError } from "../../src/sqlite/database.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "./child-process.js";
 

@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/contracts.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "../../src/store/sqlite/sqlite-integrity-store.js";
+import { SqliteIntegrityStore } from "../../src/sqlite/sqlite-integrity-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild, seededRandom } from "./child-process.js";
 

@@ -5,7 +5,7 @@
  */
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import type { HostLlm, LlmCompleteParams } from "../../src/host/openclaw-types.js";
-import type { Database } from "../../src/db/database.js";
+import type { Database } from "../../src/sqlite/database.js";
 import { exchanges } from "../cli/cli-harness.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";

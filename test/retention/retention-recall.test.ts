@@ -3,9 +3,9 @@ import { isLcmError } from "../../src/errors.js";
 import { createRecallServices } from "../../src/retrieval/recall-services.js";
 import type { SummaryDescription } from "../../src/retrieval/describe.js";
 import { RecallService } from "../../src/services/recall-service.js";
-import { SqliteGrantStore } from "../../src/store/sqlite/sqlite-grant-store.js";
-import { SqliteRetrievalStore } from "../../src/store/sqlite/sqlite-retrieval-store.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteGrantStore } from "../../src/sqlite/sqlite-grant-store.js";
+import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { DAY, NOW, retentionSetup, storeExchanges, summarize } from "./retention-helpers.js";
 
 function recallOf(setup: ReturnType<typeof retentionSetup>) {

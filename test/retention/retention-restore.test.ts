@@ -10,7 +10,7 @@ import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { ImportJsonlOutputSchema } from "../../src/cli/output-schemas.js";
 import { RESTORE_HOLD_MS } from "../../src/retention/retention-policy.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { runJson } from "../cli/cli-harness.js";
 import { DAY, NOW, retentionSetup, storeExchanges, summarize } from "./retention-helpers.js";
 

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { checkpointFully, DAY, NOW, orphans, readArchive, retentionSetup, storeExchanges, storeLargeCoveredHistory, summarize } from "./retention-helpers.js";
 
 const NO_ORPHANS = {

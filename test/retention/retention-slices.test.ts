@@ -5,7 +5,7 @@
  * same consistent database as with the default slice. The measured blocks are in docs/operations.md.
  */
 import { describe, expect, it } from "vitest";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { countEventLoopTurns, DAY, NOW, orphans, retentionSetup, storeExchanges, summarize } from "./retention-helpers.js";
 
 const NO_ORPHANS = {

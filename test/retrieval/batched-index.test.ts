@@ -6,11 +6,11 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/connection-registry.js";
-import { Database } from "../../src/db/database.js";
-import { MIGRATIONS, migrate } from "../../src/db/migrations.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
+import { Database } from "../../src/sqlite/database.js";
+import { MIGRATIONS, migrate } from "../../src/sqlite/migrations.js";
 import { INDEX_BATCH_MESSAGES } from "../../src/engine/lcm-context-engine.js";
-import type { GrepMatch } from "../../src/retrieval/grep.js";
+import type { GrepMatch } from "../../src/search/grep.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, type RecallEnv } from "../helpers/recall.js";
 
 const status = async (env: RecallEnv) =>

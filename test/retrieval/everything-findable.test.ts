@@ -5,10 +5,10 @@
  * space before its unit. Everything goes through the registered tool, on real SQLite files.
  */
 import { rmSync } from "node:fs";
-import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 import { describe, expect, it } from "vitest";
 import { bestWithin } from "../../src/retrieval/direct-expansion.js";
-import type { GrepMatch, MessageMatch } from "../../src/retrieval/grep.js";
+import type { GrepMatch, MessageMatch } from "../../src/search/grep.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, MAIN, type RecallEnv } from "../helpers/recall.js";
 

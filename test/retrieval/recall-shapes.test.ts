@@ -3,7 +3,7 @@
  * and looked up the way an agent would, through lcm_grep's and lcm_expand_query's execute.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { GrepMatch } from "../../src/retrieval/grep.js";
+import type { GrepMatch } from "../../src/search/grep.js";
 import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, type RecallEnv } from "../helpers/recall.js";
 

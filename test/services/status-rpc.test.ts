@@ -1,11 +1,11 @@
 /** The lcm.status gateway RPC answers what /lcm status shows, as data, and turns failures into RPC errors. */
 import { describe, expect, it } from "vitest";
 import { Value } from "@sinclair/typebox/value";
-import { createStatusRpc } from "../../src/commands/lcm-status-rpc.js";
+import { createStatusRpc } from "../../src/chat/lcm-status-rpc.js";
 import { StatusOutputSchema } from "../../src/cli/output-schemas.js";
 import { StatusService } from "../../src/services/status-service.js";
-import { SqliteRetrievalStore } from "../../src/store/sqlite/sqlite-retrieval-store.js";
-import { SqliteStatusStore } from "../../src/store/sqlite/sqlite-status-store.js";
+import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
+import { SqliteStatusStore } from "../../src/sqlite/sqlite-status-store.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { conversation } from "../helpers/messages.js";
 

@@ -1,16 +1,16 @@
 /**
  * The full-text contract of RetrievalStore (store/retrieval-store.ts), written against the store's methods only
  * so that every backend runs it: for each query, the indexed candidates a backend lists hold every document the
- * backend-neutral matcher (search/text-matcher.ts) finds the terms in, and the rows not indexed yet are read with
+ * backend-neutral matcher (text/text-matcher.ts) finds the terms in, and the rows not indexed yet are read with
  * the same text. Backends: the embedded SQLite one (a second backend adds its factory here).
  */
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/db/connection-registry.js";
-import { QueryMatcher } from "../../src/search/text-matcher.js";
-import { parseTextQuery, queryTerms } from "../../src/search/text-query.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
+import { QueryMatcher } from "../../src/text/text-matcher.js";
+import { parseTextQuery, queryTerms } from "../../src/text/text-query.js";
 import type { MessageHitRow, RetrievalStore } from "../../src/store/retrieval-store.js";
-import { SqliteRetrievalStore } from "../../src/store/sqlite/sqlite-retrieval-store.js";
-import { SqliteSearchIndex } from "../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { tempDatabasePath } from "../helpers/temp-dir.js";
 
 interface Backend {

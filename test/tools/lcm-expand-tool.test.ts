@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createLcmExpandTool } from "../../src/tools/lcm-expand-tool.js";
 import { createLcmExpandQueryTool } from "../../src/tools/lcm-expand-query-tool.js";
 import type { ExpandResult } from "../../src/retrieval/summary-expansion.js";
-import { SqliteGrantStore } from "../../src/store/sqlite/sqlite-grant-store.js";
+import { SqliteGrantStore } from "../../src/sqlite/sqlite-grant-store.js";
 import { expansionSessionKey } from "../../src/store/grant-store.js";
 import { systemClock, silentLogger } from "../../src/contracts.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, textOf, type RecallEnv, type Session } from "../helpers/recall.js";

@@ -5,11 +5,11 @@
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FileDescription } from "../../src/retrieval/describe.js";
-import type { FileMatch, GrepMatch } from "../../src/retrieval/grep.js";
+import type { FileMatch, GrepMatch } from "../../src/search/grep.js";
 import { fileBlock } from "../large-files/generated-inputs.js";
 import { userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
-import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 
 interface FileGrepDetails {
   matchCount: number;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { GrepMatch } from "../../src/retrieval/grep.js";
+import type { GrepMatch } from "../../src/search/grep.js";
 import { toolResultCharsFor } from "../../src/retrieval/window-share.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";

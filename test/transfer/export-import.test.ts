@@ -8,14 +8,14 @@ import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ExportOutputSchema, ImportJsonlOutputSchema } from "../../src/cli/output-schemas.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
-import type { Database } from "../../src/db/database.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
+import type { Database } from "../../src/sqlite/database.js";
 import { IMPORTING_REASON } from "../../src/transfer/export-format.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { fileBlock, generateCsv } from "../large-files/generated-inputs.js";
-import { resolveRecordedPath } from "../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 
 /** A compacted conversation (leaf and condensed summaries) holding a large file, and a second session of the agent. */
 async function sourceDatabase() {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ExportOutputSchema, ImportJsonlOutputSchema } from "../../src/cli/output-schemas.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js";
 import { hostileTranscript } from "../fixtures/hostile-transcript.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";

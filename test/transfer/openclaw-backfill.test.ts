@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { ImportOpenClawOutputSchema } from "../../src/cli/output-schemas.js";
-import { openDatabase } from "../../src/db/connection-registry.js";
+import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { exchanges, runJson, runLcm } from "../cli/cli-harness.js";
 import { hostileTranscript } from "../fixtures/hostile-transcript.js";

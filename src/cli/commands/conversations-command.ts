@@ -3,7 +3,7 @@
  * context against the budget, summaries, last activity, and flags that ask for a look (over budget, fallback
  * summaries, the spend guard tripped, a helper or sub-agent session, archived or ended).
  */
-import { isSubagentSessionKey } from "../../engine/session-identity.js";
+import { isSubagentSessionKey } from "../../sessions/session-identity.js";
 import { isExpansionSessionKey } from "../../store/grant-store.js";
 import type { ConversationListing } from "../../store/operator-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";

@@ -9,10 +9,10 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
-import { openDatabase } from "../../db/connection-registry.js";
-import type { Database } from "../../db/database.js";
-import { inspectDatabaseFile } from "../../db/database-file.js";
-import { SqliteSearchIndex } from "../../store/sqlite/sqlite-search-index.js";
+import { openDatabase } from "../../sqlite/connection-registry.js";
+import type { Database } from "../../sqlite/database.js";
+import { inspectDatabaseFile } from "../../sqlite/database-file.js";
+import { SqliteSearchIndex } from "../../sqlite/sqlite-search-index.js";
 import { type ImportedBlock, importExportFile, type JsonlImportResult, planExportFile } from "../../transfer/jsonl-import.js";
 import { type CliEnvironment, type CliRuntime, type CliStores, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
 import { count } from "../format.js";

@@ -8,16 +8,16 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { Database } from "../../db/database.js";
-import { inspectDatabaseFile } from "../../db/database-file.js";
-import { openDatabase } from "../../db/connection-registry.js";
-import { MIGRATIONS } from "../../db/migrations.js";
-import { SqliteImportStore } from "../../import/lossless-claw/import-store.js";
-import type { ImportReport } from "../../import/lossless-claw/import-report.js";
-import { importLosslessClaw } from "../../import/lossless-claw/lossless-claw-import.js";
-import { PeerImportError } from "../../import/lossless-claw/peer-import-error.js";
+import type { Database } from "../../sqlite/database.js";
+import { inspectDatabaseFile } from "../../sqlite/database-file.js";
+import { openDatabase } from "../../sqlite/connection-registry.js";
+import { MIGRATIONS } from "../../sqlite/migrations.js";
+import { SqliteImportStore } from "../../sqlite/sqlite-peer-import-store.js";
+import type { ImportReport } from "../../transfer/lossless-claw/import-report.js";
+import { importLosslessClaw } from "../../transfer/lossless-claw/lossless-claw-import.js";
+import { PeerImportError } from "../../transfer/lossless-claw/peer-import-error.js";
 import { LargeFileStorage } from "../../large-files/large-file-storage.js";
-import { SqliteSearchIndex } from "../../store/sqlite/sqlite-search-index.js";
+import { SqliteSearchIndex } from "../../sqlite/sqlite-search-index.js";
 import { type CliEnvironment, type CliRuntime, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { count } from "../format.js";

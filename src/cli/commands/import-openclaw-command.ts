@@ -12,12 +12,12 @@ import type { Command } from "commander";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { existsSync } from "node:fs";
-import { SessionFilter } from "../../engine/session-filter.js";
-import type { TranscriptSource } from "../../engine/transcript-source.js";
+import { SessionFilter } from "../../sessions/session-filter.js";
+import type { TranscriptSource } from "../../ingest/transcript-source.js";
 import { LargeFileInterceptor } from "../../large-files/large-file-interceptor.js";
 import { LargeFileStorage } from "../../large-files/large-file-storage.js";
-import { inspectDatabaseFile } from "../../db/database-file.js";
-import { SqliteSessionStore } from "../../store/sqlite/sqlite-session-store.js";
+import { inspectDatabaseFile } from "../../sqlite/database-file.js";
+import { SqliteSessionStore } from "../../sqlite/sqlite-session-store.js";
 import { AgentStoreTranscriptSource } from "../../transfer/openclaw-agent-store.js";
 import {
   backfillSession, type BackfillStatus, previewSessionBackfill, type SessionBackfill,

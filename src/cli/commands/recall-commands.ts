@@ -7,7 +7,7 @@
  */
 import type { CompletionModel } from "../../contracts.js";
 import type { ExpandQueryResult } from "../../retrieval/delegated-expansion.js";
-import type { GrepMode, GrepResult, GrepScope } from "../../retrieval/grep.js";
+import type { GrepMode, GrepResult, GrepScope } from "../../search/grep.js";
 import { createRecallServices } from "../../retrieval/recall-services.js";
 import type { ExpandResult } from "../../retrieval/summary-expansion.js";
 import { RecallService, type RecallReader } from "../../services/recall-service.js";

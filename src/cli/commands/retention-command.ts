@@ -6,8 +6,8 @@
  */
 import { exportConversationRecords } from "../../transfer/jsonl-export.js";
 import { GzipJsonlArchiveWriter } from "../../retention/archive-writer.js";
-import { describeReport, type RetentionReport, RetentionService } from "../../services/retention-service.js";
-import { SqliteRetentionStore } from "../../store/sqlite/sqlite-retention-store.js";
+import { describeReport, type RetentionReport, RetentionService } from "../../retention/retention-service.js";
+import { SqliteRetentionStore } from "../../sqlite/sqlite-retention-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { bytes } from "../format.js";
 

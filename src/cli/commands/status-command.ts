@@ -5,9 +5,9 @@
  * never its own empty guard. Circuit breakers are per process too; a closed one is not shown.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { renderStatus } from "../../commands/lcm-status.js";
+import { renderStatus } from "../../chat/lcm-status.js";
 import { StatusService, type StatusSnapshot } from "../../services/status-service.js";
-import { SqliteRetentionStore } from "../../store/sqlite/sqlite-retention-store.js";
+import { SqliteRetentionStore } from "../../sqlite/sqlite-retention-store.js";
 import type { DatabaseFileInfo } from "../../store/operator-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";

@@ -4,7 +4,7 @@
  * connection, so it sees everything the gateway committed and never holds a lock across a turn.
  */
 import { DatabaseSync } from "node:sqlite";
-import { resolveRecordedPath } from "../../../src/db/stored-file-path.js";
+import { resolveRecordedPath } from "../../../src/sqlite/stored-file-path.js";
 
 export interface StoredMessage {
   conversationId: number;

@@ -9,11 +9,11 @@ import { existsSync } from "node:fs";
 import { type ConversationPlan, SessionGenerator } from "../../../bench/generate.js";
 import { Random } from "../../../bench/random.js";
 import { Vocabulary } from "../../../bench/vocabulary.js";
-import { closeSharedDatabase } from "../../../src/db/connection-registry.js";
+import { closeSharedDatabase } from "../../../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../../../src/host/openclaw-types.js";
 import { IntegrityChecker } from "../../../src/integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "../../../src/store/sqlite/sqlite-integrity-store.js";
-import { SqliteSearchIndex } from "../../../src/store/sqlite/sqlite-search-index.js";
+import { SqliteIntegrityStore } from "../../../src/sqlite/sqlite-integrity-store.js";
+import { SqliteSearchIndex } from "../../../src/sqlite/sqlite-search-index.js";
 import { createTestEngine } from "../../helpers/engine.js";
 
 const DAY = 24 * 60 * 60 * 1_000;

@@ -1,0 +1,357 @@
+/**
+ * Full-text search over messages or summaries, the same for every backend: the store lists candidates from its
+ * index (newest first, in widening windows of row ids, so no read grows with the history), rows the index has
+ * not reached yet are read directly (newest first, within the time budget), and every candidate is matched and
+ * ranked on its text here (text/text-matcher.ts, text-ranking.ts). A query's meaningful words must all occur
+ * ("all words"); when too few documents hold them all, relevance order adds the best documents holding some of
+ * them ("some words"), found through each of the query's rarer words and pairs of them.
+ */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { type DocumentMatch, QueryMatcher, stemKey, stemStart } from "../text/text-matcher.js";
+import { queryTerms, termKey, type QueryTerm, type TextQuery } from "../text/text-query.js";
+import type {
+  ContainsFilter,
+  PreparedTextQuery,
+  SearchSort,
+  TextCandidates,
+  TextSelection,
+} from "../store/retrieval-store.js";
+import { compareScores, type CorpusStatistics, type DocumentScore, inverseDocumentFrequency, scoreDocument } from "./text-ranking.js";
+
+/** Relevance adds documents holding some of the words when fewer than this hold them all. */
+const SOME_WORDS_BELOW = 10;
+/** Candidates ranked for "all words" in relevance order. */
+const ALL_WORDS_CANDIDATES = 120;
+/** Newest matches read per rare word, and per pair of rare words, for "some words". */
+const TERM_CANDIDATES = 25;
+const PAIR_CANDIDATES = 20;
+/** Share of the documents above which a word is read for "some words" only when it is among the two rarest. */
+const COMMON_SHARE = 0.02;
+/** Rare words (and pairs among the rarest of them) read for "some words". */
+const RARE_TERMS = 4;
+const PAIRED_TERMS = 3;
+/** The first window of row ids read from the index; each next one is four times wider. */
+const FIRST_WINDOW = 50_000;
+/** Rows per direct read of rows not indexed yet (a read and its matching take a few ms). */
+const SCAN_ROWS = 1_000;
+/** Candidates scored between two turns of the event loop. */
+const SCORE_BATCH = 100;
+/** Index reads stop widening after this long (the rest of the budget is for rows not indexed yet). */
+const INDEX_TIME_MS = 40;
+
+/** The reads of one kind of document a search needs (adapters over RetrievalStore). */
+export interface TextSourceReader<Row extends { text: string }> {
+  prepare(terms: QueryTerm[]): Promise<PreparedTextQuery>;
+  candidates(prepared: PreparedTextQuery, selection: TextSelection, window: { from: number; to: number }, limit: number): Promise<TextCandidates<Row>>;
+  /** Rows with id in [from, to), newest first, passing `contains`. */
+  scan(window: { from: number; to: number }, contains: ContainsFilter | null): Promise<Row[]>;
+  /**
+   * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
+   * matched before the index, within the search's time budget.
+   */
+  unindexed?(): AsyncIterable<Row[]>;
+  idOf(row: Row): number;
+  timeOf(row: Row): number;
+  /**
+   * The length in words a row is scored with, given where the query matched (default: the row's own). A chunk of
+   * stored content is scored by the passage around its hits: its cut is an artifact of storage, not of what was said.
+   */
+  lengthOf?(row: Row, match: DocumentMatch): number;
+}
+
+export interface TextSearchRequest {
+  query: TextQuery;
+  sort: SearchSort;
+  limit: number;
+  /** Time allowed for the whole search, reading rows not indexed yet included. */
+  budgetMs: number;
+  /** Relevance: also documents holding only some terms, even when enough hold them all (expansion sources). */
+  alwaysSomeWords?: boolean;
+  /** The query already prepared for this reader (see `prepareTogether`), instead of preparing it again. */
+  prepared?: PreparedTextQuery;
+  /**
+   * Statistics to score with instead of the reader's own index: when several sources are ranked together, one
+   * collection for the inverse document frequencies, so a word is not rarer in one source's index than in another's.
+   */
+  statistics?: CorpusStatistics;
+}
+
+export interface TextHit<Row> {
+  row: Row;
+  match: DocumentMatch;
+  score: DocumentScore;
+}
+
+export interface TextSearchResult<Row> {
+  /** Best first (relevance), or newest first (recency). */
+  hits: TextHit<Row>[];
+  terms: QueryTerm[];
+  /** The search stopped before covering all history in scope; `note` says how far it got. */
+  truncated: boolean;
+  note: string | null;
+}
+
+interface Scored<Row> extends TextHit<Row> {
+  id: number;
+  time: number;
+}
+
+export async function searchText<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  request: TextSearchRequest,
+  now: () => number = () => performance.now(),
+): Promise<TextSearchResult<Row>> {
+  const started = now();
+  const terms = queryTerms(request.query);
+  const indexOf = new Map(terms.map((term, index) => [termKey(term), index]));
+  const groups = request.query.groups.map((group) => meaningful(group).map((term) => indexOf.get(termKey(term))!));
+  const prepared = request.prepared ?? await reader.prepare(terms);
+  const statistics = request.statistics ?? prepared;
+  const weights = termWeights(terms, statistics);
+  const matcher = new QueryMatcher(terms);
+  const found = new Map<number, Scored<Row>>();
+  let scored = 0;
+  const consider = async (row: Row, wordCount: number | null, requireMatch: boolean) => {
+    const id = reader.idOf(row);
+    if (found.has(id)) return;
+    // Scoring reads each text: let the event loop run between batches of them.
+    if (++scored % SCORE_BATCH === 0) await yieldToEventLoop();
+    const match = { ...matcher.match(row.text), weights };
+    const length = reader.lengthOf?.(row, match) ?? wordCount ?? estimateWords(row.text);
+    const score = scoreDocument(match, terms, groups, length, statistics);
+    if (requireMatch && score.matchedTerms.length === 0) return;
+    found.set(id, { row, match, score, id, time: reader.timeOf(row) });
+  };
+
+  const notes: string[] = [];
+  let truncated = false;
+  // Newest first: rows not indexed yet are the newest of all.
+  const deadline = started + request.budgetMs;
+  const tail = await scanTail(reader, prepared, terms, groups, matcher, deadline, now, (row) => consider(row, null, true));
+  const unindexed = tail.stoppedAt === null ? await scanUnindexed(reader, groups, matcher, deadline, now, (row) => consider(row, null, true)) : "read";
+  if (tail.stoppedAt !== null) {
+    truncated = true;
+    notes.push(
+      `${prepared.newest - prepared.indexedThrough} of the newest rows are not in the full-text index yet (maintenance adds them); ` +
+        `the search read them directly down to row ${tail.stoppedAt} before its ${request.budgetMs} ms budget ran out, and did not search older history.`,
+    );
+  } else if (unindexed === "stopped") {
+    truncated = true;
+    notes.push(
+      `Content stored aside that is not in the full-text index yet (maintenance adds it) was read directly until the ${request.budgetMs} ms ` +
+        "budget ran out; older stored content and the indexed history were not searched. Narrow with since/before, or search again shortly.",
+    );
+  } else {
+    const wantAll = request.sort === "relevance" ? Math.max(ALL_WORDS_CANDIDATES, request.limit) : request.limit;
+    const indexDeadline = Math.min(started + request.budgetMs, now() + INDEX_TIME_MS);
+    const all = await readIndexed(reader, prepared, { groups }, wantAll, request.limit, indexDeadline, now, (row) => consider(row, row.wordCount, false));
+    if (all.stoppedAt !== null) {
+      truncated = true;
+      notes.push(`Only matches from row ${all.stoppedAt} on were ranked (the search stops widening after ${INDEX_TIME_MS} ms); use "since"/"before" to reach older history.`);
+    }
+    const holdingAll = [...found.values()].filter((hit) => hit.score.allTerms === 1).length;
+    // "Some words" fills in when few documents hold them all (a question, typically); with ten or more, those
+    // are the answer and the reads it takes (a few per rare word) are saved.
+    const someWords = request.sort === "relevance"
+      ? request.alwaysSomeWords === true || holdingAll < Math.min(request.limit, SOME_WORDS_BELOW)
+      : holdingAll === 0;
+    if (someWords && meaningful(terms).length > 1) {
+      await readSomeWords(reader, prepared, terms, (row) => consider(row, row.wordCount, false));
+    }
+  }
+
+  const ranked = [...found.values()];
+  const byRelevance = request.sort === "relevance" || !ranked.some((hit) => hit.score.allTerms === 1);
+  if (byRelevance) ranked.sort((left, right) => compareScores(left.score, left.time, right.score, right.time));
+  else ranked.splice(0, ranked.length, ...ranked.filter((hit) => hit.score.allTerms === 1).sort((left, right) => right.time - left.time || right.id - left.id));
+  if (request.sort === "recency" && byRelevance && ranked.length > 0) {
+    notes.push("No document holds every word, so these hold some of them, best first (not newest first).");
+  }
+  return { hits: ranked.slice(0, request.limit), terms, truncated, note: notes.length > 0 ? notes.join(" ") : null };
+}
+
+/** The terms that carry meaning (all of them when the query is only function words). */
+function meaningful(terms: readonly QueryTerm[]): QueryTerm[] {
+  const kept = terms.filter((term) => !term.isStopword);
+  return kept.length > 0 ? kept : [...terms];
+}
+
+/**
+ * Reads indexed candidates of `selection` newest first, in widening windows, until `want` rows, or `enough` rows
+ * at the end of a window, or the deadline.
+ */
+async function readIndexed<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  prepared: PreparedTextQuery,
+  selection: TextSelection,
+  want: number,
+  enough: number,
+  deadline: number,
+  now: () => number,
+  take: (row: Row & { wordCount: number }) => Promise<void>,
+): Promise<{ stoppedAt: number | null }> {
+  let to = prepared.indexedThrough;
+  let width = FIRST_WINDOW;
+  let read = 0;
+  while (to >= 1 && read < want) {
+    if (read > 0 && now() > deadline) return { stoppedAt: to + 1 };
+    const from = Math.max(1, to - width + 1);
+    const page = await reader.candidates(prepared, selection, { from, to }, want - read);
+    for (const row of page.rows) await take(row);
+    read += page.rows.length;
+    await yieldToEventLoop();
+    // A window that gave a page of results is enough to rank: the next, four times wider, would cost four times
+    // as much for a common word (an AND of three words found in a seventh of the messages: ~10 ms per 50,000).
+    if (page.limitReached || read >= enough) break;
+    to = from - 1;
+    width *= 4;
+  }
+  return { stoppedAt: null };
+}
+
+/**
+ * "Some words": the newest matches of each of the rarer meaningful terms, and of pairs among the rarest, so the
+ * documents sharing the most telling words with the query are among the candidates.
+ */
+async function readSomeWords<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  prepared: PreparedTextQuery,
+  terms: readonly QueryTerm[],
+  take: (row: Row & { wordCount: number }) => Promise<void>,
+): Promise<void> {
+  const rare = terms.map((_, index) => index)
+    .filter((index) => !terms[index]!.isStopword && (prepared.frequencies[index] ?? 0) > 0)
+    .sort((left, right) => prepared.frequencies[left]! - prepared.frequencies[right]!)
+    .slice(0, RARE_TERMS);
+  const whole = { from: 1, to: prepared.indexedThrough };
+  for (let first = 0; first < Math.min(PAIRED_TERMS, rare.length); first++) {
+    for (let second = first + 1; second < Math.min(PAIRED_TERMS, rare.length); second++) {
+      const page = await reader.candidates(prepared, { groups: [[rare[first]!, rare[second]!]] }, whole, PAIR_CANDIDATES);
+      for (const row of page.rows) await take(row);
+      await yieldToEventLoop();
+    }
+  }
+  // A word in more than COMMON_SHARE of the documents adds only its newest mentions: the pairs cover it.
+  for (const [position, index] of rare.entries()) {
+    if (position >= 2 && prepared.frequencies[index]! > COMMON_SHARE * prepared.documents) break;
+    const page = await reader.candidates(prepared, { groups: [[index]] }, whole, TERM_CANDIDATES);
+    for (const row of page.rows) await take(row);
+    await yieldToEventLoop();
+  }
+}
+
+/**
+ * Reads the rows above the index, newest first, in windows filtered in SQL by substrings every match contains,
+ * and matches them here. Stops at the deadline (`stoppedAt`: the lowest row id not read).
+ */
+async function scanTail<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  prepared: PreparedTextQuery,
+  terms: readonly QueryTerm[],
+  groups: readonly number[][],
+  matcher: QueryMatcher,
+  deadline: number,
+  now: () => number,
+  take: (row: Row) => Promise<void>,
+): Promise<{ stoppedAt: number | null }> {
+  if (prepared.newest <= prepared.indexedThrough) return { stoppedAt: null };
+  const contains = tailFilter(terms, groups);
+  let to = prepared.newest + 1;
+  while (to > prepared.indexedThrough + 1) {
+    if (now() > deadline) return { stoppedAt: to };
+    const from = Math.max(prepared.indexedThrough + 1, to - SCAN_ROWS);
+    for (const row of await reader.scan({ from, to }, contains)) {
+      if (QueryMatcher.holdsGroup(matcher.match(row.text), groups.length > 0 ? groups : [[]])) await take(row);
+    }
+    to = from;
+    await yieldToEventLoop();
+  }
+  return { stoppedAt: null };
+}
+
+/** Reads and matches the rows in no index (TextSourceReader.unindexed) until the deadline: "stopped" when it ran out. */
+async function scanUnindexed<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  groups: readonly number[][],
+  matcher: QueryMatcher,
+  deadline: number,
+  now: () => number,
+  take: (row: Row) => Promise<void>,
+): Promise<"read" | "stopped"> {
+  if (!reader.unindexed) return "read";
+  const batches = reader.unindexed()[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await batches.next();
+      if (next.done) return "read";
+      if (now() > deadline) return "stopped";
+      for (const row of next.value) {
+        if (QueryMatcher.holdsGroup(matcher.match(row.text), groups.length > 0 ? groups : [[]])) await take(row);
+      }
+      await yieldToEventLoop();
+    }
+  } finally {
+    await batches.return?.();
+  }
+}
+
+/**
+ * Substrings every row holding one of `groups` contains: per group, the cores of its term with the longest core
+ * (a term is found through its words, a form starting like its stem, or its fragments). Null when some core is
+ * not plain ASCII (SQL LIKE folds ASCII case only).
+ */
+function tailFilter(terms: readonly QueryTerm[], groups: readonly number[][]): ContainsFilter | null {
+  const anyOf = new Set<string>();
+  for (const group of groups) {
+    const cores = group.map((index) => termCores(terms[index]!));
+    const best = cores.sort((left, right) => Math.min(...right.map((core) => core.length)) - Math.min(...left.map((core) => core.length)))[0];
+    if (!best) return null;
+    for (const core of best) anyOf.add(core);
+  }
+  if ([...anyOf].some((core) => !/^[a-z0-9]+$/.test(core))) return null;
+  return anyOf.size > 0 ? { anyOf: [...anyOf], keepNonAscii: true } : null;
+}
+
+/** Substrings one of which every occurrence of `term` contains. */
+function termCores(term: QueryTerm): string[] {
+  const cores = new Set<string>([term.words[0]!]);
+  const stem = stemKey(term);
+  if (stem !== null) cores.add(stemStart(stem));
+  if (term.fragments.length > 1) cores.add(term.fragments.reduce((longest, fragment) => (fragment.length > longest.length ? fragment : longest)));
+  // A shorter core makes a longer one that contains it redundant.
+  return [...cores].filter((core) => ![...cores].some((other) => other !== core && core.includes(other)));
+}
+
+/** Words in a text not read through the index (its length for BM25): about one per six characters. */
+function estimateWords(text: string): number {
+  return Math.max(1, Math.round(text.length / 6));
+}
+
+/**
+ * Prepares one query for several sources searched and ranked together, and the statistics they share: documents and
+ * per-term frequencies summed over the sources (one collection for IDF), each source keeping its own mean length
+ * (`averageWords` of the source at that index; a source of passages scores against `passageAverage` instead).
+ */
+export async function prepareTogether(
+  readers: readonly { reader: Pick<TextSourceReader<{ text: string }>, "prepare">; passages?: boolean }[],
+  query: TextQuery,
+): Promise<{ prepared: PreparedTextQuery; statistics: CorpusStatistics }[]> {
+  const terms = queryTerms(query);
+  const prepared = await Promise.all(readers.map(({ reader }) => reader.prepare(terms)));
+  const documents = prepared.reduce((sum, each) => sum + each.documents, 0);
+  const frequencies = terms.map((_, index) => prepared.reduce((sum, each) => sum + (each.frequencies[index] ?? 0), 0));
+  // Passages are about as long as messages: scored against the messages' mean length (the first source that is not passages).
+  const passageAverage = prepared.find((_, index) => !readers[index]!.passages)?.averageWords ?? PASSAGE_WORDS;
+  return prepared.map((each, index) => ({
+    prepared: each,
+    statistics: { documents, frequencies, averageWords: readers[index]!.passages ? passageAverage : each.averageWords },
+  }));
+}
+
+/** Mean length of a passage around a chunk's hits when no other source states one (about four lines of prose). */
+const PASSAGE_WORDS = 40;
+
+/** How telling each term is for snippets and excerpts: its inverse document frequency; function words nothing. */
+export function termWeights(terms: readonly QueryTerm[], statistics: CorpusStatistics): number[] {
+  return terms.map((term, index) => (term.isStopword ? 0 : inverseDocumentFrequency(statistics.documents, statistics.frequencies[index] ?? 0)));
+}

@@ -1,0 +1,380 @@
+/**
+ * The SQLite side of RetrievalStore. Full-text plans are driven from the FTS5 index by construction: the FTS
+ * table is the outer loop (CROSS JOIN fixes the join order) and the conversation filter is written
+ * `+conversation_id IN (...)` so the planner can never flip to "scan a conversation, probe the index per row"
+ * (the plan that cost the peer seconds without statistics). EXPLAIN QUERY PLAN of the recency search:
+ *   SCAN messages_fts VIRTUAL TABLE INDEX 192:M1 | SEARCH m USING INTEGER PRIMARY KEY (rowid=?) | (json_each list)
+ * with no temp B-tree: the index yields rowids newest first and LIMIT stops it. Relevance ranks a bounded set.
+ * Window scans examine at most the window's width: SEARCH m USING INDEX sqlite_autoindex_messages_2
+ * (conversation_id=? AND seq>? AND seq<?) for one conversation, SEARCH m USING INTEGER PRIMARY KEY (rowid>? AND
+ * rowid<?) across conversations.
+ */
+import { isBusyError, reverseText, type Database } from "./database.js";
+import type { ConversationId, ConversationRecord, FileId, MessageId, SummaryId } from "../records.js";
+import type { QueryTerm } from "../text/text-query.js";
+import { EXPANSION_SESSION_PREFIX } from "../store/grant-store.js";
+import type { ArchivedLocation } from "../store/retention-store.js";
+import { archivedIdLocation, archivedSourcesOf, archivesOf } from "./sqlite-retention-store.js";
+import type {
+  CandidatePage,
+  ContainsFilter,
+  FileChunkHitRow,
+  FileReference,
+  IndexRequirement,
+  MessageHitRow,
+  MessageText,
+  PreparedTextQuery,
+  RetrievalStore,
+  ScanWindow,
+  SearchFilter,
+  SummaryHitRow,
+  SummaryLineage,
+  TextCandidates,
+  TextFilter,
+  TextSelection,
+  TextSource,
+  UnindexedFile,
+  UnsearchableFile,
+} from "../store/retrieval-store.js";
+import { type ConversationRow, toConversation } from "./rows.js";
+import { SqliteFileRetrieval } from "./sqlite-file-retrieval.js";
+import { type IndexTable, SqliteSearchIndex } from "./sqlite-search-index.js";
+import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
+import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
+import {
+  candidatePage,
+  containsClause,
+  filterParams,
+  MAX_TIME,
+  MESSAGE_FILTER,
+  MESSAGE_HIT,
+  MIN_TIME,
+  SUMMARY_FILTER,
+  SUMMARY_HIT,
+  toMessageHit,
+  toSummaryHit,
+  type Candidate,
+  type MessageHitSql,
+  type SummaryHitSql,
+} from "./sqlite-retrieval-sql.js";
+
+/** When each connection last refreshed its planner statistics (per process; a reloaded module just refreshes again). */
+const statisticsRefreshedAt = new WeakMap<Database, number>();
+
+/** Bound on the climb from a leaf to its root (depths stay far below this). */
+const MAX_DAG_DEPTH = 64;
+/**
+ * A backlog of at most this many rows is indexed by the search that finds it (4 chunks, a few ms each, with the
+ * event loop running between them); a larger one is left to maintenance and read directly by the caller.
+ */
+export const SEARCH_INDEXES_UP_TO = 400;
+
+const INDEX_OF: Record<Exclude<TextSource, "files">, IndexTable> = { messages: "messages_fts", summaries: "summaries_fts" };
+
+/** A message row with its stored text, tool-call spans and length in words. */
+type MessageTextSql = MessageHitSql & { content: string; spans: string | null; size: Uint8Array | null };
+type SummaryTextSql = SummaryHitSql & { content: string; size: Uint8Array | null };
+
+export class SqliteRetrievalStore implements RetrievalStore {
+  private readonly index: SqliteSearchIndex;
+  private readonly text: SqliteTextSearch;
+  private readonly files: SqliteFileRetrieval;
+
+  constructor(private readonly db: Database) {
+    this.index = new SqliteSearchIndex(db);
+    this.text = new SqliteTextSearch(db);
+    this.files = new SqliteFileRetrieval(db, this.index.files, this.text, () => this.index.through("messages_fts"));
+  }
+
+  async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
+    if (source === "files") return this.files.prepare(terms);
+    const table = INDEX_OF[source];
+    await this.index.indexIfAtMost(table, SEARCH_INDEXES_UP_TO);
+    const newest = source === "messages" ? await this.maxMessageRowId() : await this.maxSummaryRowId();
+    return this.text.prepare(table, terms, this.index.through(table), newest);
+  }
+
+  async messageTextCandidates(
+    prepared: PreparedTextQuery, filter: TextFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<MessageHitRow>> {
+    const rows = this.db.rows<MessageTextSql>(
+      `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, d.sz AS size
+       FROM messages_fts CROSS JOIN messages m ON m.message_id = messages_fts.rowid
+         CROSS JOIN messages_fts_docsize d ON d.id = messages_fts.rowid
+       WHERE messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid <= ?
+         AND ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ?
+       ORDER BY messages_fts.rowid DESC LIMIT ?`,
+      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter),
+      filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, limit,
+    );
+    return {
+      rows: rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans), rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
+      limitReached: rows.length >= limit,
+    };
+  }
+
+  async summaryTextCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<SummaryHitRow>> {
+    const rows = this.db.rows<SummaryTextSql>(
+      `SELECT ${SUMMARY_HIT}, s.content, d.sz AS size
+       FROM summaries_fts CROSS JOIN summaries s ON s.id = summaries_fts.rowid
+         CROSS JOIN summaries_fts_docsize d ON d.id = summaries_fts.rowid
+       WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? AND summaries_fts.rowid <= ? AND ${SUMMARY_FILTER}
+       ORDER BY summaries_fts.rowid DESC LIMIT ?`,
+      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter), limit,
+    );
+    return {
+      rows: rows.map((row) => ({ ...toSummaryHit(row), text: row.content, rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
+      limitReached: rows.length >= limit,
+    };
+  }
+
+  async indexState(): Promise<{ messagesThrough: number; summariesThrough: number }> {
+    await this.index.indexIfAtMost("messages_fts", SEARCH_INDEXES_UP_TO);
+    await this.index.indexIfAtMost("summaries_fts", SEARCH_INDEXES_UP_TO);
+    return { messagesThrough: this.index.through("messages_fts"), summariesThrough: this.index.through("summaries_fts") };
+  }
+
+  async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
+    const match = requirementExpression(requirement);
+    if (match === null) return { rows: [], next: null, oldestExamined: null };
+    const rows = this.db.rows<Candidate<MessageHitSql> & { content: string | null; spans: string | null }>(
+      `SELECT c.rowid AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER}) AS in_scope,
+         CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS content,
+         CASE WHEN ${MESSAGE_FILTER} THEN ${argumentSpansSql("m")} END AS spans
+       FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
+       CROSS JOIN messages m ON m.message_id = c.rowid
+       ORDER BY c.rowid DESC`,
+      ...filterParams(filter), ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+    );
+    return candidatePage(
+      rows.map((row) => ({ ...row, text: row.content === null ? null : toSearchableText(row.content, row.spans) })),
+      pageSize, toMessageHit, (row) => row.created_at,
+    );
+  }
+
+  async messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null>> {
+    const terms = new Map<string, string[] | null>();
+    for (const fragment of fragments) {
+      // Words ending with the fragment are the reversed keys that start with it reversed: one index range.
+      const start = reverseText(fragment);
+      const end = start.slice(0, -1) + String.fromCharCode(start.charCodeAt(start.length - 1) + 1);
+      const rows = this.db.tuples<[string]>(
+        "SELECT term FROM search_terms WHERE reversed >= ? AND reversed < ? LIMIT ?", start, end, limit + 1,
+      );
+      terms.set(fragment, rows.length > limit ? null : rows.map(([term]) => term));
+    }
+    return terms;
+  }
+
+  async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
+    const match = requirementExpression(requirement);
+    if (match === null) return { rows: [], next: null, oldestExamined: null };
+    const rows = this.db.all<Candidate<SummaryHitSql>>(
+      `SELECT c.rowid AS candidate, ${SUMMARY_HIT}, 0 AS rank, (${SUMMARY_FILTER}) AS in_scope,
+         CASE WHEN ${SUMMARY_FILTER} THEN s.content END AS text
+       FROM (SELECT rowid FROM summaries_fts WHERE summaries_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
+       CROSS JOIN summaries s ON s.id = c.rowid
+       ORDER BY c.rowid DESC`,
+      ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+    );
+    return candidatePage(rows, pageSize, toSummaryHit, (row) => row.latest_at);
+  }
+
+  async scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]> {
+    const [clause, containsParams] = containsClause("m.content", contains);
+    const seqFrom = filter.seqRange?.from ?? MIN_TIME;
+    const seqTo = filter.seqRange?.to ?? MAX_TIME;
+    const rows = window.by === "seq"
+      ? this.db.rows<MessageHitSql & { content: string; spans: string | null }>(
+          `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, 0 AS rank FROM messages m
+           WHERE m.conversation_id = ? AND m.seq >= ? AND m.seq < ? AND m.seq BETWEEN ? AND ?
+             AND m.created_at >= ? AND m.created_at < ? ${clause}
+           ORDER BY m.seq DESC`,
+          window.conversationId, window.from, window.to, seqFrom, seqTo, filter.since ?? MIN_TIME, filter.before ?? MAX_TIME,
+          ...containsParams,
+        )
+      : this.db.rows<MessageHitSql & { content: string; spans: string | null }>(
+          `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, 0 AS rank FROM messages m
+           WHERE m.message_id >= ? AND m.message_id < ? AND ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ? ${clause}
+           ORDER BY m.message_id DESC`,
+          window.from, window.to, ...filterParams(filter), seqFrom, seqTo, ...containsParams,
+        );
+    return rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans) }));
+  }
+
+  async scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]> {
+    const [clause, containsParams] = containsClause("s.content", contains);
+    return this.db
+      .all<SummaryHitSql>(
+        `SELECT ${SUMMARY_HIT}, s.content AS text, 0 AS rank FROM summaries s
+         WHERE s.id >= ? AND s.id < ? AND ${SUMMARY_FILTER} ${clause}
+         ORDER BY s.id DESC`,
+        window.from, window.to, ...filterParams(filter), ...containsParams,
+      )
+      .map(toSummaryHit);
+  }
+
+  fileTextCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<FileChunkHitRow>> {
+    return this.files.textCandidates(prepared, filter, selection, window, limit);
+  }
+
+  fileCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>> {
+    return this.files.candidates(filter, requirement, below, pageSize);
+  }
+
+  scanFileChunks(filter: SearchFilter, window: { from: number; to: number }): Promise<FileChunkHitRow[]> {
+    return this.files.scan(filter, window);
+  }
+
+  maxFileChunkId(): Promise<number> {
+    return this.files.maxChunkId();
+  }
+
+  unindexedFiles(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }> {
+    return this.files.unindexed(filter, limit);
+  }
+
+  fileReferences(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>> {
+    return this.files.references(files);
+  }
+
+  async maxMessageSeq(conversationId: ConversationId): Promise<number> {
+    return this.db.get<{ top: number | null }>("SELECT max(seq) AS top FROM messages WHERE conversation_id = ?", conversationId)?.top ?? 0;
+  }
+
+  async maxMessageRowId(): Promise<number> {
+    return this.db.get<{ top: number | null }>("SELECT max(message_id) AS top FROM messages")?.top ?? 0;
+  }
+
+  async maxSummaryRowId(): Promise<number> {
+    return this.db.get<{ top: number | null }>("SELECT max(id) AS top FROM summaries")?.top ?? 0;
+  }
+
+  /**
+   * Cost per seq: one probe of summaries_conversation_seq for the nearest leaf, then one probe of
+   * summary_parents_parent per level climbed (a handful). It never reads the context items, whose count grows
+   * with the raw history.
+   */
+  async coveringSummaryIds(conversationId: ConversationId, seqs: number[]): Promise<Map<number, SummaryId | null>> {
+    const covering = new Map<number, SummaryId | null>();
+    for (const seq of new Set(seqs)) {
+      const leaf = this.db.get<{ id: number; seq_end: number }>(
+        `SELECT id, seq_end FROM summaries WHERE conversation_id = ? AND seq_start <= ? AND kind = 'leaf'
+         ORDER BY seq_start DESC LIMIT 1`,
+        conversationId, seq,
+      );
+      if (!leaf || leaf.seq_end < seq) {
+        covering.set(seq, null);
+        continue;
+      }
+      let rowId = leaf.id;
+      for (let level = 0; level < MAX_DAG_DEPTH; level++) {
+        const parent = this.db.get<{ summary_id: number }>("SELECT summary_id FROM summary_parents WHERE parent_summary_id = ? LIMIT 1", rowId);
+        if (!parent) break;
+        rowId = parent.summary_id;
+      }
+      covering.set(seq, this.db.get<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE id = ?", rowId)?.summary_id ?? null);
+    }
+    return covering;
+  }
+
+  async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
+    const children = this.db.all<{ summary_id: string }>(
+      `SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id
+       WHERE p.parent_summary_id = ? ORDER BY s.id`,
+      summaryRowId,
+    );
+    const messages = this.db.all<{ message_id: number }>(
+      "SELECT message_id FROM summary_messages WHERE summary_id = ? ORDER BY ordinal LIMIT ?", summaryRowId, messageLimit,
+    );
+    const parents = this.db.all<{ parent_summary_id: number }>(
+      "SELECT parent_summary_id FROM summary_parents WHERE summary_id = ? ORDER BY ordinal", summaryRowId,
+    );
+    const inContext = this.db.get(
+      "SELECT 1 AS found FROM context_items WHERE conversation_id = ? AND summary_id = ? LIMIT 1", conversationId, summaryRowId,
+    );
+    return {
+      childSummaryIds: children.map((row) => row.summary_id),
+      sourceMessageIds: messages.map((row) => row.message_id),
+      parentRowIds: parents.map((row) => row.parent_summary_id),
+      inContext: inContext !== undefined,
+      archivedSources: archivedSourcesOf(this.db, summaryRowId),
+    };
+  }
+
+  async archivedIdLocation(id: string): Promise<ArchivedLocation | null> {
+    return archivedIdLocation(this.db, id);
+  }
+
+  async archivesOf(conversationIds: ConversationId[], limit: number): Promise<ArchivedLocation[]> {
+    return archivesOf(this.db, conversationIds, limit);
+  }
+
+  async getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]> {
+    if (messageIds.length === 0) return [];
+    const rows = this.db.all<MessageHitSql & { content: string; token_count: number; archive_path: string | null }>(
+      `SELECT ${MESSAGE_HIT}, m.content, m.token_count, a.path AS archive_path FROM messages m
+       LEFT JOIN retention_archives a ON a.archive_id = m.archive_id
+       WHERE m.message_id IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(messageIds),
+    );
+    const byId = new Map(rows.map((row) => [row.message_id, row]));
+    return messageIds.flatMap((id) => {
+      const row = byId.get(id);
+      return row
+        ? [{ messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: row.role,
+            createdAt: row.created_at, ...textOf(row) }]
+        : [];
+    });
+  }
+
+  async listRecallConversationIds(agentId: string | null): Promise<ConversationId[]> {
+    // Neither expansion helpers' sessions nor conversations retention is deleting (their archive says where they went).
+    const notExpansion = "(session_key IS NULL OR instr(session_key, ?) = 0) AND coalesce(archive_reason, '') <> 'lcm-retention:deleting'";
+    const rows = agentId === null
+      ? this.db.all<{ conversation_id: number }>(
+          `SELECT conversation_id FROM conversations WHERE ${notExpansion} ORDER BY conversation_id`, EXPANSION_SESSION_PREFIX,
+        )
+      : this.db.all<{ conversation_id: number }>(
+          `SELECT conversation_id FROM conversations WHERE agent_id = ? AND ${notExpansion} ORDER BY conversation_id`,
+          agentId, EXPANSION_SESSION_PREFIX,
+        );
+    return rows.map((row) => row.conversation_id);
+  }
+
+  async findConversationBySessionKey(agentId: string, sessionKey: string): Promise<ConversationRecord | null> {
+    const row = this.db.get<ConversationRow>(
+      "SELECT * FROM conversations WHERE agent_id = ? AND session_key = ? ORDER BY archived_at IS NOT NULL, updated_at DESC LIMIT 1",
+      agentId, sessionKey,
+    );
+    return row ? toConversation(row) : null;
+  }
+
+  async refreshStatistics(now: number, maxAgeMs: number): Promise<void> {
+    if (this.db.readOnly) return; // optimize may write statistics; plans do not depend on them (below)
+    const last = statisticsRefreshedAt.get(this.db);
+    if (last !== undefined && now - last < maxAgeMs) return;
+    statisticsRefreshedAt.set(this.db, now);
+    try {
+      // analysis_limit bounds the work of any ANALYZE that optimize decides to run.
+      this.db.raw.exec("PRAGMA analysis_limit = 1000; PRAGMA optimize;");
+    } catch (error) {
+      // Another writer holds the lock: statistics stay as they are and the next search after maxAgeMs retries.
+      // Plans do not depend on them (the FTS index drives every search), so searching on is safe.
+      if (!isBusyError(error)) throw error;
+      statisticsRefreshedAt.delete(this.db);
+    }
+  }
+}
+
+/** A message's text, or for one retention archived (a stub since schema 10) where its text is. */
+function textOf(row: { message_id: number; conversation_id: number; seq: number; content: string; token_count: number; archive_path: string | null }): { content: string; tokenCount: number } {
+  if (row.archive_path === null) return { content: row.content, tokenCount: row.token_count };
+  const content = `[archived by retention: message ${row.message_id} (seq ${row.seq}) of conversation ${row.conversation_id} is in ` +
+    `${row.archive_path} (gzip JSONL, the line with "messageId":${row.message_id}); only the summaries above it remain here]`;
+  return { content, tokenCount: Math.ceil(content.length / 4) };
+}
