@@ -1,6 +1,6 @@
 /**
- * The subset of OpenClaw 2026.9.6 host types this plugin reads or returns (see
- * ../shared/reference/openclaw-host.md). Declared here instead of imported so the plugin never loads OpenClaw at
+ * The subset of OpenClaw 2026.9.6 host types this plugin reads or returns (the installed package's
+ * dist/*.d.ts are the host's own truth; the host suite installs it under test/host's work folder). Declared here instead of imported so the plugin never loads OpenClaw at
  * runtime and compiles without it. Only the fields we use are listed; hosts may send more.
  */
 

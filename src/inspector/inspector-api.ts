@@ -6,7 +6,7 @@
  */
 import type { LcmConfig } from "../config.js";
 import type { Clock, TokenEstimator } from "../contracts.js";
-import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../engine/lcm-context-engine.js";
+import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../assembly/system-prompt.js";
 import { isLcmError } from "../errors.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
 import type { SummaryRepairService, RepairProposal } from "../repair/summary-repair-service.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
+import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../../src/assembly/system-prompt.js";
 import { lineFloorTokens } from "../../src/assembly/memory-floor.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";
 import { createTestEngine } from "../helpers/engine.js";

@@ -11,7 +11,7 @@ import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker
 import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { lineFloorTokens } from "../../src/assembly/memory-floor.js";
 import { HOST_WRAPPING_TOKENS, TOOL_SCHEMA_TOKENS } from "../../src/assembly/turn-budget.js";
-import { systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
+import { systemPromptAdditionTokens } from "../../src/assembly/system-prompt.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { WordTokenEstimator } from "../fakes/word-token-estimator.js";

@@ -15,7 +15,7 @@ import { ContextOutputSchema } from "../../src/cli/output-schemas.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage, AssembleResult } from "../../src/host/openclaw-types.js";
-import { systemPromptAdditionTokens } from "../../src/engine/lcm-context-engine.js";
+import { systemPromptAdditionTokens } from "../../src/assembly/system-prompt.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { runJson, runLcm } from "../cli/cli-harness.js";

@@ -13,7 +13,7 @@
  * stored aside byte-exact in default-config's paste of twice the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SYSTEM_PROMPT_ADDITION } from "../../src/engine/lcm-context-engine.js";
+import { SYSTEM_PROMPT_ADDITION } from "../../src/assembly/system-prompt.js";
 import { DIRECT_SYSTEM_PROMPT, HELPER_SYSTEM_PROMPT } from "../../src/retrieval/expansion-prompts.js";
 import {
   allTextOf,

@@ -13,7 +13,7 @@
  * (issue 31), where OpenClaw's own prompt and tools leave history nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SYSTEM_PROMPT_ADDITION } from "../../src/engine/lcm-context-engine.js";
+import { SYSTEM_PROMPT_ADDITION } from "../../src/assembly/system-prompt.js";
 import { allTextOf, callToolMarker, textOf, toolNamesOf } from "./fake-model-script.js";
 import type { RecordedRequest } from "./fake-model-server.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";

@@ -4,7 +4,7 @@
  * message, the tool schemas, the reply reserve) and, when that leaves too little, why and what to change; the system
  * prompt addition, the memory floor, summaries, raw messages, and whether older items were left out.
  */
-import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../../engine/lcm-context-engine.js";
+import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../../assembly/system-prompt.js";
 import type { ConversationRecord } from "../../records.js";
 import { type ContextPreview, previewContext } from "../../services/context-preview.js";
 import { hostShareSentence, tooSmallAdvice } from "../../services/host-share.js";
