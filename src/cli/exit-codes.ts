@@ -43,6 +43,10 @@ function codeName(exitCode: ExitCode): string {
 export function exitCodeOf(error: unknown): { exitCode: ExitCode; code: string } {
   if (error instanceof CliError) return { exitCode: error.exitCode, code: error.code };
   if (isLcmError(error)) {
+    // The command's database (sqlite/command-connection.ts) names its problem; each has its own exit code.
+    const problem = error.details?.databaseProblem;
+    if (problem === "no-database") return { exitCode: EXIT.noDatabase, code: "noDatabase" };
+    if (problem === "refused") return { exitCode: EXIT.refused, code: "refused" };
     switch (error.code) {
       case "invalid_input":
         return { exitCode: EXIT.usage, code: "usage" };

@@ -13,8 +13,6 @@ import type { LcmStore } from "../store/store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { conversationKeyOf } from "../sessions/session-identity.js";
 
-export { COMPACT_DEADLINE_MS, MAINTAIN_DEADLINE_MS, compactionBudget, describeRun } from "../services/compaction-service.js";
-
 export interface CompactionHookDeps {
   config: LcmConfig;
   store: LcmStore;

@@ -14,7 +14,6 @@ export interface ToolCallContent {
   arguments: Record<string, unknown>;
   [extra: string]: unknown;
 }
-export type ContentBlock = TextContent | ThinkingContent | ImageContent | ToolCallContent;
 
 /**
  * A host message. Roles seen live: user, assistant, toolResult, custom, compactionSummary, branchSummary,

@@ -14,6 +14,7 @@
 import { rmdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Clock, Logger } from "../contracts.js";
+import { processShared } from "../runtime/process-shared.js";
 import { DEFAULT_SLICE_MS, nextLoopTurn, TimeSlicer } from "../runtime/time-slice.js";
 import type { ConversationRecord } from "../records.js";
 import type { ArchiveWriter } from "./archive-writer.js";
@@ -119,8 +120,7 @@ export interface RetentionServiceDeps {
 }
 
 /** Per database: when `maintain` last started a run, and whether one is running (engines are rebuilt every turn). */
-const schedules: Map<string, { lastStartedAt: number; running: boolean }> =
-  ((globalThis as Record<symbol, unknown>)[Symbol.for("lcm.retention.schedules")] ??= new Map()) as Map<string, { lastStartedAt: number; running: boolean }>;
+const schedules = processShared("retention-schedules.v1", () => new Map<string, { lastStartedAt: number; running: boolean }>());
 
 export class RetentionService {
   constructor(private readonly deps: RetentionServiceDeps) {}

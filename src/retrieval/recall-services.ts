@@ -22,7 +22,7 @@ export interface RecallServices {
   grants: GrantStore;
 }
 
-export interface RecallServiceDeps {
+export interface RecallComponentDeps {
   store: Pick<LcmStore, "getSummary" | "getSummariesByRowIds" | "getLargeFile" | "listLargeFiles" | "findLargeFileByHash" | "findConversation" | "getConversation">;
   retrievalStore: RetrievalStore;
   grants: GrantStore;
@@ -36,7 +36,7 @@ export interface RecallServiceDeps {
   regexBudgetMs?: number;
 }
 
-export function createRecallServices(deps: RecallServiceDeps): RecallServices {
+export function createRecallServices(deps: RecallComponentDeps): RecallServices {
   const { store, retrievalStore, grants, config, tokens, clock, logger } = deps;
   const fileReader = new LargeFileReader({ store });
   const retrieval = new RetrievalEngine({

@@ -24,8 +24,3 @@ export function runSerialized<T>(key: string, task: () => Promise<T>): Promise<T
   });
   return result;
 }
-
-/** Sessions with work queued or running (diagnostics and tests). */
-export function activeSessionQueues(): number {
-  return registry().tails.size;
-}

@@ -13,8 +13,7 @@ import { inspectDatabaseFile, readOnlyLocation, readOnlyReason } from "./databas
 import { openDatabase } from "./connection-registry.js";
 import { type DatabaseProblem, databaseProblemOf } from "./database-problem.js";
 import { MIGRATIONS } from "./migrations.js";
-import { describeError } from "../errors.js";
-import { CliError, EXIT } from "../cli/exit-codes.js";
+import { describeError, LcmError } from "../errors.js";
 
 /**
  * "read-live": read-only, but never `immutable`, so a long-lived reader (`lcm mcp`) sees what a gateway commits while
@@ -30,34 +29,45 @@ export interface CliDatabase {
   notice: string | null;
 }
 
+/**
+ * Why a command cannot use the database: LcmError "unavailable" with `details.databaseProblem`, which the CLI maps
+ * to its exit codes (cli/exit-codes.ts): no LCM database there, a file that is not LCM's (left untouched), or one
+ * that cannot be used as asked.
+ */
+export type CommandDatabaseProblem = "no-database" | "refused" | "unavailable";
+
+function databaseError(problem: CommandDatabaseProblem, message: string): LcmError {
+  return new LcmError("unavailable", message, { databaseProblem: problem });
+}
+
 export function openCliDatabase(path: string, mode: AccessMode, pathSource: string): CliDatabase {
   const latest = MIGRATIONS.at(-1)?.version ?? 0;
   const state = inspectDatabaseFile(path);
   switch (state.kind) {
     case "missing":
     case "new":
-      throw new CliError(EXIT.noDatabase, noDatabaseMessage(path, state.kind, pathSource));
+      throw databaseError("no-database", noDatabaseMessage(path, state.kind, pathSource));
     case "foreign":
-      throw new CliError(EXIT.refused, describeForCli(path, { kind: "foreign", found: state.found, peer: state.peer }));
+      throw databaseError("refused", describeForCli(path, { kind: "foreign", found: state.found, peer: state.peer }));
     case "not-sqlite":
-      throw new CliError(EXIT.refused, describeForCli(path, { kind: "not-sqlite", found: state.found }));
+      throw databaseError("refused", describeForCli(path, { kind: "not-sqlite", found: state.found }));
     case "unreadable":
-      throw new CliError(EXIT.unavailable, describeForCli(path, { kind: "unreadable", reason: state.reason }));
+      throw databaseError("unavailable", describeForCli(path, { kind: "unreadable", reason: state.reason }));
     case "ours":
       if (state.schemaVersion > latest) {
-        throw new CliError(EXIT.refused, describeForCli(path, { kind: "newer-schema", schemaVersion: state.schemaVersion, supportedVersion: latest }));
+        throw databaseError("refused", describeForCli(path, { kind: "newer-schema", schemaVersion: state.schemaVersion, supportedVersion: latest }));
       }
   }
   const writeProblem = readOnlyReason(path);
   if (mode === "write" && writeProblem !== null) {
-    throw new CliError(EXIT.unavailable, describeForCli(path, { kind: "read-only", reason: writeProblem, readable: true }));
+    throw databaseError("unavailable", describeForCli(path, { kind: "read-only", reason: writeProblem, readable: true }));
   }
   const lockedByOther = mode === "prefer-write" && writeProblem === null && isWriteLockedByOther(path);
   if (mode === "write" || (mode === "prefer-write" && writeProblem === null && !lockedByOther)) {
     return { database: openForWriting(path), readOnly: false, notice: null };
   }
   if (state.schemaVersion < latest) {
-    throw new CliError(EXIT.unavailable,
+    throw databaseError("unavailable",
       `The LCM database ${path} has schema version ${state.schemaVersion}, older than this version's (${latest}); reading it needs the ` +
         "upgrade a write does. Run a writing command (e.g. `lcm doctor --repair`) on a writable file with no other writer, or let the " +
         "gateway open it first.");
@@ -130,9 +140,9 @@ function openForWriting(path: string): Database {
   } catch (error) {
     const problem = databaseProblemOf(error);
     if (problem && (problem.kind === "foreign" || problem.kind === "not-sqlite" || problem.kind === "newer-schema")) {
-      throw new CliError(EXIT.refused, describeForCli(path, problem));
+      throw databaseError("refused", describeForCli(path, problem));
     }
-    throw new CliError(EXIT.unavailable, describeForCli(path, problem ?? { kind: "cannot-open", reason: describeError(error) }));
+    throw databaseError("unavailable", describeForCli(path, problem ?? { kind: "cannot-open", reason: describeError(error) }));
   }
 }
 
@@ -144,6 +154,6 @@ function openReadOnly(path: string, live: boolean): Database {
     database.raw.prepare("SELECT count(*) FROM sqlite_schema").get();
     return database;
   } catch (error) {
-    throw new CliError(EXIT.unavailable, `lcm could not open the LCM database ${path} read-only: ${describeError(error)}.`);
+    throw databaseError("unavailable", `lcm could not open the LCM database ${path} read-only: ${describeError(error)}.`);
   }
 }

@@ -81,8 +81,12 @@ describe("settings changed while the gateway runs", () => {
     await ignored.say("stored before the change");
     const set = await suite.cli.run(["config", "set", "plugins.entries.lcm.config.ignoreSessionPatterns", '["agent:main:soon-ignored"]', "--strict-json"]);
     expect(set.code, set.stderr).toBe(0);
+    // `config set` returns once the file is written; OpenClaw's file watcher takes the change up a moment later
+    // (0.4 s here). A turn sent before that still runs on the old settings.
+    await suite.waitForLog(/evaluating reload \(plugins\.entries\.lcm\.config\.ignoreSessionPatterns/);
     await ignored.say("not stored after the change");
     expect(suite.database.messages(ignored.sessionKey).map((message) => message.content)).not.toContain("not stored after the change");
+    expect(suite.logLines().map((line) => line.text).join("\n")).toMatch(/Settings changed \(ignoreSessionPatterns .*\): applied from the next turn/);
     await chat.say("the conversation goes on");
     const log = suite.logLines().map((line) => line.text).join("\n");
     expect(log).not.toMatch(/config hot reload applied|active retained work|replacement not applied/);

@@ -140,6 +140,17 @@ export class HostSuite {
     return [...readOpenClawLog(this.logFile), ...readGatewayOutput(this.dir)];
   }
 
+  /** Waits until a log line matches `pattern` (OpenClaw applies a config change when its watcher sees the file). */
+  async waitForLog(pattern: RegExp, timeoutMs = 30_000): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.logLines().find((line) => pattern.test(line.text));
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`No log line matched ${pattern} within ${timeoutMs} ms (${this.logFile}).`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   /** Log lines showing the engine was bypassed, quarantined or failed (expected: none). */
   healthProblems(): string[] {
     return engineHealthProblems(this.logLines());
