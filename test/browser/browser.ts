@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Frame, type Page } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
@@ -47,4 +47,22 @@ export async function pixelCounts(page: Page, png: Buffer, colors: Record<string
     }
     return { inked, total: pixels.length / 4, near };
   }, { data: png.toString("base64"), colors });
+}
+
+/**
+ * Where the inspector's graph draws a summary, in the coordinates of the document it is in (a frame's own, not its
+ * page's), after zooming in to at least 2 and centring it, as a user would before clicking: at the fitted zoom, nodes
+ * of one depth close in time overlap. Any running animation is finished first.
+ */
+export function nodePoint(target: Page | Frame, summaryId: string): Promise<{ x: number; y: number }> {
+  return target.evaluate((id) => {
+    const cy = (window as any).lcmInspector.cy;
+    cy.stop(true, true);
+    const node = cy.getElementById(id);
+    cy.zoom(Math.max(cy.zoom(), 2));
+    cy.center(node);
+    const position = node.renderedPosition();
+    const box = cy.container().getBoundingClientRect();
+    return { x: box.left + position.x, y: box.top + position.y };
+  }, summaryId);
 }

@@ -13,7 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RECALL_DETAIL } from "../../scripts/demo-session.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { launchChromium, pixelCounts } from "./browser.js";
+import { launchChromium, nodePoint, pixelCounts } from "./browser.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MODEL = "#2f6fdf";
@@ -72,16 +72,8 @@ describe("the demo's database in the inspector (lcm inspect --write)", () => {
     const { n } = one<{ n: number }>("SELECT count(*) AS n FROM summaries");
     expect(n).toBeGreaterThan(0);
     expect(await page.getAttribute("#dag", "data-node-count")).toBe(String(n));
-    const condensed = one<{ summary_id: string; content: string } | undefined>("SELECT summary_id, content FROM summaries ORDER BY depth DESC, id LIMIT 1")!;
-    const point = await page.evaluate((id) => {
-      const cy = (window as any).lcmInspector.cy;
-      cy.stop(true, true);
-      cy.zoom(Math.max(cy.zoom(), 2));
-      cy.center(cy.getElementById(id));
-      const position = cy.getElementById(id).renderedPosition();
-      const box = cy.container().getBoundingClientRect();
-      return { x: box.left + position.x, y: box.top + position.y };
-    }, condensed.summary_id);
+    const condensed = one<{ summary_id: string; content: string }>("SELECT summary_id, content FROM summaries ORDER BY depth DESC, id LIMIT 1");
+    const point = await nodePoint(page, condensed.summary_id);
     await page.mouse.click(point.x, point.y);
     await page.waitForFunction((id) => document.querySelector("#node-panel h3")?.textContent === id, condensed.summary_id);
     expect(await page.textContent("#node-content")).toBe(condensed.content);

@@ -13,7 +13,7 @@ import type { HttpRoute } from "../../src/host/openclaw-types.js";
 import plugin, { INSPECTOR_PATH } from "../../src/plugin.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";
 import { fallbackDatabase } from "../repair/repair-fixture.js";
-import { launchChromium, pixelCounts } from "./browser.js";
+import { launchChromium, nodePoint, pixelCounts } from "./browser.js";
 
 const FALLBACK = "#e8590c";
 
@@ -96,15 +96,7 @@ describe("the Control UI tab's page in a sandboxed frame", () => {
   it("opens a node clicked in the graph: the frame navigates to the node's view, its text and lineage shown", async () => {
     const condensed = harness.db.get<{ summary_id: string; content: string }>("SELECT summary_id, content FROM summaries WHERE kind = 'condensed' LIMIT 1")!;
     const box = (await page.locator("iframe").boundingBox())!;
-    const point = await frame().evaluate((id) => {
-      const cy = (window as any).lcmInspector.cy;
-      cy.stop(true, true);
-      cy.zoom(Math.max(cy.zoom(), 2));
-      cy.center(cy.getElementById(id));
-      const position = cy.getElementById(id).renderedPosition();
-      const container = cy.container().getBoundingClientRect();
-      return { x: container.left + position.x, y: container.top + position.y };
-    }, condensed.summary_id);
+    const point = await nodePoint(frame(), condensed.summary_id); // in the frame's document: the frame's box is added
     const clicked = performance.now();
     await page.mouse.click(box.x + point.x, box.y + point.y);
     const shown = await ready(new RegExp(`node=${condensed.summary_id}`));

@@ -16,7 +16,7 @@ import { type RunningInspector, startInspectorServer } from "../../src/inspector
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { RecordingLogger } from "../helpers/engine.js";
 import { fallbackDatabase, recordingModel } from "../repair/repair-fixture.js";
-import { launchChromium, pixelCounts } from "./browser.js";
+import { launchChromium, nodePoint, pixelCounts } from "./browser.js";
 
 const FALLBACK = "#e8590c";
 const MODEL = "#2f6fdf";
@@ -51,16 +51,7 @@ async function clickNode(summaryId: string): Promise<void> {
   // click selects the one drawn on top). A click selects and centres its node with a 200 ms animation: finish any
   // animation first, and click again if the click still missed.
   for (let attempt = 1; ; attempt++) {
-    const point = await page.evaluate((id) => {
-      const cy = (window as any).lcmInspector.cy;
-      cy.stop(true, true);
-      const node = cy.getElementById(id);
-      cy.zoom(Math.max(cy.zoom(), 2));
-      cy.center(node);
-      const position = node.renderedPosition();
-      const box = cy.container().getBoundingClientRect();
-      return { x: box.left + position.x, y: box.top + position.y };
-    }, summaryId);
+    const point = await nodePoint(page, summaryId);
     await page.mouse.click(point.x, point.y);
     try {
       await page.waitForFunction((id) => document.querySelector("#node-panel h3")?.textContent === id, summaryId, { timeout: 10_000 });
