@@ -60,10 +60,10 @@ export class IntegrityChecker {
       options.onProgress?.(conversationsChecked, ids.length);
     }
     if (options.includeIndexes !== false) {
-      for (const table of ["messages_fts", "summaries_fts", "files_fts"] as const) {
-        const problem = await this.deps.store.ftsIntegrity(table);
+      for (const index of ["messages", "summaries", "files"] as const) {
+        const problem = await this.deps.store.ftsIntegrity(index);
         checksRun++;
-        if (problem) findings.push({ kind: "fts_out_of_sync", conversationId: null, subject: table, detail: problem });
+        if (problem) findings.push({ kind: "fts_out_of_sync", conversationId: null, subject: index, detail: problem });
       }
     }
     const report = { conversationsChecked, checksRun, findings, durationMs: this.deps.clock.now() - started, complete };

@@ -176,10 +176,10 @@ async function* messageBatches(
   through: number,
 ): AsyncGenerator<MessageHitRow[]> {
   if (requirement !== null) {
-    let to = (await store.maxMessageRowId()) + 1;
+    let to = (await store.maxMessageId()) + 1;
     while (to > through + 1) {
       const from = Math.max(through + 1, to - WINDOW_ROWS);
-      yield await store.scanMessages(filter, { by: "rowid", from, to }, containsOf(prefilter));
+      yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
       to = from;
     }
     if (requirement === "none") return;
@@ -192,12 +192,12 @@ async function* messageBatches(
     return;
   }
   const single = filter.conversationIds.length === 1 ? filter.conversationIds[0]! : null;
-  let to = (single !== null ? await store.maxMessageSeq(single) : await store.maxMessageRowId()) + 1;
+  let to = (single !== null ? await store.maxMessageSeq(single) : await store.maxMessageId()) + 1;
   while (to > 1) {
     const from = Math.max(1, to - WINDOW_ROWS);
     yield single !== null
       ? await store.scanMessages(filter, { by: "seq", conversationId: single, from, to }, containsOf(prefilter))
-      : await store.scanMessages(filter, { by: "rowid", from, to }, containsOf(prefilter));
+      : await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
     to = from;
   }
 }

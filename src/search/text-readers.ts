@@ -13,7 +13,7 @@ export function messageReader(store: RetrievalStore, filter: TextFilter): TextSo
   return {
     prepare: (terms) => store.prepareText("messages", terms),
     candidates: (prepared, selection, window, limit) => store.messageTextCandidates(prepared, filter, selection, window, limit),
-    scan: (window, contains) => store.scanMessages(filter, { by: "rowid", from: window.from, to: window.to }, contains),
+    scan: (window, contains) => store.scanMessages(filter, { by: "messageId", from: window.from, to: window.to }, contains),
     idOf: (row) => row.messageId,
     timeOf: (row) => row.createdAt,
   };

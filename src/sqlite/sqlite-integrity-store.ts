@@ -186,17 +186,17 @@ export class SqliteIntegrityStore implements IntegrityStore {
     ).map((file) => ({ fileId: file.fileId, storagePath: resolveRecordedPath(this.db.path, file.storagePath) }));
   }
 
-  async ftsIntegrity(table: SearchIndexName): Promise<string | null> {
+  async ftsIntegrity(index: SearchIndexName): Promise<string | null> {
     // Stored content is not caught up first (it may be gigabytes): its index holds exactly the chunks it lists.
-    if (table === "files_fts") return await this.index.files.verify();
+    if (index === "files") return await this.index.files.verify();
     await this.index.indexPending();
-    return await this.index.verify(table);
+    return await this.index.verify(`${index}_fts`);
   }
 
-  async rebuildFts(table: SearchIndexName): Promise<void> {
+  async rebuildFts(index: SearchIndexName): Promise<void> {
     // The indexes are contentless (schema 8): started over, then filled again in batches as at first.
-    if (table === "files_fts") await this.index.files.rebuild();
-    else await this.index.rebuild(table);
+    if (index === "files") await this.index.files.rebuild();
+    else await this.index.rebuild(`${index}_fts`);
   }
 
   async timestampsOutOfRange(conversationId: ConversationId): Promise<{ messageIds: number[]; summaryIds: string[] }> {

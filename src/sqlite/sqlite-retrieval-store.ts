@@ -90,7 +90,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
     if (source === "files") return this.files.prepare(terms);
     const table = INDEX_OF[source];
     await this.index.indexIfAtMost(table, SEARCH_INDEXES_UP_TO);
-    const newest = source === "messages" ? await this.maxMessageRowId() : await this.maxSummaryRowId();
+    const newest = source === "messages" ? await this.maxMessageId() : await this.maxSummaryRowId();
     return this.text.prepare(table, terms, this.index.through(table), newest);
   }
 
@@ -246,7 +246,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
     return this.db.get<{ top: number | null }>("SELECT max(seq) AS top FROM messages WHERE conversation_id = ?", conversationId)?.top ?? 0;
   }
 
-  async maxMessageRowId(): Promise<number> {
+  async maxMessageId(): Promise<number> {
     return this.db.get<{ top: number | null }>("SELECT max(message_id) AS top FROM messages")?.top ?? 0;
   }
 

@@ -5,7 +5,8 @@
 import type { ConversationId } from "../records.js";
 
 /** The full-text indexes the checker verifies: of messages, of summaries, of the content stored aside. */
-export type SearchIndexName = "messages_fts" | "summaries_fts" | "files_fts";
+/** The full-text indexes: of messages, of summaries, of the chunks of stored files. */
+export type SearchIndexName = "messages" | "summaries" | "files";
 
 export interface SummaryMismatch {
   summaryId: string;
@@ -39,8 +40,8 @@ export interface IntegrityStore {
   ordinalOfNthNewestItem(conversationId: ConversationId, n: number): Promise<number>;
   largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]>;
   /** Null when the full-text index agrees with its content table, else SQLite's message. */
-  ftsIntegrity(table: SearchIndexName): Promise<string | null>;
-  rebuildFts(table: SearchIndexName): Promise<void>;
+  ftsIntegrity(index: SearchIndexName): Promise<string | null>;
+  rebuildFts(index: SearchIndexName): Promise<void>;
   recountConversation(conversationId: ConversationId): Promise<void>;
   /**
    * Messages (`created_at`) and summaries (`earliest_at`, `latest_at`, `created_at`) whose times a JavaScript Date

@@ -175,10 +175,10 @@ export interface ContainsFilter {
   keepNonAscii: boolean;
 }
 
-/** A window of history rows, [from, to): by seq inside one conversation, or by row id across the table. */
+/** A window of history, [from, to): by seq inside one conversation, or by message id (the order stored) across all. */
 export type ScanWindow =
   | { by: "seq"; conversationId: ConversationId; from: number; to: number }
-  | { by: "rowid"; from: number; to: number };
+  | { by: "messageId"; from: number; to: number };
 
 /** A summary's place in the context and its lineage, for lcm_describe. */
 export interface SummaryLineage {
@@ -268,8 +268,8 @@ export interface RetrievalStore {
   fileReferences(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>>;
   /** The highest message seq of a conversation (0 when empty). */
   maxMessageSeq(conversationId: ConversationId): Promise<number>;
-  /** The highest message / summary row id in the database (0 when empty). */
-  maxMessageRowId(): Promise<number>;
+  /** The highest message id / summary row id in the database (0 when empty). */
+  maxMessageId(): Promise<number>;
   maxSummaryRowId(): Promise<number>;
   /**
    * For each message seq of a conversation: the summary that now stands for it in the context (the root above the
@@ -284,8 +284,8 @@ export interface RetrievalStore {
   /** The most recently active conversation with this session key. */
   findConversationBySessionKey(agentId: string, sessionKey: string): Promise<ConversationRecord | null>;
   /**
-   * Refreshes the planner statistics (`PRAGMA optimize`) when they are older than `maxAgeMs`. Best effort:
-   * skipped when another writer holds the lock.
+   * Refreshes the statistics the database plans its queries with, when they are older than `maxAgeMs`. Best
+   * effort: skipped when another writer holds the lock.
    */
   refreshStatistics(now: number, maxAgeMs: number): Promise<void>;
   /** Where retention archived a summary or file id whose conversation it removed; null if it never did. */

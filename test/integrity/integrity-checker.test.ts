@@ -86,7 +86,7 @@ describe("IntegrityChecker", () => {
     const row = db.get<{ message_id: number }>("SELECT message_id FROM messages WHERE seq = 2")!;
     db.run("DELETE FROM messages_fts WHERE rowid = ?", row.message_id); // the index is contentless (schema 7)
     const report = await checker.check();
-    expect(report.findings).toMatchObject([{ kind: "fts_out_of_sync", subject: "messages_fts" }]);
+    expect(report.findings).toMatchObject([{ kind: "fts_out_of_sync", subject: "messages" }]);
     await checker.applyRepairs(checker.planRepairs(report));
     expect((await checker.check()).findings).toEqual([]);
   });

@@ -104,7 +104,7 @@ describe("the index of content stored aside", () => {
     // A chunk row lost behind the index's back: entries and chunks no longer agree.
     env.db.run("DELETE FROM file_chunks WHERE chunk_id = (SELECT max(chunk_id) FROM file_chunks)");
     const report = await doctor(env, "doctor");
-    expect(report).toMatch(/fts_out_of_sync files_fts: files_fts holds 4 rows but file_chunks 3/);
+    expect(report).toMatch(/fts_out_of_sync files: files_fts holds 4 rows but file_chunks 3/);
     expect(await doctor(env, "doctor repair")).toMatch(/Applied 1 safe repair/);
     expect(indexedChunks(env)).toBe(0);
     // Until maintenance indexes it again, the search reads the content directly; then through the index.

@@ -79,11 +79,11 @@ describe.each(BACKENDS)("the full-text contract ($name)", (backend) => {
 
   it("reads rows by window with their searchable text, newest first", async () => {
     const store = await backend.create(TEXTS, 4);
-    const rows = await store.scanMessages({ conversationIds: [1], since: null, before: null }, { by: "rowid", from: 5, to: 13 }, null);
+    const rows = await store.scanMessages({ conversationIds: [1], since: null, before: null }, { by: "messageId", from: 5, to: 13 }, null);
     expect(rows.map((row) => row.messageId)).toEqual([12, 11, 10, 9, 8, 7, 6, 5]);
     expect(rows.at(-1)!.text).toBe(TEXTS[4]);
     const filtered = await store.scanMessages(
-      { conversationIds: [1], since: null, before: null }, { by: "rowid", from: 1, to: 13 }, { anyOf: ["deploy"], keepNonAscii: false },
+      { conversationIds: [1], since: null, before: null }, { by: "messageId", from: 1, to: 13 }, { anyOf: ["deploy"], keepNonAscii: false },
     );
     expect(filtered.map((row) => row.messageId)).toEqual([12, 8, 4]);
   });
