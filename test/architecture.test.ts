@@ -67,7 +67,7 @@ const RULES = {
     short: "rule 3: core → SQLite backend",
     full: "Rule 3: only plugin.ts, cli/cli-runtime.ts, cli/cli-config.ts and retention/retention-worker.ts import sqlite/; the peer-format readers import sqlite/database-file.ts only. Take the stores through their contracts in store/.",
   },
-  belowBackend: { short: "rule 4: the backend imports up", full: "Rule 4: sqlite/ imports only store/ and layer 1; store/ imports only layer 1. Move the shared type down into store/ or the kernel." },
+  belowBackend: { short: "rule 4: the backend or the contracts import up", full: "Rule 4: sqlite/ imports only store/ and layer 1; store/ imports only layer 1. Move the shared type down into store/ or the kernel." },
   sql: {
     short: "rule 5: SQLite outside sqlite/",
     full: "Rule 5: node:sqlite, a SQLite connection or SQL text only in sqlite/, the peer-format readers (transfer/lossless-claw/peer-reader.ts, peer-schema.ts, transfer/openclaw-agent-store.ts) and cli/node-support.ts. Move the statement into a store of sqlite/.",
@@ -290,9 +290,9 @@ describe("the layers (spec 026)", () => {
   it("has no folder-level cycle (type-only, dynamic and worker imports count)", () => {
     const { edges, evidence } = folderGraph();
     const cycles = stronglyConnected([...edges.keys()].sort(), edges).map((members) => {
-      const inside = [...evidence.entries()].filter(([edge]) => members.includes(edge.split(" → ")[0]!) && members.includes(edge.split(" → ")[1]!));
-      const links = inside.flatMap(([, imports]) => imports.map((link) => `${link.from}:${link.line} → ${link.to}`));
-      return `cycle of ${members.join(", ")}: ${links.join("; ")}`;
+      const inside = [...evidence.entries()].filter(([edge]) => edge.split(" → ").every((folder) => members.includes(folder)));
+      const edgeTexts = inside.map(([edge, links]) => `${edge} (${links.length}: ${links.map((link) => `${link.from}:${link.line}`).join(", ")})`);
+      return `cycle of ${members.join(", ")}: ${edgeTexts.join("; ")}`;
     });
     expect(cycles).toEqual([]);
   });
