@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { resolveConfig } from "../src/config.js";
 import { closeAllDatabases } from "../src/sqlite/connection-registry.js";
 import type { AgentTool, ContextEngine, HostLlm, LlmCompleteParams, PluginApi, ToolContext, ToolFactory } from "../src/host/openclaw-types.js";
-import { openServices, register } from "../src/plugin.js";
+import { openBackend, register } from "../src/plugin.js";
 import { ExtractiveSummarizer } from "../src/summarize/extractive-summarizer.js";
 import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
 import { RECALL_DETAIL, demoSession } from "./demo-session.js";
@@ -82,12 +82,13 @@ async function main(): Promise<void> {
   const toolEntries: (AgentTool | ToolFactory)[] = [];
   register(api);
   const newEngine = () => engineFactory!({});
-  const services = openServices(resolveConfig(pluginConfig, process.env));
+  const config = resolveConfig(pluginConfig, process.env);
+  const services = openBackend(config);
 
   console.log(`LCM demo: ${TURNS} scripted turns, assemble budget ${ASSEMBLE_BUDGET}, database ${databasePath}`);
   console.log(`Summaries by: ${useAnthropic ? `Anthropic ${process.env.LCM_SUMMARY_MODEL}` : "the deterministic extractive summarizer (fake host llm)"}`);
-  const cap = services.config.maxSummaryCallsPerWindow;
-  console.log(`Spend guard: at most ${cap.toLocaleString("en-US")} summarizer model calls per ${services.config.summaryCallWindowMinutes} min` +
+  const cap = config.maxSummaryCallsPerWindow;
+  console.log(`Spend guard: at most ${cap.toLocaleString("en-US")} summarizer model calls per ${config.summaryCallWindowMinutes} min` +
     (cap === FAKE_MODEL_CALL_CAP ? ", raised for the free fake model (keep the default 100 with a real one)" : "") +
     "; past it summaries are written without a model, and the summary below counts them.\n");
   console.log(" turn | messages | stored tokens | context tokens | assembled tokens | summaries | compactions");
@@ -140,7 +141,7 @@ function printHowToLook(databasePath: string, temporary: boolean): void {
   if (temporary) console.log(`Remove it with: rm -r ${dirname(databasePath)}`);
 }
 
-type Services = ReturnType<typeof openServices>;
+type Services = ReturnType<typeof openBackend>;
 
 /**
  * Collects the plugin's compaction log lines: counts for the table and the final summary, and with --verbose one
@@ -204,7 +205,7 @@ async function assembledTokens(newEngine: () => ContextEngine): Promise<number> 
 
 async function printRow(turn: number, assembled: number, services: Services, compactions: number): Promise<void> {
   const conversation = (await services.store.findConversation({ agentId: "main", sessionId: SESSION }))!;
-  const summaries = services.store.db.get<{ count: number }>("SELECT COUNT(*) AS count FROM summaries")!.count;
+  const summaries = services.database.get<{ count: number }>("SELECT COUNT(*) AS count FROM summaries")!.count;
   console.log(
     `${String(turn).padStart(5)} | ${String(conversation.messageCount).padStart(8)} | ${String(conversation.messageTokens).padStart(13)} | ` +
       `${String(conversation.contextTokens).padStart(14)} | ${String(assembled).padStart(16)} | ${String(summaries).padStart(9)} | ${String(compactions).padStart(11)}`,
@@ -213,8 +214,8 @@ async function printRow(turn: number, assembled: number, services: Services, com
 
 async function printDag(services: Services): Promise<void> {
   const conversation = (await services.store.findConversation({ agentId: "main", sessionId: SESSION }))!;
-  const items = await services.compactionStore.listCompactionItems(conversation.conversationId);
-  const rows = services.store.db.all<{ depth: number; count: number; levels: string }>(
+  const items = await services.compaction.listCompactionItems(conversation.conversationId);
+  const rows = services.database.all<{ depth: number; count: number; levels: string }>(
     "SELECT depth, COUNT(*) AS count, GROUP_CONCAT(DISTINCT level) AS levels FROM summaries GROUP BY depth ORDER BY depth",
   );
   console.log("\nSummary DAG by depth (all summaries / in the active context / levels used):");

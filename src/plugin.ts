@@ -12,11 +12,10 @@ import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
 import type { CompletionModel, Logger } from "./contracts.js";
 import { IntegrityChecker } from "./integrity/integrity-checker.js";
-import { SqliteIntegrityStore } from "./sqlite/sqlite-integrity-store.js";
 import { systemClock } from "./contracts.js";
-import { openSharedDatabase, openSharedReadableDatabase } from "./sqlite/connection-registry.js";
-import type { Database } from "./sqlite/database.js";
 import { databaseProblemOf, describeDatabaseProblem } from "./sqlite/database-problem.js";
+import { openSqliteBackend, type SqliteBackend } from "./sqlite/open-sqlite-backend.js";
+import type { LcmBackend } from "./store/backend.js";
 import { chooseDefaultDatabasePath } from "./sqlite/default-database-path.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
 import { openClawTranscriptSource, type TranscriptSource } from "./ingest/transcript-source.js";
@@ -36,13 +35,6 @@ import { LiveConfig } from "./runtime/live-config.js";
 import { forgetLogged, logOnce } from "./runtime/log-once.js";
 import { processConnectionHolds } from "./sqlite/connection-holds.js";
 import { runSerialized } from "./runtime/session-queue.js";
-import { SqliteCompactionStore } from "./sqlite/sqlite-compaction-store.js";
-import { SqliteGrantStore } from "./sqlite/sqlite-grant-store.js";
-import { SqliteRetrievalStore } from "./sqlite/sqlite-retrieval-store.js";
-import { SqliteSearchIndex } from "./sqlite/sqlite-search-index.js";
-import { SqliteSessionStore } from "./sqlite/sqlite-session-store.js";
-import { SqliteStatusStore } from "./sqlite/sqlite-status-store.js";
-import { SqliteStore } from "./sqlite/sqlite-store.js";
 import { hostModelRef } from "./summarize/host-llm-summarizer.js";
 import { createSummarizerSelector, type SummarizerSelector } from "./summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "./tokens/default-token-estimator.js";
@@ -60,9 +52,7 @@ import { StatusService, statusWithoutDatabase } from "./services/status-service.
 import { type RetentionBudget, RetentionService } from "./retention/retention-service.js";
 import { runOnRetentionThread } from "./retention/retention-thread.js";
 import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
-import { SqliteRetentionStore } from "./sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
-import { SqliteOperatorStore } from "./sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries, sharedRedoBackoff } from "./repair/fallback-redo.js";
 import { repairServiceOn } from "./repair/repair-wiring.js";
@@ -74,50 +64,14 @@ export const INSPECTOR_PATH = "/lcm/inspector";
 
 export const PLUGIN_ID = "lcm";
 
-/** Everything the plugin's components share, built on first use per database file. */
-export interface PluginServices {
-  config: LcmConfig;
-  store: SqliteStore;
-  compactionStore: SqliteCompactionStore;
-  retrievalStore: SqliteRetrievalStore;
-  grantStore: SqliteGrantStore;
-  statusStore: SqliteStatusStore;
-  integrityStore: SqliteIntegrityStore;
-  searchIndex: SqliteSearchIndex;
-  sessionStore: SqliteSessionStore;
+/** The backend on the shared read-write connection; throws LcmError("unavailable") when the database cannot be written. */
+export function openBackend(config: LcmConfig): SqliteBackend {
+  return openSqliteBackend(config.databasePath, "shared");
 }
 
-/** The services on the shared read-write connection; throws LcmError("unavailable") when the database cannot be written. */
-export function openServices(config: LcmConfig): PluginServices {
-  return servicesOn(config, openSharedDatabase(config.databasePath));
-}
-
-/**
- * The services for status and recall: on the read-write connection, or read-only when the file is LCM's but may
- * only be read (`readOnly` then says why and the fix; writes fail with that message). Throws like openServices.
- */
-export function openReadableServices(config: LcmConfig): { services: PluginServices; readOnly: string | null } {
-  const { database, problem } = openSharedReadableDatabase(config.databasePath);
-  return { services: servicesOn(config, database), readOnly: problem ? describeDatabaseProblem(config.databasePath, problem) : null };
-}
-
-function servicesOn(config: LcmConfig, database: Database): PluginServices {
-  return {
-    config,
-    store: new SqliteStore(database),
-    compactionStore: new SqliteCompactionStore(database),
-    retrievalStore: new SqliteRetrievalStore(database),
-    grantStore: new SqliteGrantStore(database),
-    statusStore: new SqliteStatusStore(database),
-    integrityStore: new SqliteIntegrityStore(database),
-    searchIndex: new SqliteSearchIndex(database),
-    sessionStore: new SqliteSessionStore(database),
-  };
-}
-
-export function integrityCheckerFor(services: PluginServices): IntegrityChecker {
+export function integrityCheckerFor(backend: LcmBackend): IntegrityChecker {
   return new IntegrityChecker({
-    store: services.integrityStore,
+    store: backend.integrity,
     clock: systemClock,
     fileExists: (path) => access(path).then(() => true, () => false),
     onReport: countIntegrityFindings(processMetrics()),
@@ -125,11 +79,10 @@ export function integrityCheckerFor(services: PluginServices): IntegrityChecker 
 }
 
 /** Retention on the services' connection (retention/retention-service.ts); does nothing unless the settings turn it on. */
-export function retentionServiceFor(services: Pick<PluginServices, "config" | "store">, logger: Logger): RetentionService {
-  const database = services.store.db;
-  const { config } = services;
+export function retentionServiceFor(backend: SqliteBackend, config: LcmConfig, logger: Logger): RetentionService {
+  const { database } = backend;
   const service: RetentionService = new RetentionService({
-    store: new SqliteRetentionStore(database), conversations: services.store,
+    store: backend.retention, conversations: backend.store,
     exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
     archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: systemClock, logger,
     // maintain's background runs go to a worker thread of their own for a file (none can share an in-memory one).
@@ -202,9 +155,9 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
     const { config, wiring } = live.current();
     // Switched off while the gateway runs: step aside like an unusable database (OpenClaw's own engine runs).
     if (!config.enabled) return new UnavailableEngine(DISABLED_CAUSE, runtimeCompaction) as HostPathContextEngine as ContextEngine;
-    let services: PluginServices;
+    let backend: SqliteBackend;
     try {
-      services = wiring.databaseAccess.forWriting();
+      backend = wiring.databaseAccess.forWriting();
     } catch (error) {
       // No commitTurn, no transcriptSemantics, ownsCompaction false. The cast: our ContextEngine type lists commitTurn
       // as required because LcmContextEngine always has it (tests call it); in OpenClaw's contract it is optional.
@@ -212,13 +165,13 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
       return degraded as ContextEngine;
     }
     const engine = new LcmContextEngine({
-      config, store: services.store, compactionStore: services.compactionStore, summarizers: wiring.summarizers, tokens,
-      clock: systemClock, logger, transcriptSource, textCompletion: wiring.textCompletion, grants: services.grantStore,
-      integrity: integrityCheckerFor(services), searchIndex: services.searchIndex, commands: services.sessionStore,
-      retention: retentionServiceFor(services, logger),
+      config, store: backend.store, compactionStore: backend.compaction, summarizers: wiring.summarizers, tokens,
+      clock: systemClock, logger, transcriptSource, textCompletion: wiring.textCompletion, grants: backend.grants,
+      integrity: integrityCheckerFor(backend), searchIndex: backend.searchIndex, commands: backend.sessions,
+      retention: retentionServiceFor(backend, config, logger), storage: backend.storage,
       fallbackRedo: (request) => {
         const { service, repairs } = repairServiceOn({
-          database: services.store.db, config, tokens, clock: systemClock, logger, summarizers: wiring.summarizers, integrity: integrityCheckerFor(services),
+          backend, config, tokens, clock: systemClock, logger, summarizers: wiring.summarizers, integrity: integrityCheckerFor(backend),
         });
         return redoFallbackSummaries(service, repairs, {
           ...request, limit: FALLBACK_REDO_PER_TURN, integrity: "recent",
@@ -229,8 +182,8 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
     return new SessionRoutingEngine(engine, {
       filter: wiring.filter,
       delegateCompaction: (params) => delegatedCompaction(runtimeCompaction, params),
-      lifecycle: sessionLifecycleFor(services, config, logger, sessionRecords),
-      store: services.store,
+      lifecycle: sessionLifecycleFor(backend, config, logger, sessionRecords),
+      store: backend.store,
       logger,
     });
   }, processMetrics()));
@@ -238,9 +191,9 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
   const recallDepsOf = (config: LcmConfig, wiring: Wiring): RecallToolDeps => ({
     config, logger, clock: systemClock,
     services: () => {
-      const { services } = wiring.databaseAccess.forReading();
+      const backend = wiring.databaseAccess.forReading();
       return createRecallServices({
-        store: services.store, retrievalStore: services.retrievalStore, grants: services.grantStore, config, tokens,
+        store: backend.store, retrievalStore: backend.retrieval, grants: backend.grants, config, tokens,
         clock: systemClock, logger, subagent: api.runtime?.subagent, llm: api.runtime?.llm,
       });
     },
@@ -261,12 +214,11 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
     clock: systemClock, logger,
     services: () => {
       const { config, wiring } = live.current();
-      const { services, readOnly } = wiring.databaseAccess.forReading();
+      const backend = wiring.databaseAccess.forReading();
       return {
-        conversations: services.store, sessions: services.retrievalStore, status: services.statusStore,
-        storage: new SqliteRetentionStore(services.store.db),
-        integrity: integrityCheckerFor(services), ...(readOnly ? { notice: readOnly } : {}),
-        endedSessions: sessionLifecycleFor(services, config, logger, sessionRecords),
+        conversations: backend.store, sessions: backend.retrieval, status: backend.status, storage: backend.retention,
+        integrity: integrityCheckerFor(backend), ...(backend.readOnlyNotice ? { notice: backend.readOnlyNotice } : {}),
+        endedSessions: sessionLifecycleFor(backend, config, logger, sessionRecords),
       };
     },
   }));
@@ -299,9 +251,9 @@ async function delegatedCompaction(runtime: RuntimeCompaction, params: CompactPa
   return loaded.delegate(params);
 }
 
-function sessionLifecycleFor(services: PluginServices, config: LcmConfig, logger: Logger, records: SessionRecords | undefined): SessionLifecycle {
+function sessionLifecycleFor(backend: LcmBackend, config: LcmConfig, logger: Logger, records: SessionRecords | undefined): SessionLifecycle {
   return new SessionLifecycle({
-    conversations: services.store, sessions: services.sessionStore, config, clock: systemClock, logger, records,
+    conversations: backend.store, sessions: backend.sessions, config, clock: systemClock, logger, records,
   });
 }
 
@@ -336,8 +288,7 @@ function registerSessionHooks(api: PluginApi, live: LiveConfig<Wiring>, logger: 
       const sessionId = typeof event?.sessionId === "string" ? event.sessionId : undefined;
       if (!config.enabled || !sessionId || wiring.filter.treatmentOf(sessionKey) !== "store") return;
       const agentId = agentIdFromSessionKey(sessionKey) ?? (typeof context?.agentId === "string" ? context.agentId : DEFAULT_AGENT_ID);
-      const services = wiring.databaseAccess.forWriting();
-      const lifecycle = sessionLifecycleFor(services, config, logger, records);
+      const lifecycle = sessionLifecycleFor(wiring.databaseAccess.forWriting(), config, logger, records);
       const reason = typeof event.reason === "string" ? event.reason : undefined;
       await runSerialized(`session:${sessionId}`, () =>
         handleSessionEnded(lifecycle, { agentId, sessionId, sessionKey, reason }, logger));
@@ -371,22 +322,23 @@ class DatabaseAccess {
     this.cause = `database-unavailable:${config.databasePath}:`;
   }
 
-  forWriting(): PluginServices {
+  forWriting(): SqliteBackend {
     try {
-      const services = openServices(this.config);
+      const backend = openBackend(this.config);
       forgetLogged(this.cause);
-      return services;
+      return backend;
     } catch (error) {
       this.warn(this.problemText(error));
       throw error;
     }
   }
 
-  forReading(): { services: PluginServices; readOnly: string | null } {
+  /** Read-write, or read-only when the file may only be read (`readOnlyNotice` then says why and the fix). */
+  forReading(): LcmBackend {
     try {
-      const { services, readOnly } = openReadableServices(this.config);
-      if (readOnly) this.warn(readOnly);
-      return { services, readOnly };
+      const backend = openSqliteBackend(this.config.databasePath, "shared-readable");
+      if (backend.readOnlyNotice) this.warn(backend.readOnlyNotice);
+      return backend;
     } catch (error) {
       this.warn(this.problemText(error));
       throw error;
@@ -429,16 +381,16 @@ export default plugin;
 function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): void {
   const readable = () => {
     const { config, wiring } = live.current();
-    return { config, ...wiring.databaseAccess.forReading() };
+    return { config, backend: wiring.databaseAccess.forReading() };
   };
   api.registerGatewayMethod?.(STATUS_METHOD, createStatusRpc(() => {
     const { config, wiring } = live.current();
     // Asking must not create the database (opening the path would): none yet is an answer of its own.
     if (!hasDatabaseFile(config.databasePath)) return statusWithoutDatabase(config, systemClock);
-    const { services, readOnly } = readable();
+    const { backend } = readable();
     return new StatusService({
-      conversations: services.store, sessions: services.retrievalStore, status: services.statusStore, config, clock: systemClock, readOnlyNotice: readOnly,
-      storage: new SqliteRetentionStore(services.store.db), sessionTreatment: (sessionKey) => wiring.filter.treatmentOf(sessionKey),
+      conversations: backend.store, sessions: backend.retrieval, status: backend.status, config, clock: systemClock, readOnlyNotice: backend.readOnlyNotice,
+      storage: backend.retention, sessionTreatment: (sessionKey) => wiring.filter.treatmentOf(sessionKey),
     });
   }), { scope: "operator.read" });
   registerInspectorTab(api, live);
@@ -451,8 +403,8 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
       scrape: () => new MetricsService({
         metrics: processMetrics(), spendGuard: sharedSpendGuard(), clock: systemClock, config: live.current().config,
         stores: () => {
-          const { services } = readable();
-          return { status: services.statusStore, operator: new SqliteOperatorStore(services.store.db) };
+          const { backend } = readable();
+          return { status: backend.status, operator: backend.operator };
         },
       }).scrape(),
     }),
@@ -475,10 +427,10 @@ function registerInspectorTab(api: PluginApi, live: LiveConfig<Wiring>): void {
       basePath: INSPECTOR_PATH, inlinePage: true,
       api: () => {
         const { config, wiring } = live.current();
-        const { services, readOnly } = wiring.databaseAccess.forReading();
+        const backend = wiring.databaseAccess.forReading();
         return inspectorApiOn({
-          database: services.store.db, config, tokens, clock: systemClock, logger: hostLogger(api.logger),
-          readOnlyReason: readOnly ?? "the Control UI tab is read-only; repairs: openclaw lcm repair, or lcm inspect --write",
+          backend, config, tokens, clock: systemClock, logger: hostLogger(api.logger),
+          readOnlyReason: backend.readOnlyNotice ?? "the Control UI tab is read-only; repairs: openclaw lcm repair, or lcm inspect --write",
         });
       },
     }),

@@ -13,16 +13,12 @@ import { describeError } from "../errors.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { processMetrics } from "../metrics/lcm-metrics.js";
 import { countIntegrityFindings } from "../services/integrity-service.js";
-import { SqliteCompactionStore } from "../sqlite/sqlite-compaction-store.js";
-import { SqliteGrantStore } from "../sqlite/sqlite-grant-store.js";
-import { SqliteIntegrityStore } from "../sqlite/sqlite-integrity-store.js";
-import { SqliteOperatorStore } from "../sqlite/sqlite-operator-store.js";
-import { SqliteRetrievalStore } from "../sqlite/sqlite-retrieval-store.js";
-import { SqliteStatusStore } from "../sqlite/sqlite-status-store.js";
-import { SqliteStore } from "../sqlite/sqlite-store.js";
+import { inspectDatabaseFile } from "../sqlite/database-file.js";
+import { openSqliteBackend, type SqliteBackend } from "../sqlite/open-sqlite-backend.js";
+import type { LcmBackend } from "../store/backend.js";
 import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
 import { type CliConfig, resolveCliConfig } from "./cli-config.js";
-import { type AccessMode, openCliDatabase } from "../sqlite/command-connection.js";
+import type { AccessMode } from "../sqlite/command-connection.js";
 import { CliError, EXIT, type ExitCode, exitCodeOf } from "./exit-codes.js";
 import { type Progress, progressBar } from "./progress.js";
 
@@ -59,19 +55,20 @@ export interface CommandOutput<T> {
   exitCode?: ExitCode;
 }
 
-/** The stores of one command, all on its one connection. */
+/** The stores of one command, all on its one connection (the backend's, under the names the commands use). */
 export interface CliStores {
+  backend: LcmBackend;
   database: Database;
   readOnly: boolean;
   /** Why a command that prefers to write reads only (read-only file, another writer's lock), or null. */
   readOnlyNotice: string | null;
-  store: SqliteStore;
-  compactionStore: SqliteCompactionStore;
-  retrievalStore: SqliteRetrievalStore;
-  grantStore: SqliteGrantStore;
-  statusStore: SqliteStatusStore;
-  integrityStore: SqliteIntegrityStore;
-  operator: SqliteOperatorStore;
+  store: LcmBackend["store"];
+  compactionStore: LcmBackend["compaction"];
+  retrievalStore: LcmBackend["retrieval"];
+  grantStore: LcmBackend["grants"];
+  statusStore: LcmBackend["status"];
+  integrityStore: LcmBackend["integrity"];
+  operator: LcmBackend["operator"];
   integrity: IntegrityChecker;
 }
 
@@ -97,23 +94,34 @@ export class CliRuntime {
   open(mode: AccessMode): CliStores {
     if (this.opened) return this.opened;
     const { config, databasePathSource } = this.settings;
-    const { database, readOnly, notice } = openCliDatabase(config.databasePath, mode, databasePathSource);
-    if (notice) this.note(notice);
+    const backend = openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
+    if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
     this.opened = {
-      database, readOnly, readOnlyNotice: notice,
-      store: new SqliteStore(database),
-      compactionStore: new SqliteCompactionStore(database),
-      retrievalStore: new SqliteRetrievalStore(database),
-      grantStore: new SqliteGrantStore(database),
-      statusStore: new SqliteStatusStore(database),
-      integrityStore: new SqliteIntegrityStore(database),
-      operator: new SqliteOperatorStore(database),
+      backend, database: backend.database, readOnly: !backend.writable, readOnlyNotice: backend.readOnlyNotice,
+      store: backend.store,
+      compactionStore: backend.compaction,
+      retrievalStore: backend.retrieval,
+      grantStore: backend.grants,
+      statusStore: backend.status,
+      integrityStore: backend.integrity,
+      operator: backend.operator,
       integrity: new IntegrityChecker({
-        store: new SqliteIntegrityStore(database), clock: this.clock, fileExists: (path) => access(path).then(() => true, () => false),
+        store: backend.integrity, clock: this.clock, fileExists: (path) => access(path).then(() => true, () => false),
         onReport: countIntegrityFindings(processMetrics()),
       }),
     };
     return this.opened;
+  }
+
+  /** Whether an LCM database (or another file) is at the configured path: a missing or empty file is none. */
+  hasDatabase(): boolean {
+    const state = inspectDatabaseFile(this.settings.config.databasePath);
+    return state.kind !== "missing" && state.kind !== "new";
+  }
+
+  /** An empty database in memory, for a dry run against a database that does not exist yet; closed by the caller. */
+  openScratch(): SqliteBackend {
+    return openSqliteBackend(":memory:", "private");
   }
 
   progress(title: string): Progress {
@@ -126,7 +134,7 @@ export class CliRuntime {
   }
 
   close(): void {
-    this.opened?.database.close();
+    this.opened?.backend.close();
     this.opened = null;
   }
 }

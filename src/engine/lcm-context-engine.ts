@@ -13,8 +13,6 @@ import { TurnBudgets } from "../assembly/turn-budget.js";
 import { scaledSettings } from "../compaction/compaction-targets.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
-import { withWriteDeadline } from "../sqlite/database.js";
-import { isStorageFailure } from "../sqlite/storage-failure.js";
 import { describeError, LcmError } from "../errors.js";
 import { SYSTEM_PROMPT_ADDITION, systemPromptAdditionTokens } from "../assembly/system-prompt.js";
 import type {
@@ -40,8 +38,8 @@ import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import type { TextCompletion } from "../large-files/text-explorer.js";
 import type { EncodedMessage } from "../messages/message-codec.js";
 import type { ConversationRecord } from "../records.js";
-import { processConnectionHolds } from "../sqlite/connection-holds.js";
 import { runSerialized } from "../runtime/session-queue.js";
+import type { StorageControl } from "../store/backend.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js";
 import type { SearchIndex } from "../store/search-index.js";
@@ -73,6 +71,8 @@ export interface EngineDeps {
   textCompletion?: TextCompletion;
   /** Summary writes (same database as `store`). */
   compactionStore: CompactionStore;
+  /** Write deadlines and which errors are storage failures, for the same database. */
+  storage: StorageControl;
   /** Picks the summarizer of one compaction (the session's host model when a hook received one). */
   summarizers: SummarizerSelector;
   /** Bounded per-turn integrity check in maintain (absent: skipped). */
@@ -170,7 +170,7 @@ export class LcmContextEngine implements ContextEngine {
 
   async bootstrap(params: BootstrapParams): Promise<BootstrapResult> {
     return this.guard<BootstrapResult>("bootstrap", (reason) => ({ bootstrapped: false, reason }), () =>
-      this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async (): Promise<BootstrapResult> => {
+      this.serialized(params.sessionId, () => this.deps.storage.withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async (): Promise<BootstrapResult> => {
         const conversation = await this.conversationFor(params);
         const result = await importTranscript(conversation, params.sessionFile, this.importDeps);
         return { bootstrapped: true, importedMessages: result.imported, ...(result.note ? { reason: result.note } : {}) };
@@ -294,9 +294,8 @@ export class LcmContextEngine implements ContextEngine {
     const unchanged = (reason: string): MaintenanceResult => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason });
     const answerMs = this.deps.maintainAnswerMs ?? MAINTAIN_ANSWER_MS;
     const work = this.maintainInQueue(params, unchanged);
-    // A plugin retired meanwhile closes the database after it. (The holds are shared by every copy of the module in
-    // the process; one created by an older copy has no whileBusy.)
-    processConnectionHolds().whileBusy?.(work);
+    // A plugin retired meanwhile closes the database after it.
+    this.deps.storage.keepOpenWhile(work);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<MaintenanceResult>((resolve) => {
       timer = setTimeout(() => {
@@ -315,7 +314,7 @@ export class LcmContextEngine implements ContextEngine {
   /** maintain's work, in the session's queue; never rejects (guard). */
   private maintainInQueue(params: MaintainParams, unchanged: (reason: string) => MaintenanceResult): Promise<MaintenanceResult> {
     return this.guard("maintain", unchanged, () =>
-      this.serialized(params.sessionId, () => withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async () => {
+      this.serialized(params.sessionId, () => this.deps.storage.withWriteDeadline(RECOVERABLE_WRITE_DEADLINE_MS, async () => {
         const result = await runMaintain(params, this.deps);
         await this.checkRecentIntegrity(params);
         await this.redoFallbackSummaries(params);
@@ -409,9 +408,9 @@ export class LcmContextEngine implements ContextEngine {
    */
   private async recordBudgetIfFree(conversation: ConversationRecord, record: BudgetRecord): Promise<void> {
     try {
-      await withWriteDeadline(BUDGET_WRITE_DEADLINE_MS, () => this.deps.store.recordBudget(conversation.conversationId, record));
+      await this.deps.storage.withWriteDeadline(BUDGET_WRITE_DEADLINE_MS, () => this.deps.store.recordBudget(conversation.conversationId, record));
     } catch (error) {
-      if (!isStorageFailure(error)) throw error;
+      if (!this.deps.storage.isStorageFailure(error)) throw error;
       this.deps.logger.info(`assemble: the turn's budget was not recorded (${describeError(error)}); the next turn records it.`);
     }
   }
@@ -450,7 +449,7 @@ export class LcmContextEngine implements ContextEngine {
       return await body();
     } catch (error) {
       const reason = `${hook} failed: ${describeError(error)}`;
-      if (hook === "commitTurn" && isStorageFailure(error)) {
+      if (hook === "commitTurn" && this.deps.storage.isStorageFailure(error)) {
         this.deps.logger.error(`${reason.replace(/\.+$/, "")}. The turn is not stored; OpenClaw keeps it in its outbox and commits it again before the next turn.`);
         throw new LcmError("storage", `The turn could not be stored (${describeError(error).replace(/\.+$/, "")}); commit it again later.`, {}, { cause: error });
       }

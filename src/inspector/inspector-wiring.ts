@@ -1,28 +1,21 @@
 /**
- * Builds the inspector's API on one open database with the embedded stores and the host-free services, the same way
+ * Builds the inspector's API on one open backend with the host-free services, the same way
  * for `lcm inspect` (a connection of its own) and the gateway's Control UI tab (the plugin's shared connection).
  * Write mode adds the repair service; read-only mode says why it is read-only.
  */
 import { access } from "node:fs/promises";
 import type { LcmConfig } from "../config.js";
 import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
-import type { Database } from "../sqlite/database.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { repairServiceOn } from "../repair/repair-wiring.js";
 import { createRecallServices } from "../retrieval/recall-services.js";
 import { RecallService } from "../services/recall-service.js";
-import { SqliteGrantStore } from "../sqlite/sqlite-grant-store.js";
-import { SqliteIntegrityStore } from "../sqlite/sqlite-integrity-store.js";
-import { SqliteOperatorStore } from "../sqlite/sqlite-operator-store.js";
-import { SqliteRepairStore } from "../sqlite/sqlite-repair-store.js";
-import { SqliteRetrievalStore } from "../sqlite/sqlite-retrieval-store.js";
-import { SqliteStatusStore } from "../sqlite/sqlite-status-store.js";
-import { SqliteStore } from "../sqlite/sqlite-store.js";
+import type { LcmBackend } from "../store/backend.js";
 import { createSummarizerSelector } from "../summarize/summarizer-selection.js";
 import { InspectorApi } from "./inspector-api.js";
 
 export interface InspectorWiring {
-  database: Database;
+  backend: LcmBackend;
   config: LcmConfig;
   tokens: TokenEstimator;
   clock: Clock;
@@ -35,26 +28,24 @@ export interface InspectorWiring {
 }
 
 export function inspectorApiOn(wiring: InspectorWiring): InspectorApi {
-  const { database, config, tokens, clock, logger } = wiring;
-  const store = new SqliteStore(database);
-  const retrievalStore = new SqliteRetrievalStore(database);
+  const { backend, config, tokens, clock, logger } = wiring;
+  const { store, retrieval: retrievalStore, repairs: repairStore } = backend;
   const integrity = new IntegrityChecker({
-    store: new SqliteIntegrityStore(database), clock, fileExists: (path) => access(path).then(() => true, () => false),
+    store: backend.integrity, clock, fileExists: (path) => access(path).then(() => true, () => false),
   });
   const recallServices = createRecallServices({
-    store, retrievalStore, grants: new SqliteGrantStore(database), config, tokens, clock, logger,
+    store, retrievalStore, grants: backend.grants, config, tokens, clock, logger,
   });
   const recall = new RecallService({
     recall: recallServices, clock,
     conversations: { listRecallConversationIds: (agent) => retrievalStore.listRecallConversationIds(agent), getConversation: (id) => store.getConversation(id) },
   });
-  const repairStore = new SqliteRepairStore(database);
   const summarizers = createSummarizerSelector({ config, tokens, pluginLlm: wiring.model, env: wiring.env ?? {} });
   const repairs = wiring.readOnlyReason === null
-    ? repairServiceOn({ database, config, tokens, clock, logger, summarizers, integrity })
+    ? repairServiceOn({ backend, config, tokens, clock, logger, summarizers, integrity })
     : undefined;
   return new InspectorApi({
-    config, databasePath: database.path, store, operator: new SqliteOperatorStore(database), status: new SqliteStatusStore(database),
+    config, databasePath: backend.location, store, operator: backend.operator, status: backend.status,
     recall, integrity, writers: (conversationId) => repairStore.summaryWriters(conversationId), tokens, clock,
     readOnlyReason: wiring.readOnlyReason,
     ...(repairs ? { repairs: { service: repairs.service, store: repairs.repairs } } : {}),

@@ -1,20 +1,17 @@
 /**
- * Builds the repair service on one open database, with the embedded stores: for the `lcm repair` command, the
- * inspector's server and the plugin's maintain. A composition helper (like plugin.ts's openServices), kept here so
- * the three callers wire repairs the same way.
+ * Builds the repair service on one open backend: for the `lcm repair` command, the inspector's server and the
+ * plugin's maintain. A composition helper, kept here so the three callers wire repairs the same way.
  */
 import type { LcmConfig } from "../config.js";
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
-import type { Database } from "../sqlite/database.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
-import { SqliteCompactionStore } from "../sqlite/sqlite-compaction-store.js";
-import { SqliteRepairStore } from "../sqlite/sqlite-repair-store.js";
-import { SqliteStore } from "../sqlite/sqlite-store.js";
+import type { LcmBackend } from "../store/backend.js";
+import type { RepairStore } from "../store/repair-store.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { SummaryRepairService } from "./summary-repair-service.js";
 
 export interface RepairWiring {
-  database: Database;
+  backend: Pick<LcmBackend, "location" | "store" | "compaction" | "repairs">;
   config: LcmConfig;
   tokens: TokenEstimator;
   clock: Clock;
@@ -23,12 +20,12 @@ export interface RepairWiring {
   integrity: Pick<IntegrityChecker, "check" | "checkRecent">;
 }
 
-export function repairServiceOn(wiring: RepairWiring): { service: SummaryRepairService; repairs: SqliteRepairStore } {
-  const repairs = new SqliteRepairStore(wiring.database);
+export function repairServiceOn(wiring: RepairWiring): { service: SummaryRepairService; repairs: RepairStore } {
+  const { repairs, store, compaction, location } = wiring.backend;
   const service = new SummaryRepairService({
-    repairs, store: new SqliteStore(wiring.database), compactionStore: new SqliteCompactionStore(wiring.database),
+    repairs, store, compactionStore: compaction,
     integrity: wiring.integrity, summarizers: wiring.summarizers, config: wiring.config, tokens: wiring.tokens, clock: wiring.clock,
-    logger: wiring.logger, databasePath: wiring.database.path,
+    logger: wiring.logger, databasePath: location,
   });
   return { service, repairs };
 }

@@ -6,11 +6,9 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock, type Logger } from "../contracts.js";
-import { openWorkerConnection } from "../sqlite/connection-registry.js";
+import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import { describeError } from "../errors.js";
 import { RetentionService } from "./retention-service.js";
-import { SqliteRetentionStore } from "../sqlite/sqlite-retention-store.js";
-import { SqliteStore } from "../sqlite/sqlite-store.js";
 import { exportConversationRecords } from "../transfer/jsonl-export.js";
 import { GzipJsonlArchiveWriter } from "./archive-writer.js";
 import type { RetentionThreadMessage, RetentionThreadRequest } from "./retention-thread.js";
@@ -25,18 +23,18 @@ const logger: Logger = {
 };
 
 async function main(request: RetentionThreadRequest): Promise<void> {
-  const database = openWorkerConnection(request.databasePath);
+  const backend = openSqliteBackend(request.databasePath, "worker");
   try {
     post({ type: "started" });
     const service = new RetentionService({
-      store: new SqliteRetentionStore(database), conversations: new SqliteStore(database),
-      exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
+      store: backend.retention, conversations: backend.store,
+      exportConversation: (conversationId) => exportConversationRecords(backend.database, conversationId),
       archives: new GzipJsonlArchiveWriter(request.archiveDirectory), config: { ...request.settings, databasePath: request.databasePath },
       clock: systemClock, logger, ...(request.sliceMs === undefined ? {} : { sliceMs: request.sliceMs }),
     });
     post({ type: "report", report: await service.run({ apply: true, budget: request.budget }) });
   } finally {
-    database.close();
+    backend.close();
   }
 }
 

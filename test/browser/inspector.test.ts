@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/contracts.js";
-import { openDatabase } from "../../src/sqlite/connection-registry.js";
+import { openSqliteBackend } from "../../src/sqlite/open-sqlite-backend.js";
 import { inspectorApiOn } from "../../src/inspector/inspector-wiring.js";
 import { type RunningInspector, startInspectorServer } from "../../src/inspector/inspector-server.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
@@ -28,9 +28,8 @@ let harness: Awaited<ReturnType<typeof fallbackDatabase>>;
 
 beforeAll(async () => {
   harness = await fallbackDatabase();
-  const database = openDatabase(harness.databasePath);
   const api = inspectorApiOn({
-    database, config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock, logger: new RecordingLogger(),
+    backend: openSqliteBackend(harness.databasePath, "private"), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock, logger: new RecordingLogger(),
     readOnlyReason: null, model: recordingModel(),
   });
   server = await startInspectorServer({ api });

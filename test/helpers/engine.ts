@@ -11,6 +11,7 @@ import { type EngineDeps, LcmContextEngine } from "../../src/engine/lcm-context-
 import type { TranscriptSource } from "../../src/ingest/transcript-source.js";
 import type { HostLlm } from "../../src/host/openclaw-types.js";
 import { SqliteCompactionStore } from "../../src/sqlite/sqlite-compaction-store.js";
+import { sqliteStorageControl } from "../../src/sqlite/open-sqlite-backend.js";
 import { SqliteStore } from "../../src/sqlite/sqlite-store.js";
 import { createSummarizerSelector } from "../../src/summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
@@ -50,7 +51,7 @@ export function createTestEngine(options: TestEngineOptions = {}) {
   /** `extra`: dependencies the plugin wires and tests need only sometimes (retention, the search index, …). */
   const newEngine = (extra: Partial<EngineDeps> = {}) =>
     new LcmContextEngine({
-      config, store, compactionStore, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}), ...extra,
+      config, store, compactionStore, storage: sqliteStorageControl, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}), ...extra,
     });
   return { config, store, compactionStore, tokens, clock, logger, newEngine, db: store.db };
 }

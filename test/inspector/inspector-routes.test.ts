@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import plugin, { INSPECTOR_PATH } from "../../src/plugin.js";
 import { systemClock } from "../../src/contracts.js";
-import { openDatabase } from "../../src/sqlite/connection-registry.js";
+import { openSqliteBackend } from "../../src/sqlite/open-sqlite-backend.js";
 import type { ControlUiDescriptor, HttpRoute } from "../../src/host/openclaw-types.js";
 import { createInspectorHandler, PAGE_SCRIPT, PAGE_STYLE } from "../../src/inspector/inspector-http.js";
 import { inspectorApiOn } from "../../src/inspector/inspector-wiring.js";
@@ -83,7 +83,7 @@ describe("the Control UI tab's page: one document per view, its data inside", ()
     writeFileSync(join(assets, "app.css"), "body { color: #123456 }");
     writeFileSync(join(assets, "app.js"), "window.answer = '$&' + \"$'\";"); // replacement patterns stay as written
     const api = inspectorApiOn({
-      database: openDatabase(harness.databasePath), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock,
+      backend: openSqliteBackend(harness.databasePath, "private"), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock,
       logger: new RecordingLogger(), readOnlyReason: "the Control UI tab is read-only",
     });
     const handler = createInspectorHandler({ basePath: INSPECTOR_PATH, api: () => api, assetDirectory: assets, inlinePage: true });
@@ -145,7 +145,7 @@ describe("lcm inspect's server", () => {
   async function start(write: boolean): Promise<RunningInspector & { harness: Awaited<ReturnType<typeof fallbackDatabase>> }> {
     const harness = await fallbackDatabase();
     const api = inspectorApiOn({
-      database: openDatabase(harness.databasePath), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock,
+      backend: openSqliteBackend(harness.databasePath, "private"), config: harness.config, tokens: new DefaultTokenEstimator(), clock: systemClock,
       logger: new RecordingLogger(), readOnlyReason: write ? null : "started without --write", model: recordingModel(),
     });
     const server = await startInspectorServer({ api });

@@ -37,7 +37,7 @@ async function connect(options: { maxResultChars?: number; model?: CompletionMod
   const runtime = new CliRuntime({ stdout: process.stdout, stderr: process.stderr, env: {}, setExitCode() {} }, { db: served.env.databasePath });
   runtimes.push(runtime);
   const backend = createMcpBackend({
-    stores: runtime.open("read-live"),
+    backend: runtime.open("read-live").backend,
     settings: { agentIds: options.agentIds === undefined ? ["main"] : options.agentIds, maxResultChars: options.maxResultChars ?? 20_000 },
     config: runtime.settings.config, tokens: runtime.tokens, clock: runtime.clock,
     logger: { debug() {}, info() {}, warn() {}, error() {} }, model: options.model,

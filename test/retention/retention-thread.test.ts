@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { retentionServiceFor } from "../../src/plugin.js";
+import { sqliteBackendOn } from "../../src/sqlite/open-sqlite-backend.js";
 import { runOnRetentionThread } from "../../src/retention/retention-thread.js";
 import { MAINTAIN_BUDGET, type RetentionReport } from "../../src/retention/retention-service.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
@@ -26,7 +27,7 @@ describe("retention on a worker thread", () => {
     await new SqliteSearchIndex(setup.db).indexPending();
     const logger = new RecordingLogger();
 
-    const report = await retentionServiceFor({ config: setup.config, store: setup.store }, logger).runInBackground();
+    const report = await retentionServiceFor(sqliteBackendOn(setup.db), setup.config, logger).runInBackground();
     expect(report).toMatchObject({ thread: "worker", applied: true, messages: { count: 30 } });
     expect(report!.callerLoopMaxDelayMs).toBeGreaterThanOrEqual(0);
     expect(report!.callerBusyMs).toBeGreaterThan(0);
@@ -44,7 +45,7 @@ describe("retention on a worker thread", () => {
   it("the calling thread keeps storing turns while the worker prunes: nothing of either is lost", async () => {
     const setup = retentionSetup(AGE_CAP);
     await storeLargeCoveredHistory(setup); // 1,150 covered messages of ~2 KB
-    const service = retentionServiceFor({ config: setup.config, store: setup.store }, new RecordingLogger());
+    const service = retentionServiceFor(sqliteBackendOn(setup.db), setup.config, new RecordingLogger());
 
     const run = service.runInBackground({ ...MAINTAIN_BUDGET, maxMs: 60_000 })!;
     let turnsStored = 0;

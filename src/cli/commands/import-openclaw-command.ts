@@ -16,8 +16,6 @@ import { SessionFilter } from "../../sessions/session-filter.js";
 import type { TranscriptSource } from "../../ingest/transcript-source.js";
 import { LargeFileInterceptor } from "../../large-files/large-file-interceptor.js";
 import { LargeFileStorage } from "../../large-files/large-file-storage.js";
-import { inspectDatabaseFile } from "../../sqlite/database-file.js";
-import { SqliteSessionStore } from "../../sqlite/sqlite-session-store.js";
 import { AgentStoreTranscriptSource } from "../../transfer/openclaw-agent-store.js";
 import {
   backfillSession, type BackfillStatus, previewSessionBackfill, type SessionBackfill,
@@ -166,7 +164,7 @@ async function backfill(runtime: CliRuntime, sessions: HostSession[], reading: {
     store: stores.store, tokens: runtime.tokens, clock: runtime.clock, logger,
     ...(reading.transcriptSource ? { transcriptSource: reading.transcriptSource } : {}),
     largeFiles: new LargeFileInterceptor({ config, store: stores.store, storage: new LargeFileStorage(config.filesDirectory), tokens: runtime.tokens, clock: runtime.clock, logger }),
-    commands: new SqliteSessionStore(stores.database),
+    commands: stores.backend.sessions,
     filter: new SessionFilter(config),
   };
   const results = await eachSession(runtime, "Backfilling", sessions, (session) => backfillSession(session, deps));
@@ -176,8 +174,7 @@ async function backfill(runtime: CliRuntime, sessions: HostSession[], reading: {
 /** The dry run: every session read and counted; the database only read (none yet: every session is new). */
 async function preview(runtime: CliRuntime, sessions: HostSession[], reading: { transcriptSource: TranscriptSource | undefined }): Promise<SessionRun> {
   const { config } = runtime.settings;
-  const state = inspectDatabaseFile(config.databasePath);
-  const store = state.kind === "missing" || state.kind === "new" ? null : runtime.open("read").store;
+  const store = runtime.hasDatabase() ? runtime.open("read").store : null;
   const deps = {
     store, tokens: runtime.tokens, clock: runtime.clock, logger: noteLogger(runtime),
     ...(reading.transcriptSource ? { transcriptSource: reading.transcriptSource } : {}),

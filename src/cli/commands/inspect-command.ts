@@ -19,7 +19,7 @@ export async function inspectCommand(runtime: CliRuntime, options: { port: numbe
   const stores = runtime.open(options.write ? "write" : "read");
   const logger = { debug() {}, info() {}, warn: (message: string) => runtime.note(message), error: (message: string) => runtime.note(message) };
   const api = inspectorApiOn({
-    database: stores.database, config, tokens: runtime.tokens, clock: runtime.clock, logger,
+    backend: stores.backend, config, tokens: runtime.tokens, clock: runtime.clock, logger,
     readOnlyReason: options.write ? null : "started without --write", model: runtime.environment.model, env: runtime.environment.env,
   });
   let server;
@@ -32,7 +32,7 @@ export async function inspectCommand(runtime: CliRuntime, options: { port: numbe
     }
     throw error;
   }
-  runtime.note(`inspector for ${stores.database.path} at ${server.url} (${options.write ? "repairs allowed" : "read-only; --write allows repairs"}); Ctrl-C stops it`);
+  runtime.note(`inspector for ${stores.backend.location} at ${server.url} (${options.write ? "repairs allowed" : "read-only; --write allows repairs"}); Ctrl-C stops it`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
@@ -43,5 +43,5 @@ export async function inspectCommand(runtime: CliRuntime, options: { port: numbe
     process.on("SIGTERM", stop);
   });
   await server.close();
-  return { data: { url: server.url, databasePath: stores.database.path, write: options.write }, text: "The inspector stopped." };
+  return { data: { url: server.url, databasePath: stores.backend.location, write: options.write }, text: "The inspector stopped." };
 }

@@ -21,7 +21,7 @@ export async function runMcpCommand(environment: CliEnvironment, options: Common
     const stores = runtime.open(settings.writable ? "write" : "read-live");
     const logger: Logger = { debug() {}, info() {}, warn: (message) => runtime.note(message), error: (message) => runtime.note(message) };
     const backend = createMcpBackend({
-      stores, settings, config: runtime.settings.config, tokens: runtime.tokens, clock: runtime.clock, logger, model: environment.model,
+      backend: stores.backend, settings, config: runtime.settings.config, tokens: runtime.tokens, clock: runtime.clock, logger, model: environment.model,
     });
     const served = settings.agentIds === null ? "every agent's conversations" : `the conversations of agent(s) ${settings.agentIds.join(", ")}`;
     const access = stores.readOnly ? "read-only" : "writable (searches may index what waits)";

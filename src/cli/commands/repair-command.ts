@@ -35,7 +35,7 @@ export function repairService(runtime: CliRuntime, write: boolean) {
   const stores = runtime.open(write ? "write" : "read");
   const logger = { debug() {}, info() {}, warn: (message: string) => runtime.note(message), error: (message: string) => runtime.note(message) };
   return repairServiceOn({
-    database: stores.database, config, tokens: runtime.tokens, clock: runtime.clock, logger, integrity: stores.integrity,
+    backend: stores.backend, config, tokens: runtime.tokens, clock: runtime.clock, logger, integrity: stores.integrity,
     summarizers: createSummarizerSelector({ config, tokens: runtime.tokens, pluginLlm: runtime.environment.model, env: runtime.environment.env }),
   });
 }

@@ -7,7 +7,6 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { renderStatus } from "../../chat/lcm-status.js";
 import { StatusService, type StatusSnapshot } from "../../services/status-service.js";
-import { SqliteRetentionStore } from "../../sqlite/sqlite-retention-store.js";
 import type { DatabaseFileInfo } from "../../store/operator-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -25,7 +24,7 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
   const stores = runtime.open("read");
   const service = new StatusService({
     conversations: stores.store, sessions: stores.retrievalStore, status: stores.statusStore, config, clock: runtime.clock,
-    storage: new SqliteRetentionStore(stores.database), spendGuard: null,
+    storage: stores.backend.retention, spendGuard: null,
   });
   const status = await service.snapshot(conversationId === undefined ? {} : { conversationId });
   if (conversationId !== undefined && status.conversation === null) {

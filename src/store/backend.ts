@@ -1,0 +1,50 @@
+/**
+ * One backend: every store LCM's components use, opened together on one connection to one database. The plugin, the
+ * CLI, the retention worker, the inspector, repairs and the MCP server all take this shape (sqlite/open-sqlite-backend.ts
+ * builds it), so a second backend returns the same members and nothing above the stores changes.
+ */
+import type { CompactionStore } from "./compaction-store.js";
+import type { GrantStore } from "./grant-store.js";
+import type { IntegrityStore } from "./integrity-store.js";
+import type { OperatorStore } from "./operator-store.js";
+import type { RepairStore } from "./repair-store.js";
+import type { RetentionStore } from "./retention-store.js";
+import type { RetrievalStore } from "./retrieval-store.js";
+import type { SearchIndex } from "./search-index.js";
+import type { SessionLifecycleStore } from "./session-store.js";
+import type { StatusStore } from "./status-store.js";
+import type { LcmStore } from "./store.js";
+
+/** How the backend's writes meet a busy or failing database; the engine decides with it what to retry and what to report. */
+export interface StorageControl {
+  /** Runs `body` with writes that wait at most `deadlineMs` for a lock another process holds (default 15 s). */
+  withWriteDeadline<T>(deadlineMs: number, body: () => Promise<T>): Promise<T>;
+  /** Whether `error` means the store could not take a write (locked past the deadline, disk full, read-only…). */
+  isStorageFailure(error: unknown): boolean;
+  /** Keeps the process's connections open until `work` settles, should the plugin be retired meanwhile. */
+  keepOpenWhile(work: Promise<unknown>): void;
+}
+
+export interface LcmBackend {
+  /** Where the data is, as the person configured it (a file path, or ":memory:"). */
+  readonly location: string;
+  /** False when this opening only reads (a read-only file, another writer's lock, a reading command). */
+  readonly writable: boolean;
+  /** Why an opening that could have written only reads, with the fix; null otherwise. */
+  readonly readOnlyNotice: string | null;
+  /** Conversations, messages, the context, summaries and stored large files. */
+  readonly store: LcmStore;
+  readonly compaction: CompactionStore;
+  readonly retrieval: RetrievalStore;
+  readonly searchIndex: SearchIndex;
+  readonly grants: GrantStore;
+  readonly status: StatusStore;
+  readonly integrity: IntegrityStore;
+  readonly sessions: SessionLifecycleStore;
+  readonly retention: RetentionStore;
+  readonly operator: OperatorStore;
+  readonly repairs: RepairStore;
+  readonly storage: StorageControl;
+  /** Releases this opening: a connection of its own closes; the gateway's shared one stays open for the process. */
+  close(): void;
+}
