@@ -76,7 +76,7 @@ const RULES = {
 type Rule = keyof typeof RULES;
 
 /**
- * The edges main breaks today (2026-11-27, e1f8f11) as `from → to` (a file of src/, or `SQL`, `node-sqlite`,
+ * The edges main breaks today (2026-11-27, 1c4a281: after R2 and R3) as `from → to` (a file of src/, or `SQL`, `node-sqlite`,
  * `connection` for rule 5), each with the rules it breaks and the refactor of spec 026 that removes it. Temporary:
  * the integrator deletes each entry when its refactor lands (the last test names the ones that no longer occur).
  */
@@ -86,19 +86,9 @@ const KNOWN_UNTIL_R2: ReadonlyMap<string, string> = new Map([
     "cli/commands/export-command.ts": ["sqlite/database-target.ts", "sqlite/database.ts"],
     "cli/commands/import-jsonl-command.ts": ["sqlite/connection-registry.ts", "sqlite/database.ts", "sqlite/database-file.ts", "sqlite/sqlite-search-index.ts"],
     "cli/commands/import-lossless-claw-command.ts": ["sqlite/database.ts", "sqlite/database-file.ts", "sqlite/connection-registry.ts", "sqlite/migrations.ts", "sqlite/sqlite-search-index.ts"],
-    "cli/commands/import-openclaw-command.ts": ["sqlite/database-file.ts", "sqlite/sqlite-session-store.ts"],
     "cli/commands/retention-command.ts": ["sqlite/sqlite-retention-store.ts"],
-    "cli/commands/status-command.ts": ["sqlite/sqlite-retention-store.ts"],
-  }),
-  ...known("rule 3; R2: the inspector's and the repairs' wiring take an LcmBackend", {
-    "inspector/inspector-wiring.ts": ["sqlite/database.ts", "sqlite/sqlite-grant-store.ts", "sqlite/sqlite-integrity-store.ts",
-      "sqlite/sqlite-operator-store.ts", "sqlite/sqlite-repair-store.ts", "sqlite/sqlite-retrieval-store.ts", "sqlite/sqlite-status-store.ts", "sqlite/sqlite-store.ts"],
-    "repair/repair-wiring.ts": ["sqlite/database.ts", "sqlite/sqlite-compaction-store.ts", "sqlite/sqlite-repair-store.ts", "sqlite/sqlite-store.ts"],
   }),
   ...known("rule 5; R2/R7: VACUUM and auto_vacuum become retention.reclaimSpace({ full })", { "cli/commands/retention-command.ts": ["SQL"] }),
-  ...known("rule 3; R3: StorageControl in the engine's deps", {
-    "engine/lcm-context-engine.ts": ["sqlite/database.ts", "sqlite/storage-failure.ts", "sqlite/connection-holds.ts"],
-  }),
   ...known("up a layer, rule 4; R4: ImportedHistoryStore moves into store/", {
     "sqlite/sqlite-imported-history-store.ts": ["ingest/transcript-match.ts"],
     "sqlite/sqlite-store.ts": ["ingest/transcript-match.ts"],
@@ -116,8 +106,7 @@ const KNOWN_UNTIL_R2: ReadonlyMap<string, string> = new Map([
     "transfer/lossless-claw/message-phase.ts": ["sqlite/sqlite-peer-import-store.ts"],
     "sqlite/sqlite-peer-import-store.ts": ["transfer/lossless-claw/import-records.ts", "transfer/lossless-claw/summary-plan.ts"],
   }),
-  ...known("up a layer (mcp → cli, the cli ↔ mcp cycle); R2: McpBackend over LcmBackend", { "mcp/mcp-backend.ts": ["cli/cli-runtime.ts"] }),
-  ...known("up a layer (mcp → cli); R9: mcp-settings.ts throws LcmError", { "mcp/mcp-settings.ts": ["cli/exit-codes.ts"] }),
+  ...known("up a layer (mcp → cli, the cli ↔ mcp cycle); R9: mcp-settings.ts throws LcmError", { "mcp/mcp-settings.ts": ["cli/exit-codes.ts"] }),
   ...known("up a layer (mcp → cli); R9/D15: conversation figures from StatusService", { "mcp/mcp-overview-tools.ts": ["cli/commands/conversations-command.ts"] }),
 ]);
 
