@@ -5,7 +5,7 @@
  * long ones. Commands themselves only call services and say what to print.
  */
 import { access } from "node:fs/promises";
-import type { Clock, CompletionModel, TokenEstimator } from "../contracts.js";
+import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
 import { systemClock } from "../contracts.js";
 import type { Database } from "../sqlite/database.js";
 import type { ProbedTranscriptSource } from "../ingest/transcript-source.js";
@@ -127,6 +127,11 @@ export class CliRuntime {
   progress(title: string): Progress {
     return progressBar(title, { json: this.options.json === true, stream: this.environment.stderr, env: this.environment.env });
   }
+
+  /** What the services a command runs log: warnings and errors as notes on stderr; info and debug not shown. */
+  readonly logger: Logger = {
+    debug: () => undefined, info: () => undefined, warn: (message) => this.note(message), error: (message) => this.note(message),
+  };
 
   /** A line for the person at the terminal (stderr: never mixed into the output). */
   note(text: string): void {

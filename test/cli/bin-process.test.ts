@@ -11,8 +11,7 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
-import { tempDatabasePath } from "../helpers/temp-dir.js";
-import { buildDatabase, exchanges } from "./cli-harness.js";
+import { compactedDatabase, exchanges } from "./cli-harness.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "src/cli/bin.ts");
@@ -43,13 +42,10 @@ function runBin(args: string[], options: { nodeFlags?: string[]; closeStdout?: b
 let db: string;
 
 beforeAll(async () => {
-  db = tempDatabasePath();
   // 40 conversations of a dozen exchanges each, compacted: `dag` and `conversations --json` print far more than a pipe holds.
-  await buildDatabase({
-    databasePath: db,
-    compact: true,
-    sessions: Array.from({ length: 40 }, (_, index) => ({ sessionKey: `agent:main:s${index}`, sessionId: `s${index}`, messages: exchanges(60, 40, `c${index}x`) })),
-  });
+  db = await compactedDatabase(
+    Array.from({ length: 40 }, (_, index) => ({ sessionKey: `agent:main:s${index}`, sessionId: `s${index}`, messages: exchanges(60, 40, `c${index}x`) })),
+  );
   closeSharedDatabase(db);
 }, 300_000);
 

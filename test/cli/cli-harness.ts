@@ -14,6 +14,7 @@ import { defineLcmCommands } from "../../src/cli/lcm-program.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
+import { tempDatabasePath } from "../helpers/temp-dir.js";
 
 export interface CliRun {
   code: number;
@@ -80,6 +81,13 @@ export function exchanges(turns: number, wordsPerMessage = 30, prefix = "t"): Ag
     messages.push(assistantMessage(`${prefix}${turn} answer detail${prefix}${turn} ${filler}`));
   }
   return messages;
+}
+
+/** A new database file holding these sessions, compacted (buildDatabase), for a test file's commands to read. */
+export async function compactedDatabase(sessions: { sessionKey: string; sessionId: string; messages: AgentMessage[] }[]): Promise<string> {
+  const databasePath = tempDatabasePath();
+  await buildDatabase({ databasePath, compact: true, sessions });
+  return databasePath;
 }
 
 /**

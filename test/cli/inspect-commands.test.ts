@@ -9,21 +9,15 @@ import type { ConversationsOutput } from "../../src/cli/commands/conversations-c
 import type { DagOutput } from "../../src/cli/commands/dag-command.js";
 import type { StatusOutput } from "../../src/cli/commands/status-command.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { tempDatabasePath } from "../helpers/temp-dir.js";
-import { buildDatabase, exchanges, runJson, runLcm } from "./cli-harness.js";
+import { compactedDatabase, exchanges, runJson, runLcm } from "./cli-harness.js";
 
 let db: string;
 
 beforeAll(async () => {
-  db = tempDatabasePath();
-  await buildDatabase({
-    databasePath: db,
-    compact: true,
-    sessions: [
-      { sessionKey: "agent:main:main", sessionId: "s-main", messages: exchanges(60, 40, "m") },
-      { sessionKey: "agent:ops:chat", sessionId: "s-ops", messages: exchanges(3, 5, "o") },
-    ],
-  });
+  db = await compactedDatabase([
+    { sessionKey: "agent:main:main", sessionId: "s-main", messages: exchanges(60, 40, "m") },
+    { sessionKey: "agent:ops:chat", sessionId: "s-ops", messages: exchanges(3, 5, "o") },
+  ]);
 });
 
 describe("lcm status", () => {

@@ -7,6 +7,7 @@ import type { AgentMessage, AgentTool, HostLlm, SubagentRuntime, ToolContext } f
 import plugin from "../../src/plugin.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";
 import { assistantMessage, userMessage } from "./messages.js";
+import { insertCondensedSummary, insertLeafSummary } from "./summaries.js";
 import { tempDatabasePath } from "./temp-dir.js";
 
 export interface Session {
@@ -65,6 +66,21 @@ export function createRecallEnv(options: RecallEnvOptions = {}) {
 }
 
 export type RecallEnv = ReturnType<typeof createRecallEnv>;
+
+/**
+ * Stores `messages` for MAIN and summarizes them the way the recall tests read them: seq 1-20 into leaf A, 21-40 into
+ * leaf B, both into condensed C (written directly, no model involved); `texts` are the three summaries' contents.
+ */
+export async function seedTwoLeaves(
+  env: RecallEnv, messages: AgentMessage[], texts: { leafA: string; leafB: string; condensed: string },
+): Promise<{ leafA: string; leafB: string; condensed: string }> {
+  await env.commit(MAIN, messages);
+  const conversation = env.conversationId(MAIN);
+  const leafA = insertLeafSummary(env.db, conversation, 1, 20, texts.leafA);
+  const leafB = insertLeafSummary(env.db, conversation, 21, 40, texts.leafB);
+  const condensed = insertCondensedSummary(env.db, conversation, [leafA, leafB], texts.condensed);
+  return { leafA, leafB, condensed };
+}
 
 /** `pairs` user/assistant exchanges; exchange i mentions `${prefix}${i}` so every message is findable. */
 export function exchanges(pairs: number, prefix = "topic", start = 1): AgentMessage[] {

@@ -3,22 +3,9 @@ import { describe, expect, it } from "vitest";
 import { WAL_TRUNCATE_BYTES } from "../../src/sqlite/wal-checkpointer.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { createTestEngine } from "../helpers/engine.js";
+import { WAL_BOUND_BYTES, walSize } from "../helpers/wal.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 
-/**
- * What the log may pass its bound by: the transaction that crossed it (the writes after it wait for the worker to
- * truncate the log). The engine writes at most 500 messages per transaction: 500 x ~1.2 KB of text here, with
- * parts and indexes, is about 2 MB of pages.
- */
-const LARGEST_TRANSACTION_BYTES = 4 * 2 ** 20;
-
-const walSize = (databasePath: string) => {
-  try {
-    return statSync(`${databasePath}-wal`).size;
-  } catch {
-    return 0;
-  }
-};
 const nextMacrotask = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A message of about `words` distinct words, so every write adds new pages (no page is rewritten in place). */
@@ -39,7 +26,7 @@ describe("the write-ahead log under sustained writes", () => {
       expect(ingested).toBe(true);
       largest = Math.max(largest, walSize(path));
     }
-    expect(largest).toBeLessThanOrEqual(WAL_TRUNCATE_BYTES + LARGEST_TRANSACTION_BYTES);
+    expect(largest).toBeLessThanOrEqual(WAL_BOUND_BYTES);
     expect(harness.db.checkpointer!.boundStats.boundReached).toBeGreaterThan(2); // the log reached its bound, and was held to it
     expect(harness.db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n).toBe(1_500);
   }, 120_000);
@@ -58,7 +45,7 @@ describe("the write-ahead log under sustained writes", () => {
       largest = Math.max(largest, walSize(path));
     }
     expect(stored).toBe(30_000);
-    expect(largest).toBeLessThanOrEqual(WAL_TRUNCATE_BYTES + LARGEST_TRANSACTION_BYTES);
+    expect(largest).toBeLessThanOrEqual(WAL_BOUND_BYTES);
     expect(statSync(path).size).toBeGreaterThan(3 * WAL_TRUNCATE_BYTES); // several times the bound went through the log
   }, 120_000);
 });

@@ -4,8 +4,8 @@ import { answerTokensFor } from "../../src/retrieval/window-share.js";
 import { RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { RecordingSubagentRuntime, requestScopeError, type SubagentScript } from "../fakes/recording-subagent.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, textOf, type RecallEnv, type Session } from "../helpers/recall.js";
-import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
+import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, seedTwoLeaves, textOf, type RecallEnv, type Session } from "../helpers/recall.js";
+import { insertLeafSummary } from "../helpers/summaries.js";
 
 type Details = ExpandQueryResult & { status?: string; parameter?: string; error?: string };
 
@@ -15,12 +15,11 @@ const NEEDLE = "the migration uses blue-green with flag ROLLOUT_42";
 async function seed(env: RecallEnv) {
   const messages = exchanges(30);
   messages[3] = assistantMessage(`Decision: ${NEEDLE}.`);
-  await env.commit(MAIN, messages);
-  const conversation = env.conversationId(MAIN);
-  const leafA = insertLeafSummary(env.db, conversation, 1, 20, "Planning the database migration; a rollout flag was chosen.");
-  const leafB = insertLeafSummary(env.db, conversation, 21, 40, "Later topics, unrelated to the migration plan.");
-  const condensed = insertCondensedSummary(env.db, conversation, [leafA, leafB], "Migration planning and later topics.");
-  return { leafA, leafB, condensed };
+  return seedTwoLeaves(env, messages, {
+    leafA: "Planning the database migration; a rollout flag was chosen.",
+    leafB: "Later topics, unrelated to the migration plan.",
+    condensed: "Migration planning and later topics.",
+  });
 }
 
 function childOf(run: { sessionKey: string }): Session {

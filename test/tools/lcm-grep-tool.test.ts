@@ -2,8 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GrepMatch } from "../../src/search/grep.js";
 import { toolResultCharsFor } from "../../src/retrieval/window-share.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
-import { insertCondensedSummary, insertLeafSummary } from "../helpers/summaries.js";
+import { createRecallEnv, detailsOf, exchanges, MAIN, OTHER_AGENT, seedTwoLeaves, sessionOf, textOf, type RecallEnv } from "../helpers/recall.js";
 
 interface GrepDetails {
   matchCount: number;
@@ -28,12 +27,11 @@ const HOUR = 3_600_000;
 async function seed(env: RecallEnv): Promise<{ leafA: string; leafB: string; condensed: string }> {
   const messages = exchanges(40).map((message, index) => ({ ...message, timestamp: T0 + index * HOUR }));
   messages[5] = { ...messages[5]!, content: [{ type: "text", text: "the deploy key is zebra-7731, keep it" }] };
-  await env.commit(MAIN, messages);
-  const conversation = env.conversationId(MAIN);
-  const leafA = insertLeafSummary(env.db, conversation, 1, 20, "Early setup: questions about topic1 to topic10; a deploy key was shared.");
-  const leafB = insertLeafSummary(env.db, conversation, 21, 40, "Middle part: topic11 to topic20 were discussed.");
-  const condensed = insertCondensedSummary(env.db, conversation, [leafA, leafB], "Setup and the first twenty topics; deploy key shared.");
-  return { leafA, leafB, condensed };
+  return seedTwoLeaves(env, messages, {
+    leafA: "Early setup: questions about topic1 to topic10; a deploy key was shared.",
+    leafB: "Middle part: topic11 to topic20 were discussed.",
+    condensed: "Setup and the first twenty topics; deploy key shared.",
+  });
 }
 
 describe("lcm_grep", () => {

@@ -17,7 +17,7 @@ export async function compactCommand(runtime: CliRuntime, conversationId: number
   const { config } = runtime.settings;
   const stores = runtime.open("write");
   const conversation = await requireConversation(stores, conversationId);
-  const logger = { debug() {}, info() {}, warn: (message: string) => runtime.note(message), error: (message: string) => runtime.note(message) };
+  const { logger } = runtime;
   const service = new CompactionService({
     config, store: stores.store, compactionStore: stores.compactionStore, tokens: runtime.tokens, clock: runtime.clock, logger,
     summarizers: createSummarizerSelector({ config, tokens: runtime.tokens, pluginLlm: runtime.environment.model, env: runtime.environment.env }),

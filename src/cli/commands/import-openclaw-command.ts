@@ -159,7 +159,7 @@ async function backfill(runtime: CliRuntime, sessions: HostSession[], reading: {
   const { config } = runtime.settings;
   const databaseCreated = ensureDatabase(runtime);
   const stores = runtime.open("write");
-  const logger = noteLogger(runtime);
+  const logger = runtime.logger;
   const deps = {
     store: stores.store, tokens: runtime.tokens, clock: runtime.clock, logger,
     ...(reading.transcriptSource ? { transcriptSource: reading.transcriptSource } : {}),
@@ -176,7 +176,7 @@ async function preview(runtime: CliRuntime, sessions: HostSession[], reading: { 
   const { config } = runtime.settings;
   const store = runtime.hasDatabase() ? runtime.open("read").store : null;
   const deps = {
-    store, tokens: runtime.tokens, clock: runtime.clock, logger: noteLogger(runtime),
+    store, tokens: runtime.tokens, clock: runtime.clock, logger: runtime.logger,
     ...(reading.transcriptSource ? { transcriptSource: reading.transcriptSource } : {}),
     filter: new SessionFilter(config),
   };
@@ -201,6 +201,3 @@ async function eachSession(
   return results;
 }
 
-function noteLogger(runtime: CliRuntime) {
-  return { debug() {}, info() {}, warn: (message: string) => runtime.note(message), error: (message: string) => runtime.note(message) };
-}

@@ -17,7 +17,7 @@ export interface InspectOutput {
 export async function inspectCommand(runtime: CliRuntime, options: { port: number; write: boolean }): Promise<CommandOutput<InspectOutput>> {
   const { config } = runtime.settings;
   const stores = runtime.open(options.write ? "write" : "read");
-  const logger = { debug() {}, info() {}, warn: (message: string) => runtime.note(message), error: (message: string) => runtime.note(message) };
+  const { logger } = runtime;
   const api = inspectorApiOn({
     backend: stores.backend, config, tokens: runtime.tokens, clock: runtime.clock, logger,
     readOnlyReason: options.write ? null : "started without --write", model: runtime.environment.model, env: runtime.environment.env,

@@ -7,7 +7,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { type CliEnvironment, type CommonOptions, CliRuntime } from "../cli-runtime.js";
 import { CliError, EXIT, exitCodeOf } from "../exit-codes.js";
-import type { Logger } from "../../contracts.js";
 import { describeError } from "../../errors.js";
 import { createMcpBackend, type McpBackend } from "../../mcp/mcp-backend.js";
 import { listenMcpHttp } from "../../mcp/mcp-http.js";
@@ -19,7 +18,7 @@ export async function runMcpCommand(environment: CliEnvironment, options: Common
   try {
     const settings = readMcpSettings(options, environment.env);
     const stores = runtime.open(settings.writable ? "write" : "read-live");
-    const logger: Logger = { debug() {}, info() {}, warn: (message) => runtime.note(message), error: (message) => runtime.note(message) };
+    const { logger } = runtime;
     const backend = createMcpBackend({
       backend: stores.backend, settings, config: runtime.settings.config, tokens: runtime.tokens, clock: runtime.clock, logger, model: environment.model,
     });

@@ -96,7 +96,7 @@ export function recallFor(runtime: CliRuntime, stores: CliStores, agentId?: stri
   const { config } = runtime.settings;
   const services = createRecallServices({
     store: stores.store, retrievalStore: stores.retrievalStore, grants: stores.grantStore, config, tokens: runtime.tokens,
-    clock: runtime.clock, logger: { debug() {}, info() {}, warn: (message) => runtime.note(message), error: (message) => runtime.note(message) },
+    clock: runtime.clock, logger: runtime.logger,
     ...(model ? { llm: model } : {}),
   });
   const service = new RecallService({ recall: services, conversations: { listRecallConversationIds: (agent) => stores.retrievalStore.listRecallConversationIds(agent), getConversation: (id) => stores.store.getConversation(id) }, clock: runtime.clock });

@@ -33,7 +33,7 @@ export interface RepairOutput {
 export function repairService(runtime: CliRuntime, write: boolean) {
   const { config } = runtime.settings;
   const stores = runtime.open(write ? "write" : "read");
-  const logger = { debug() {}, info() {}, warn: (message: string) => runtime.note(message), error: (message: string) => runtime.note(message) };
+  const { logger } = runtime;
   return repairServiceOn({
     backend: stores.backend, config, tokens: runtime.tokens, clock: runtime.clock, logger, integrity: stores.integrity,
     summarizers: createSummarizerSelector({ config, tokens: runtime.tokens, pluginLlm: runtime.environment.model, env: runtime.environment.env }),
