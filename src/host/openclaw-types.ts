@@ -4,17 +4,6 @@
  * runtime and compiles without it. Only the fields we use are listed; hosts may send more.
  */
 
-export interface TextContent { type: "text"; text: string; textSignature?: string }
-export interface ThinkingContent { type: "thinking"; thinking: string; thinkingSignature?: string; redacted?: boolean }
-export interface ImageContent { type: "image"; data: string; mimeType: string }
-export interface ToolCallContent {
-  type: "toolCall";
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  [extra: string]: unknown;
-}
-
 /**
  * A host message. Roles seen live: user, assistant, toolResult, custom, compactionSummary, branchSummary,
  * bashExecution. Persisted messages also carry undeclared fields (`idempotencyKey`, `__openclaw`).

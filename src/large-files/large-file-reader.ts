@@ -15,7 +15,7 @@ import { isBinaryFile } from "../text/file-types.js";
 import { formatCount } from "./file-reference.js";
 import { type FileGrepQuery, type FileGrepResult, type LineMatcherFactory, compileGrepQuery, grepFile } from "./file-grep.js";
 
-export type { FileGrepMatch, FileGrepQuery, FileGrepResult, LineBatchOutcome, LineMatcher, LineMatcherFactory } from "./file-grep.js";
+export type { FileGrepQuery, FileGrepResult, LineMatcherFactory } from "./file-grep.js";
 
 export type ContentStatus = { status: "available" } | { status: "missing" | "unreadable"; reason: string };
 

@@ -20,7 +20,7 @@ import { isoTime } from "./iso-time.js";
 import { compileSearchRegex } from "./regex-policy.js";
 import { regexSearch, type RegexStrategy, type SearchScope } from "./regex-search.js";
 import type { UnreadableFiles } from "./stored-content.js";
-import { compareScores, type DocumentScore } from "./text-ranking.js";
+import { compareScores } from "./text-ranking.js";
 import { fileChunkReader, messageReader, summaryReader } from "./text-readers.js";
 import { prepareTogether, searchText, type TextHit } from "./text-search.js";
 import { snippetCenter, textSnippet } from "./text-snippet.js";
@@ -45,7 +45,7 @@ export interface GrepRequest {
   sort: SearchSort;
 }
 
-export type { GrepMatch, MessageMatch, StoredContentLocation, SummaryMatch } from "./grep-matches.js";
+export type { GrepMatch, MessageMatch } from "./grep-matches.js";
 export type { FileMatch } from "./file-search.js";
 
 export interface GrepResult {

@@ -96,11 +96,6 @@ function wordPattern(text: string): RegExp {
   return pattern;
 }
 
-/** The folded words of `text`, without places. */
-export function wordTexts(text: string): string[] {
-  return words(text).map((word) => word.text);
-}
-
 /**
  * The fragments of one word as written (before folding), folded, in order: its parts when it is a camelCase or
  * mixed letter/digit word (`LcmContextEngine` → lcm context engine, `1234ms` → 1234 ms), its script runs and the
@@ -168,18 +163,6 @@ function computeStem(word: string): string | null {
 const fragmentMemo = new Memo<string[]>();
 const stemMemo = new Memo<string | null>();
 
-
-/** Stems of a word and of its fragments, distinct, in order. */
-function stemsOf(folded: string, fragments: readonly string[]): string[] {
-  const stems = new Set<string>();
-  // A compound's own stem finds nothing its parts' stems do not (lcmcontextengine → lcmcontextengin).
-  for (const candidate of fragments.length > 0 ? fragments : [folded]) {
-    const stem = stemOf(candidate);
-    if (stem) stems.add(stem);
-  }
-  return [...stems];
-}
-
 /** What a document contributes to the index (see AnalyzedDocument); its words are also added to `distinctWords`. */
 export function analyzeDocument(text: string, distinctWords?: Set<string>): AnalyzedDocument {
   const body: string[] = [];
@@ -203,10 +186,4 @@ export function analyzeDocument(text: string, distinctWords?: Set<string>): Anal
     for (const fragment of fragmentsOf(original)) derived.push(fragment);
   }
   return { words: body.join(" "), derived: derived.join(" "), wordCount: body.length };
-}
-
-/** The forms under which a document's word is found: itself, its fragments, its stems. */
-export function derivedForms(original: string): { fragments: string[]; stems: string[] } {
-  const fragments = fragmentsOf(original);
-  return { fragments, stems: stemsOf(fold(original), fragments) };
 }

@@ -39,9 +39,6 @@ export const FAKE_SUMMARY_PREFIX = "LCM_FAKE_SUMMARY";
 export function callToolMarker(tool: string, args: Record<string, unknown>): string {
   return `[[call:${tool} ${JSON.stringify(args)}]]`;
 }
-export function replyMarker(text: string): string {
-  return `[[reply:${text}]]`;
-}
 export function overflowOnceMarker(id: string): string {
   return `[[overflow-once:${id}]]`;
 }

@@ -40,13 +40,3 @@ export function requestTokens(request: ChatRequest): number {
   const tools = request.tools && request.tools.length > 0 ? textTokens(JSON.stringify(request.tools)) : 0;
   return messages + tools + REPLY_PRIMING_TOKENS;
 }
-
-/** The tokens of the system messages and of the tool schemas alone: what the host sends whatever the history. */
-export function hostOverheadTokens(request: ChatRequest): { systemTokens: number; toolTokens: number; toolCount: number } {
-  const system = (request.messages ?? []).filter((message) => message.role === "system" || message.role === "developer");
-  return {
-    systemTokens: system.reduce((total, message) => total + messageTokens(message), 0),
-    toolTokens: request.tools && request.tools.length > 0 ? textTokens(JSON.stringify(request.tools)) : 0,
-    toolCount: request.tools?.length ?? 0,
-  };
-}

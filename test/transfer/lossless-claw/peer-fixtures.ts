@@ -242,5 +242,3 @@ export class PeerWriter {
     this.db.close();
   }
 }
-
-export const TIMESTAMP_BASE = BASE;
