@@ -21,7 +21,7 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../records.js";
-import type { ImportedHistoryStore, ImportedMessageToMatch } from "../ingest/transcript-match.js";
+import type { ImportedHistoryStore, ImportedMessageToMatch } from "../store/imported-history-store.js";
 import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
 import { SqliteImportedHistoryStore } from "./sqlite-imported-history-store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
