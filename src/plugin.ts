@@ -62,6 +62,7 @@ import { runOnRetentionThread } from "./retention/retention-thread.js";
 import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
 import { SqliteRetentionStore } from "./sqlite/sqlite-retention-store.js";
 import { exportConversationRecords } from "./transfer/jsonl-export.js";
+import { SqliteExportStore } from "./sqlite/sqlite-export-store.js";
 import { SqliteOperatorStore } from "./sqlite/sqlite-operator-store.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
 import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries, sharedRedoBackoff } from "./repair/fallback-redo.js";
@@ -130,7 +131,7 @@ export function retentionServiceFor(services: Pick<PluginServices, "config" | "s
   const { config } = services;
   const service: RetentionService = new RetentionService({
     store: new SqliteRetentionStore(database), conversations: services.store,
-    exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
+    exportConversation: (conversationId) => exportConversationRecords(new SqliteExportStore(database), conversationId),
     archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: systemClock, logger,
     // maintain's background runs go to a worker thread of their own for a file (none can share an in-memory one).
     ...(database.path === ":memory:" ? {} : {

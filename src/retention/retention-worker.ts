@@ -11,6 +11,7 @@ import { describeError } from "../errors.js";
 import { RetentionService } from "./retention-service.js";
 import { SqliteRetentionStore } from "../sqlite/sqlite-retention-store.js";
 import { SqliteStore } from "../sqlite/sqlite-store.js";
+import { SqliteExportStore } from "../sqlite/sqlite-export-store.js";
 import { exportConversationRecords } from "../transfer/jsonl-export.js";
 import { GzipJsonlArchiveWriter } from "./archive-writer.js";
 import type { RetentionThreadMessage, RetentionThreadRequest } from "./retention-thread.js";
@@ -30,7 +31,7 @@ async function main(request: RetentionThreadRequest): Promise<void> {
     post({ type: "started" });
     const service = new RetentionService({
       store: new SqliteRetentionStore(database), conversations: new SqliteStore(database),
-      exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
+      exportConversation: (conversationId) => exportConversationRecords(new SqliteExportStore(database), conversationId),
       archives: new GzipJsonlArchiveWriter(request.archiveDirectory), config: { ...request.settings, databasePath: request.databasePath },
       clock: systemClock, logger, ...(request.sliceMs === undefined ? {} : { sliceMs: request.sliceMs }),
     });

@@ -13,6 +13,7 @@ import { openDatabase } from "../../sqlite/connection-registry.js";
 import type { Database } from "../../sqlite/database.js";
 import { inspectDatabaseFile } from "../../sqlite/database-file.js";
 import { SqliteSearchIndex } from "../../sqlite/sqlite-search-index.js";
+import { transferStoresOn } from "../../sqlite/transfer-stores.js";
 import { type ImportedBlock, importExportFile, type JsonlImportResult, planExportFile } from "../../transfer/jsonl-import.js";
 import { type CliEnvironment, type CliRuntime, type CliStores, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
 import { count } from "../format.js";
@@ -52,7 +53,7 @@ export async function importJsonlCommand(runtime: CliRuntime, file: string, opti
   const progress = runtime.progress("Importing");
   let result;
   try {
-    result = await importExportFile(stores.database, file, {
+    result = await importExportFile(transferStoresOn(stores.database), file, {
       filesDirectory: config.filesDirectory,
       clock: runtime.clock,
       onProgress: (phase, done, total) => progress.update(done, Math.max(done, total), phase === "check" ? "records checked" : "records written"),
@@ -72,7 +73,7 @@ async function planJsonlCommand(runtime: CliRuntime, file: string): Promise<Comm
   const database: Database = scratch ?? runtime.open("read").database;
   const progress = runtime.progress("Checking");
   try {
-    const result = await planExportFile(database, file, {
+    const result = await planExportFile(transferStoresOn(database).exports, file, {
       onProgress: (_phase, done, total) => progress.update(done, Math.max(done, total), "records checked"),
     });
     return report(runtime, result, { dryRun: true, databaseCreated: false, indexed: 0, durationMs: Math.round(performance.now() - started) });

@@ -12,7 +12,7 @@ import type { Database } from "../../sqlite/database.js";
 import { inspectDatabaseFile } from "../../sqlite/database-file.js";
 import { openDatabase } from "../../sqlite/connection-registry.js";
 import { MIGRATIONS } from "../../sqlite/migrations.js";
-import { SqlitePeerImportStore } from "../../sqlite/sqlite-peer-import-store.js";
+import { transferStoresOn } from "../../sqlite/transfer-stores.js";
 import type { ImportReport } from "../../transfer/lossless-claw/import-report.js";
 import { importLosslessClaw } from "../../transfer/lossless-claw/lossless-claw-import.js";
 import { PeerImportError } from "../../transfer/lossless-claw/peer-import-error.js";
@@ -70,8 +70,8 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
     // database and only reads the target, for what it holds already.
     const report = await importLosslessClaw({
       sourcePath: source,
-      store: new SqlitePeerImportStore(scratch ?? target!),
-      target: scratch ? (target ? new SqlitePeerImportStore(target) : null) : undefined,
+      store: transferStoresOn(scratch ?? target!).peerImport,
+      target: scratch ? (target ? transferStoresOn(target).peerImport : null) : undefined,
       files: options.apply ? new LargeFileStorage(config.filesDirectory) : null,
       defaultAgentId: options.agent,
       tokens: runtime.tokens,

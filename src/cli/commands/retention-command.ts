@@ -8,6 +8,7 @@ import { exportConversationRecords } from "../../transfer/jsonl-export.js";
 import { GzipJsonlArchiveWriter } from "../../retention/archive-writer.js";
 import { describeReport, type RetentionReport, RetentionService } from "../../retention/retention-service.js";
 import { SqliteRetentionStore } from "../../sqlite/sqlite-retention-store.js";
+import { transferStoresOn } from "../../sqlite/transfer-stores.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { bytes } from "../format.js";
 
@@ -17,8 +18,9 @@ export async function retentionCommand(runtime: CliRuntime, options: { apply: bo
   const { config } = runtime.settings;
   const stores = runtime.open(options.apply || options.vacuum ? "write" : "read");
   const store = new SqliteRetentionStore(stores.database);
+  const { exports } = transferStoresOn(stores.database);
   const service = new RetentionService({
-    store, conversations: stores.store, exportConversation: (conversationId) => exportConversationRecords(stores.database, conversationId),
+    store, conversations: stores.store, exportConversation: (conversationId) => exportConversationRecords(exports, conversationId),
     archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: runtime.clock,
     logger: { debug: () => undefined, info: (message) => runtime.note(message), warn: (message) => runtime.note(message), error: (message) => runtime.note(message) },
   });
@@ -26,11 +28,9 @@ export async function retentionCommand(runtime: CliRuntime, options: { apply: bo
   let fullVacuum = false;
   if (options.vacuum && store.space().autoVacuum !== "incremental") {
     runtime.note("Rewriting the file once with auto_vacuum=INCREMENTAL (VACUUM): this takes a while on a large database.");
-    stores.database.raw.exec("PRAGMA auto_vacuum = INCREMENTAL");
-    stores.database.raw.exec("VACUUM");
     fullVacuum = true;
   }
-  if (options.apply || fullVacuum) stores.database.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (options.apply || fullVacuum) await store.reclaimSpace({ full: fullVacuum });
   const lines = [
     `Retention: ${describeReport(report)}.`,
     `In use: ${bytes(report.usedBytesBefore)}${options.apply ? ` → ${bytes(report.usedBytesAfter)}` : ""}` +
