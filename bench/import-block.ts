@@ -13,7 +13,7 @@ import { Writable } from "node:stream";
 import { Command } from "commander";
 import { defineLcmCommands } from "../src/cli/lcm-program.js";
 import { openDatabase } from "../src/sqlite/connection-registry.js";
-import { SqliteImportStore } from "../src/sqlite/sqlite-peer-import-store.js";
+import { SqlitePeerImportStore } from "../src/sqlite/sqlite-peer-import-store.js";
 import { PeerReader } from "../src/transfer/lossless-claw/peer-reader.js";
 import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
 import { buildLargePeer } from "../test/transfer/lossless-claw/large-peer.js";
@@ -28,7 +28,7 @@ buildLargePeer(source, MESSAGES);
 /** Every call of these classes' methods, with when it ran (PROFILE=1). */
 const calls: { name: string; start: number; end: number }[] = [];
 if (process.env.PROFILE) {
-  for (const type of [SqliteImportStore, PeerReader, SqliteSearchIndex] as unknown as { name: string; prototype: Record<string, unknown> }[]) {
+  for (const type of [SqlitePeerImportStore, PeerReader, SqliteSearchIndex] as unknown as { name: string; prototype: Record<string, unknown> }[]) {
     for (const name of Object.getOwnPropertyNames(type.prototype)) {
       const method = type.prototype[name];
       if (name === "constructor" || typeof method !== "function") continue;

@@ -20,6 +20,7 @@ import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
 import { SqliteStore } from "../src/sqlite/sqlite-store.js";
 import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
 import { exportConversationRecords } from "../src/transfer/jsonl-export.js";
+import { SqliteExportStore } from "../src/sqlite/sqlite-export-store.js";
 import { round, startLoopProbe } from "./loop-probe.js";
 
 const CONVERSATIONS = 10;
@@ -100,7 +101,7 @@ for (const name of Object.getOwnPropertyNames(SqliteRetentionStore.prototype)) {
   };
 }
 const service = new RetentionService({
-  store: retentionStore, conversations: store, exportConversation: (id) => exportConversationRecords(db, id),
+  store: retentionStore, conversations: store, exportConversation: (id) => exportConversationRecords(new SqliteExportStore(db), id),
   archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => Date.UTC(2026, 6, 1) },
   logger: console,
 });

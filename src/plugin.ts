@@ -49,11 +49,9 @@ import { countIntegrityFindings } from "./services/integrity-service.js";
 import { MetricsService } from "./services/metrics-service.js";
 import { sharedSpendGuard } from "./services/spend-guard.js";
 import { StatusService, statusWithoutDatabase } from "./services/status-service.js";
-import { type RetentionBudget, RetentionService } from "./retention/retention-service.js";
-import { runOnRetentionThread } from "./retention/retention-thread.js";
-import { GzipJsonlArchiveWriter } from "./retention/archive-writer.js";
-import { exportConversationRecords } from "./transfer/jsonl-export.js";
 import { RECALL_TOOL_CATALOG } from "./tools/tool-catalog.js";
+import type { RetentionService } from "./retention/retention-service.js";
+import { retentionServiceOn } from "./retention/retention-wiring.js";
 import { FALLBACK_REDO_PER_TURN, redoFallbackSummaries, sharedRedoBackoff } from "./repair/fallback-redo.js";
 import { repairServiceOn } from "./repair/repair-wiring.js";
 import { createInspectorHandler } from "./inspector/inspector-http.js";
@@ -78,25 +76,9 @@ export function integrityCheckerFor(backend: LcmBackend): IntegrityChecker {
   });
 }
 
-/** Retention on the services' connection (retention/retention-service.ts); does nothing unless the settings turn it on. */
-export function retentionServiceFor(backend: SqliteBackend, config: LcmConfig, logger: Logger): RetentionService {
-  const { database } = backend;
-  const service: RetentionService = new RetentionService({
-    store: backend.retention, conversations: backend.store,
-    exportConversation: (conversationId) => exportConversationRecords(database, conversationId),
-    archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: systemClock, logger,
-    // maintain's background runs go to a worker thread of their own for a file (none can share an in-memory one).
-    ...(database.path === ":memory:" ? {} : {
-      runner: (budget: RetentionBudget) => runOnRetentionThread({
-        databasePath: database.path, archiveDirectory: config.retentionArchiveDirectory, budget,
-        settings: {
-          retentionMaxDatabaseMb: config.retentionMaxDatabaseMb, retentionMaxAgeDays: config.retentionMaxAgeDays,
-          retentionPruneEndedSessions: config.retentionPruneEndedSessions,
-        },
-      }, { logger, onCallingThread: () => service.run({ apply: true, budget }) }),
-    }),
-  });
-  return service;
+/** Retention on the backend, its background runs on a worker thread; does nothing unless the settings turn it on. */
+export function retentionServiceFor(backend: LcmBackend, config: LcmConfig, logger: Logger): RetentionService {
+  return retentionServiceOn(backend, { config, clock: systemClock, logger, onWorkerThread: true });
 }
 
 /** Seams for tests; OpenClaw calls `register(api)`. */
@@ -155,7 +137,7 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
     const { config, wiring } = live.current();
     // Switched off while the gateway runs: step aside like an unusable database (OpenClaw's own engine runs).
     if (!config.enabled) return new UnavailableEngine(DISABLED_CAUSE, runtimeCompaction) as HostPathContextEngine as ContextEngine;
-    let backend: SqliteBackend;
+    let backend: LcmBackend;
     try {
       backend = wiring.databaseAccess.forWriting();
     } catch (error) {
@@ -322,7 +304,7 @@ class DatabaseAccess {
     this.cause = `database-unavailable:${config.databasePath}:`;
   }
 
-  forWriting(): SqliteBackend {
+  forWriting(): LcmBackend {
     try {
       const backend = openBackend(this.config);
       forgetLogged(this.cause);

@@ -4,17 +4,20 @@
  * with --json), errors turned into a message on stderr and an exit code (exit-codes.ts), and a progress bar for the
  * long ones. Commands themselves only call services and say what to print.
  */
+import { existsSync } from "node:fs";
 import { access } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
 import { systemClock } from "../contracts.js";
-import type { Database } from "../sqlite/database.js";
 import type { ProbedTranscriptSource } from "../ingest/transcript-source.js";
 import { describeError } from "../errors.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { processMetrics } from "../metrics/lcm-metrics.js";
 import { countIntegrityFindings } from "../services/integrity-service.js";
 import { inspectDatabaseFile } from "../sqlite/database-file.js";
-import { openSqliteBackend, type SqliteBackend } from "../sqlite/open-sqlite-backend.js";
+import { assertNotDatabaseFile } from "../sqlite/database-target.js";
+import { MIGRATIONS } from "../sqlite/migrations.js";
+import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
 import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
 import { type CliConfig, resolveCliConfig } from "./cli-config.js";
@@ -58,7 +61,6 @@ export interface CommandOutput<T> {
 /** The stores of one command, all on its one connection (the backend's, under the names the commands use). */
 export interface CliStores {
   backend: LcmBackend;
-  database: Database;
   readOnly: boolean;
   /** Why a command that prefers to write reads only (read-only file, another writer's lock), or null. */
   readOnlyNotice: string | null;
@@ -76,6 +78,7 @@ export class CliRuntime {
   readonly tokens: TokenEstimator = new DefaultTokenEstimator();
   readonly clock: Clock;
   private opened: CliStores | null = null;
+  private readonly scratches: LcmBackend[] = [];
   private cliConfig: CliConfig | null = null;
 
   constructor(readonly environment: CliEnvironment, readonly options: CommonOptions) {
@@ -97,7 +100,7 @@ export class CliRuntime {
     const backend = openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
     if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
     this.opened = {
-      backend, database: backend.database, readOnly: !backend.writable, readOnlyNotice: backend.readOnlyNotice,
+      backend, readOnly: !backend.writable, readOnlyNotice: backend.readOnlyNotice,
       store: backend.store,
       compactionStore: backend.compaction,
       retrievalStore: backend.retrieval,
@@ -119,9 +122,47 @@ export class CliRuntime {
     return state.kind !== "missing" && state.kind !== "new";
   }
 
-  /** An empty database in memory, for a dry run against a database that does not exist yet; closed by the caller. */
-  openScratch(): SqliteBackend {
-    return openSqliteBackend(":memory:", "private");
+  /**
+   * Whether the configured path holds an LCM database older than the schema that records imports from other stores:
+   * a command that only reads cannot see its earlier imports (reading it needs the upgrade a write does).
+   */
+  predatesImports(): boolean {
+    const state = inspectDatabaseFile(this.settings.config.databasePath);
+    const imports = MIGRATIONS.find((migration) => migration.name.startsWith("imports from other stores"))?.version ?? Number.POSITIVE_INFINITY;
+    return state.kind === "ours" && state.schemaVersion < imports;
+  }
+
+  /**
+   * Creates and migrates the database when there is none at the configured path and its folder exists; true when it
+   * did. (Without the folder the command's open says there is no database, and where to point it.)
+   */
+  createDatabase(): boolean {
+    const path = this.settings.config.databasePath;
+    if (this.hasDatabase() || !existsSync(dirname(path))) return false;
+    openSqliteBackend(path, "private").close();
+    this.note(`created the database ${path}`);
+    return true;
+  }
+
+  /** Opens the configured path for writing, creating the database and its folder when there is none. */
+  openCreating(): CliStores {
+    if (!this.hasDatabase()) openSqliteBackend(this.settings.config.databasePath, "private").close(); // makes the folder too
+    return this.open("write");
+  }
+
+  /**
+   * Throws LcmError("invalid_input") when writing `target` would overwrite the configured database or one of the files
+   * it keeps beside it (whatever path names it); `what` names the output in the message.
+   */
+  refuseDatabaseTarget(target: string, what: string): void {
+    assertNotDatabaseFile(target, this.settings.config.databasePath, what);
+  }
+
+  /** An empty database in memory, for a dry run against a database that does not exist yet; closed with the command. */
+  openScratch(): LcmBackend {
+    const scratch = openSqliteBackend(":memory:", "private");
+    this.scratches.push(scratch);
+    return scratch;
   }
 
   progress(title: string): Progress {
@@ -141,6 +182,7 @@ export class CliRuntime {
   close(): void {
     this.opened?.backend.close();
     this.opened = null;
+    for (const scratch of this.scratches.splice(0)) scratch.close();
   }
 }
 

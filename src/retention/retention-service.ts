@@ -24,7 +24,7 @@ import {
 } from "./retention-policy.js";
 import type { DatabaseSpace, PrunableMessage, RetentionStore } from "../store/retention-store.js";
 import type { ConversationStore } from "../store/store.js";
-import type { ExportRecord } from "../transfer/export-format.js";
+import type { ExportRecord } from "../store/export-format.js";
 
 /** `maintain` starts a run at most this often per database. */
 export const RUN_INTERVAL_MS = 10 * 60 * 1_000;

@@ -8,9 +8,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { systemClock, type Logger } from "../contracts.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import { describeError } from "../errors.js";
-import { RetentionService } from "./retention-service.js";
-import { exportConversationRecords } from "../transfer/jsonl-export.js";
-import { GzipJsonlArchiveWriter } from "./archive-writer.js";
+import { retentionServiceOn } from "./retention-wiring.js";
 import type { RetentionThreadMessage, RetentionThreadRequest } from "./retention-thread.js";
 
 const port = parentPort!;
@@ -26,10 +24,8 @@ async function main(request: RetentionThreadRequest): Promise<void> {
   const backend = openSqliteBackend(request.databasePath, "worker");
   try {
     post({ type: "started" });
-    const service = new RetentionService({
-      store: backend.retention, conversations: backend.store,
-      exportConversation: (conversationId) => exportConversationRecords(backend.database, conversationId),
-      archives: new GzipJsonlArchiveWriter(request.archiveDirectory), config: { ...request.settings, databasePath: request.databasePath },
+    const service = retentionServiceOn(backend, {
+      config: { ...request.settings, databasePath: request.databasePath, retentionArchiveDirectory: request.archiveDirectory },
       clock: systemClock, logger, ...(request.sliceMs === undefined ? {} : { sliceMs: request.sliceMs }),
     });
     post({ type: "report", report: await service.run({ apply: true, budget: request.budget }) });

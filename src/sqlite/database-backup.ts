@@ -16,30 +16,8 @@ import { defaultFilesDirectory } from "../config.js";
 import { LCM_APPLICATION_ID } from "./database-file.js";
 import { assertNotDatabaseFile } from "./database-target.js";
 import { LcmError } from "../errors.js";
-import { copyStoredFiles, type StoredFilesCopy } from "./stored-files-backup.js";
-
-export interface BackupOptions {
-  /** Replace an existing target file. */
-  overwrite?: boolean;
-  /** Pages copied per step (the backup API yields between steps). */
-  pagesPerStep?: number;
-  onProgress?: (copiedPages: number, totalPages: number) => void;
-  /** Told after each stored file: files handled of those the copy names. */
-  onFileProgress?: (handledFiles: number, totalFiles: number) => void;
-}
-
-export interface BackupResult {
-  path: string;
-  bytes: number;
-  pages: number;
-  method: "backup-api" | "vacuum-into";
-  durationMs: number;
-  check: "ok";
-  /** The database file's permissions (the source's: 0600 for LCM's own), as octal text. */
-  mode: string;
-  /** The stored files, copied into the folder beside the backup. */
-  files: StoredFilesCopy;
-}
+import { copyStoredFiles } from "./stored-files-backup.js";
+import type { BackupOptions, BackupResult, StoredFilesCopy } from "../store/backup-store.js";
 
 type BackupFunction = (source: sqlite.DatabaseSync, path: string, options?: {
   rate?: number; progress?: (info: { totalPages: number; remainingPages: number }) => void;

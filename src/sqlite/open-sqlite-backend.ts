@@ -8,11 +8,15 @@ import { type AccessMode, openCliDatabase } from "./command-connection.js";
 import { processConnectionHolds } from "./connection-holds.js";
 import { openDatabase, openSharedDatabase, openSharedReadableDatabase, openWorkerConnection } from "./connection-registry.js";
 import { type Database, withWriteDeadline } from "./database.js";
+import { backupDatabase } from "./database-backup.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { SqliteCompactionStore } from "./sqlite-compaction-store.js";
+import { SqliteExportStore } from "./sqlite-export-store.js";
 import { SqliteGrantStore } from "./sqlite-grant-store.js";
+import { SqliteImportStore } from "./sqlite-import-store.js";
 import { SqliteIntegrityStore } from "./sqlite-integrity-store.js";
 import { SqliteOperatorStore } from "./sqlite-operator-store.js";
+import { SqlitePeerImportStore } from "./sqlite-peer-import-store.js";
 import { SqliteRepairStore } from "./sqlite-repair-store.js";
 import { SqliteRetentionStore } from "./sqlite-retention-store.js";
 import { SqliteRetrievalStore } from "./sqlite-retrieval-store.js";
@@ -73,6 +77,10 @@ export function sqliteBackendOn(
     retention: new SqliteRetentionStore(database),
     operator: new SqliteOperatorStore(database),
     repairs: new SqliteRepairStore(database),
+    exports: new SqliteExportStore(database),
+    imports: new SqliteImportStore(database),
+    peerImport: new SqlitePeerImportStore(database),
+    backup: { backupTo: (targetPath, backupOptions) => backupDatabase(database.raw, database.path, targetPath, backupOptions) },
     storage: sqliteStorageControl,
     close: () => {
       if (!options.shared) database.close();

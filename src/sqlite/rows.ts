@@ -161,3 +161,14 @@ export function toSummary(row: SummaryRow, parentSummaryIds: string[]): SummaryR
     parentSummaryIds,
   };
 }
+
+/** Rows grouped by their first column (a parent's id), each group in row order, mapped by `map`. */
+export function groupBy<T extends readonly [number, ...unknown[]], R>(rows: readonly T[], map: (row: T) => R): Map<number, R[]> {
+  const groups = new Map<number, R[]>();
+  for (const row of rows) {
+    const list = groups.get(row[0]);
+    if (list) list.push(map(row));
+    else groups.set(row[0], [map(row)]);
+  }
+  return groups;
+}

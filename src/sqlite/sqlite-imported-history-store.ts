@@ -3,11 +3,11 @@
  * (schema 9) beside the rows an import wrote: a conversation's map row holds `"transcript": "pending"` in its cursor
  * until bootstrap has read the session's transcript to its end once, and each message's map row holds
  * `transcript <match key>` until the transcript matched it, then `matched <match key>`. The import writes both in
- * the transactions that store the rows (import-store.ts), so a conversation is never live without them.
+ * the transactions that store the rows (sqlite-peer-import-store.ts), so a conversation is never live without them.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "./database.js";
-import type { ImportedHistoryStore, ImportedMessageToMatch } from "../ingest/transcript-match.js";
+import type { ImportedHistoryStore, ImportedMessageToMatch } from "../store/imported-history-store.js";
 import type { BootstrapState, ConversationId } from "../records.js";
 
 const PENDING = "transcript ";

@@ -18,24 +18,27 @@
 import type { Database } from "./database.js";
 import { recordedPath } from "./stored-file-path.js";
 import { ItemFlags, MessageFlags } from "../messages/message-codec.js";
-import type { ConversationKey, LargeFileRecord } from "../records.js";
+import type { ConversationKey } from "../records.js";
 import { nextLoopTurn, type SliceDeadline } from "../runtime/time-slice.js";
 import { pendingTranscriptMatch } from "./sqlite-imported-history-store.js";
 import {
-  type ContextItemInput, type ConversationCursor, type ImportedFile, IMPORTING_REASON, INITIAL_CURSOR, type MessageToStore, type SourceConversation,
-} from "../transfer/lossless-claw/import-records.js";
-import type { ImportedMessage, PlannedSummary } from "../transfer/lossless-claw/summary-plan.js";
+  type ContextItemInput, type ConversationCursor, type ImportedFile, type ImportedMessage, INITIAL_CURSOR, type MessageToStore,
+  type PeerFileOutcome, type PeerImportStore, type PeerSource, type PlannedSummary, type SourceConversation,
+} from "../store/peer-import-store.js";
+
+/** Shown on a conversation while it is being imported: archived, so no turn reaches it half-written. */
+export const IMPORTING_REASON = "importing from lossless-claw";
 
 /** Rows per read of the map (2-4 ms each at 100k messages). */
 const PAGE_ROWS = 1_000;
 
-export class SqliteImportStore {
-  constructor(readonly db: Database) {}
+export class SqlitePeerImportStore implements PeerImportStore {
+  constructor(private readonly db: Database) {}
 
   /**
    * Registers the source, or finds it again (findSource) and records its current fingerprint and path; returns its id.
    */
-  async beginSource(source: { kind: string; fingerprint: string; path: string; schemaLine: string; now: number }, conversations: readonly SourceConversation[]): Promise<number> {
+  async beginSource(source: PeerSource, conversations: readonly SourceConversation[]): Promise<number> {
     return this.db.write(() => {
       const known = this.findSource(source.kind, source.fingerprint, conversations);
       if (known !== null) {
@@ -142,7 +145,7 @@ export class SqliteImportStore {
   /** Stores file rows (their content is on disk already) and records every peer file handled; ends the file phase. */
   async storeFiles(
     sourceId: number, conversationId: number, peerConversationId: number,
-    files: readonly { peerFileId: string; record: LargeFileRecord | null; targetFileId: string | null; note: string | null; noteKind: string | null }[],
+    files: readonly PeerFileOutcome[],
   ): Promise<void> {
     await this.db.write(() => {
       for (const file of files) {

@@ -14,7 +14,6 @@ import { resolveRecordedPath } from "./stored-file-path.js";
 import type { ConversationId, MessageId } from "../records.js";
 import type { SliceDeadline } from "../runtime/time-slice.js";
 import type {
-  ArchivedLocation,
   ArchiveRecord,
   DatabaseSpace,
   DeletionStep,
@@ -50,7 +49,8 @@ const COVERED_MESSAGES_SQL =
      AND NOT EXISTS (SELECT 1 FROM context_items ci WHERE ci.message_id = m.message_id)
    ORDER BY sm.ordinal`;
 
-type ArchiveRow = {
+/** One retention_archives row (sqlite-export-store.ts reads them for recall too). */
+export type ArchiveRow = {
   archive_id: number; kind: "conversation" | "messages"; path: string; created_at: number; conversation_id: number; agent_id: string;
   session_id: string; reason: string; message_count: number; seq_start: number | null; seq_end: number | null; state: "deleting" | "done";
 };
@@ -60,13 +60,6 @@ function toArchive(row: ArchiveRow): ArchiveRecord {
     archiveId: row.archive_id, kind: row.kind, path: row.path, createdAt: row.created_at, conversationId: row.conversation_id,
     agentId: row.agent_id, sessionId: row.session_id, reason: row.reason, messageCount: row.message_count,
     seqStart: row.seq_start, seqEnd: row.seq_end, state: row.state,
-  };
-}
-
-function toLocation(row: ArchiveRow): ArchivedLocation {
-  return {
-    archivePath: row.path, archivedAt: row.created_at, conversationId: row.conversation_id, agentId: row.agent_id,
-    sessionId: row.session_id, kind: row.kind, seqStart: row.seq_start, seqEnd: row.seq_end,
   };
 }
 
@@ -338,6 +331,14 @@ export class SqliteRetentionStore implements RetentionStore {
     }, slice ? { slice } : {});
   }
 
+  async reclaimSpace(options: { full: boolean }): Promise<void> {
+    if (options.full) {
+      this.db.raw.exec("PRAGMA auto_vacuum = INCREMENTAL");
+      this.db.raw.exec("VACUUM");
+    }
+    this.db.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+
   async archivePathsOf(conversationId: ConversationId): Promise<string[]> {
     // Plan: SEARCH retention_archives USING INDEX retention_archives_conversation (conversation_id=?).
     return this.db.tuples<[string]>(
@@ -379,36 +380,4 @@ export class SqliteRetentionStore implements RetentionStore {
 export function lowerIndexedThrough(db: Database): void {
   db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(message_id), 0) FROM messages)) WHERE name = 'messages_fts'");
   db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(id), 0) FROM summaries)) WHERE name = 'summaries_fts'");
-}
-
-/** Where a summary or file id of a conversation archived whole went; null when retention never archived it. */
-export function archivedIdLocation(db: Database, id: string): ArchivedLocation | null {
-  const row = db.get<ArchiveRow>(
-    "SELECT a.* FROM retention_archived_ids i JOIN retention_archives a ON a.archive_id = i.archive_id WHERE i.id = ?", id,
-  );
-  return row ? toLocation({ ...row }) : null;
-}
-
-/** The archives holding raw messages of `conversationIds` or whole conversations of their agents, newest first. */
-export function archivesOf(db: Database, conversationIds: readonly ConversationId[], limit: number): ArchivedLocation[] {
-  // Message archives of these conversations, and whole conversations archived of the agents that own them.
-  const ids = JSON.stringify(conversationIds);
-  return db.all<ArchiveRow>(
-    `SELECT * FROM retention_archives
-     WHERE (kind = 'messages' AND conversation_id IN (SELECT value FROM json_each(?1)))
-        OR (kind = 'conversation' AND agent_id IN (SELECT agent_id FROM conversations WHERE conversation_id IN (SELECT value FROM json_each(?1))))
-     GROUP BY path ORDER BY max(archive_id) DESC LIMIT ?2`,
-    ids, limit,
-  ).map((row) => toLocation({ ...row }));
-}
-
-/** For a leaf summary: its source messages retention archived, grouped by archive. */
-export function archivedSourcesOf(db: Database, summaryRowId: number): (ArchivedLocation & { messageIds: MessageId[] })[] {
-  const rows = db.all<ArchiveRow & { ids: string }>(
-    `SELECT a.*, json_group_array(m.message_id) AS ids FROM summary_messages sm
-       JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
-     WHERE sm.summary_id = ? GROUP BY a.archive_id ORDER BY a.archive_id`,
-    summaryRowId,
-  );
-  return rows.map((row) => ({ ...toLocation({ ...row }), messageIds: JSON.parse(row.ids) as MessageId[] }));
 }

@@ -14,7 +14,7 @@ import type { ConversationId, ConversationRecord, FileId, MessageId, SummaryId }
 import type { QueryTerm } from "../text/text-query.js";
 import { EXPANSION_SESSION_PREFIX } from "../store/grant-store.js";
 import type { ArchivedLocation } from "../store/retention-store.js";
-import { archivedIdLocation, archivedSourcesOf, archivesOf } from "./sqlite-retention-store.js";
+import { SqliteExportStore } from "./sqlite-export-store.js";
 import type {
   CandidatePage,
   ContainsFilter,
@@ -79,8 +79,11 @@ export class SqliteRetrievalStore implements RetrievalStore {
   private readonly index: SqliteSearchIndex;
   private readonly text: SqliteTextSearch;
   private readonly files: SqliteFileRetrieval;
+  /** Where retention's archives hold what recall cannot show (read with the export's reads). */
+  private readonly archives: SqliteExportStore;
 
   constructor(private readonly db: Database) {
+    this.archives = new SqliteExportStore(db);
     this.index = new SqliteSearchIndex(db);
     this.text = new SqliteTextSearch(db);
     this.files = new SqliteFileRetrieval(db, this.index.files, this.text, () => this.index.through("messages_fts"));
@@ -302,16 +305,16 @@ export class SqliteRetrievalStore implements RetrievalStore {
       sourceMessageIds: messages.map((row) => row.message_id),
       parentRowIds: parents.map((row) => row.parent_summary_id),
       inContext: inContext !== undefined,
-      archivedSources: archivedSourcesOf(this.db, summaryRowId),
+      archivedSources: await this.archives.archivedSourcesOf(summaryRowId),
     };
   }
 
   async archivedIdLocation(id: string): Promise<ArchivedLocation | null> {
-    return archivedIdLocation(this.db, id);
+    return this.archives.archivedIdLocation(id);
   }
 
   async archivesOf(conversationIds: ConversationId[], limit: number): Promise<ArchivedLocation[]> {
-    return archivesOf(this.db, conversationIds, limit);
+    return this.archives.archivesOf(conversationIds, limit);
   }
 
   async getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]> {

@@ -107,6 +107,10 @@ export class SqliteSearchIndex implements SearchIndex {
     return this.pending("messages_fts");
   }
 
+  async pendingSummaries(): Promise<number> {
+    return this.pending("summaries_fts");
+  }
+
   /** Rows of `table` stored but not indexed yet. */
   pending(table: IndexTable): number {
     const row = this.db.get<{ newest: number | null; through: number }>(

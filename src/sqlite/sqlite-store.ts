@@ -21,7 +21,7 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../records.js";
-import type { ImportedHistoryStore, ImportedMessageToMatch } from "../ingest/transcript-match.js";
+import type { ImportedHistoryStore, ImportedMessageToMatch } from "../store/imported-history-store.js";
 import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
 import { SqliteImportedHistoryStore } from "./sqlite-imported-history-store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
@@ -29,6 +29,7 @@ import {
   CONTEXT_ITEM_COLUMNS,
   type ContextItemTuple,
   type ConversationRow,
+  groupBy,
   MESSAGE_COLUMNS,
   type MessageTuple,
   PART_COLUMNS,
@@ -347,13 +348,7 @@ export class SqliteStore implements LcmStore, ImportedHistoryStore {
       `SELECT ${PART_COLUMNS} FROM message_parts WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, ordinal`,
       messageIdsJson,
     );
-    const parts = new Map<number, StoredPart[]>();
-    for (const row of rows) {
-      const list = parts.get(row[0]);
-      if (list) list.push(toPart(row));
-      else parts.set(row[0], [toPart(row)]);
-    }
-    return parts;
+    return groupBy(rows, toPart);
   }
 
   // ── context items ───────────────────────────────────────────────────────────────────────────────────────

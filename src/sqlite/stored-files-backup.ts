@@ -11,22 +11,7 @@ import { basename, join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { resolveRecordedPath } from "./stored-file-path.js";
 import { describeError } from "../errors.js";
-
-/** A stored file the backup could not copy. */
-export interface MissingStoredFile {
-  fileId: string;
-  /** Where the database recorded it. */
-  path: string;
-  reason: string;
-}
-
-export interface StoredFilesCopy {
-  /** The files folder beside the backup; null when the database holds no stored file. */
-  directory: string | null;
-  copied: number;
-  bytes: number;
-  missing: MissingStoredFile[];
-}
+import type { MissingStoredFile, StoredFilesCopy } from "../store/backup-store.js";
 
 interface FileRow {
   file_id: string;

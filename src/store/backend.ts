@@ -3,10 +3,14 @@
  * CLI, the retention worker, the inspector, repairs and the MCP server all take this shape (sqlite/open-sqlite-backend.ts
  * builds it), so a second backend returns the same members and nothing above the stores changes.
  */
+import type { BackupStore } from "./backup-store.js";
 import type { CompactionStore } from "./compaction-store.js";
+import type { ExportStore } from "./export-store.js";
 import type { GrantStore } from "./grant-store.js";
+import type { ImportStore } from "./import-store.js";
 import type { IntegrityStore } from "./integrity-store.js";
 import type { OperatorStore } from "./operator-store.js";
+import type { PeerImportStore } from "./peer-import-store.js";
 import type { RepairStore } from "./repair-store.js";
 import type { RetentionStore } from "./retention-store.js";
 import type { RetrievalStore } from "./retrieval-store.js";
@@ -44,6 +48,14 @@ export interface LcmBackend {
   readonly retention: RetentionStore;
   readonly operator: OperatorStore;
   readonly repairs: RepairStore;
+  /** The reads of `lcm export` (JSONL and Markdown) and of retention's archives. */
+  readonly exports: ExportStore;
+  /** The writes of `lcm import jsonl`. */
+  readonly imports: ImportStore;
+  /** The writes of `lcm import lossless-claw`. */
+  readonly peerImport: PeerImportStore;
+  /** `lcm backup`: an online copy of the database and its stored files. */
+  readonly backup: BackupStore;
   readonly storage: StorageControl;
   /** Releases this opening: a connection of its own closes; the gateway's shared one stays open for the process. */
   close(): void;

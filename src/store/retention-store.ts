@@ -4,7 +4,8 @@
  * short transaction that re-checks what was planned and skips what changed since (a message back in the context, a
  * conversation whose session came back), so a run can interleave with turns of any session.
  */
-import type { ConversationId, MessageId } from "../records.js";
+import type { ConversationId, MessageId, MessageRecord } from "../records.js";
+import type { PartExportRecord } from "./export-format.js";
 import type { SliceDeadline } from "../runtime/time-slice.js";
 
 /** How big the file is and whether it can give pages back (auto_vacuum=INCREMENTAL). */
@@ -26,21 +27,14 @@ export interface EndedConversation {
 }
 
 /** A raw message that summaries cover and the context no longer shows, with what it holds. */
-export interface PrunableMessage {
-  messageId: MessageId;
-  conversationId: ConversationId;
-  seq: number;
-  role: string;
-  content: string;
-  tokenCount: number;
-  createdAt: number;
-  identityKey: string;
-  flags: number;
-  meta: string;
-  parts: { ordinal: number; kind: string; start: number | null; end: number | null; data: string | null; meta: string | null }[];
+export type PrunableMessage = Pick<
+  MessageRecord, "messageId" | "conversationId" | "seq" | "role" | "content" | "tokenCount" | "createdAt" | "identityKey" | "flags" | "meta"
+> & {
+  /** Its parts as an export writes them (an archive holds them so). */
+  parts: PartExportRecord[];
   /** The leaf summary that covers it. */
   summaryId: string;
-}
+};
 
 /** One archive as recorded (retention_archives). */
 export interface ArchiveRecord {
@@ -130,6 +124,12 @@ export interface RetentionStore {
    * pages freed. A wait for the write lock ends `slice`'s current slice.
    */
   incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number>;
+  /**
+   * Gives space back to the file system: with `full`, first rewrites the whole file once with incremental vacuum
+   * turned on (it blocks every other writer while it runs: minutes on a large file); then empties the write-ahead
+   * log into the file and truncates it. For `lcm retention --apply` / `--vacuum`, never on the gateway's connection.
+   */
+  reclaimSpace(options: { full: boolean }): Promise<void>;
   /** Archive files already written for a conversation, oldest first (a whole-conversation archive names them). */
   archivePathsOf(conversationId: ConversationId): Promise<string[]>;
   /** When retention last wrote an archive (ms), or null when it never did. */

@@ -16,6 +16,8 @@ export interface IndexProgress {
 export interface SearchIndex {
   /** Messages stored but not in the full-text index yet. */
   pendingMessages(): Promise<number>;
+  /** Summaries stored but not yet in the full-text index. */
+  pendingSummaries(): Promise<number>;
   /**
    * Indexes pending messages, oldest first, in bounded transactions with the event loop running between them,
    * then merges index segments in bounded steps. Does nothing while fewer than `whenAtLeast` are pending. Then

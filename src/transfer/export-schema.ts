@@ -1,5 +1,5 @@
 /**
- * The shape of each export record (export-format.ts) as TypeBox schemas, compiled once: what the importer checks every
+ * The shape of each export record (store/export-format.ts) as TypeBox schemas, compiled once: what the importer checks every
  * line against before anything is written, so a damaged or foreign file is refused with the line and field at fault.
  */
 import { type TSchema, Type } from "@sinclair/typebox";

@@ -7,7 +7,6 @@
  * whole conversation (its `retentionArchive` header line, then an export block) is read as the export it holds.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { Database } from "../sqlite/database.js";
 import { LcmError } from "../errors.js";
 import {
   type ConversationExportRecord,
@@ -16,7 +15,8 @@ import {
   EXPORT_FORMAT_VERSION,
   type ExportRecord,
   IMPORTING_REASON,
-} from "./export-format.js";
+} from "../store/export-format.js";
+import type { ExportStore } from "../store/export-store.js";
 import { RECORD_CHECKS } from "./export-schema.js";
 import { valueProblem } from "./export-values.js";
 
@@ -223,44 +223,30 @@ function newBlock(line: number, conversation: ConversationExportRecord): BlockSt
   return state;
 }
 
-/** Decides a block against the database: reads only, writes nothing. */
-export function planBlock(db: Database, block: ValidatedBlock): BlockPlan {
+/** Decides a block against the store: reads only, writes nothing. */
+export async function planBlock(store: ExportStore, block: ValidatedBlock): Promise<BlockPlan> {
   const { conversation } = block;
   const name = `conversation ${conversation.agentId}/${conversation.sessionId} (created ${new Date(conversation.createdAt).toISOString()})`;
-  const existing = db.get<{ conversation_id: number; archive_reason: string | null }>(
-    "SELECT conversation_id, archive_reason FROM conversations WHERE agent_id = ? AND session_id = ? AND created_at = ? ORDER BY conversation_id LIMIT 1",
-    conversation.agentId, conversation.sessionId, conversation.createdAt,
-  );
-  const isResume = existing?.archive_reason === IMPORTING_REASON;
+  const existing = await store.findConversation(conversation);
+  const isResume = existing?.archiveReason === IMPORTING_REASON;
   if (existing && !isResume) {
-    return { ...block, decision: { kind: "skip", conversationId: existing.conversation_id, reason: `${name} is already stored as conversation ${existing.conversation_id}.` } };
+    return { ...block, decision: { kind: "skip", conversationId: existing.conversationId, reason: `${name} is already stored as conversation ${existing.conversationId}.` } };
   }
-  const self = existing?.conversation_id ?? -1;
-  const takenSummary = firstTaken(db, "SELECT summary_id AS id, conversation_id FROM summaries WHERE summary_id IN (SELECT value FROM json_each(?))", block.summaryIds, self);
-  if (takenSummary) return refuse(block, `${name}: its summary ${takenSummary.id} already belongs to conversation ${takenSummary.conversation_id}.`);
-  const takenFile = firstTaken(db, "SELECT file_id AS id, conversation_id FROM large_files WHERE file_id IN (SELECT value FROM json_each(?))", block.fileIds, self);
-  if (takenFile) return refuse(block, `${name}: its large file ${takenFile.id} already belongs to conversation ${takenFile.conversation_id}.`);
+  const self = existing?.conversationId ?? null;
+  const takenSummary = await store.firstSummaryElsewhere(block.summaryIds, self);
+  if (takenSummary) return refuse(block, `${name}: its summary ${takenSummary.id} already belongs to conversation ${takenSummary.conversationId}.`);
+  const takenFile = await store.firstFileElsewhere(block.fileIds, self);
+  if (takenFile) return refuse(block, `${name}: its large file ${takenFile.id} already belongs to conversation ${takenFile.conversationId}.`);
   if (conversation.archivedAt === null) {
-    const live = db.get<{ conversation_id: number }>(
-      "SELECT conversation_id FROM conversations WHERE agent_id = ? AND session_id = ? AND archived_at IS NULL", conversation.agentId, conversation.sessionId,
-    );
-    if (live) {
-      return refuse(block, `${name} is live in the file, and conversation ${live.conversation_id} is the live conversation of that session here ` +
+    const live = await store.liveConversationOf(conversation.agentId, conversation.sessionId);
+    if (live !== null) {
+      return refuse(block, `${name} is live in the file, and conversation ${live} is the live conversation of that session here ` +
         "(a session has one live conversation): import into another database, or archive that conversation first.");
     }
   }
-  return { ...block, decision: existing ? { kind: "resume", conversationId: existing.conversation_id } : { kind: "import" } };
+  return { ...block, decision: existing ? { kind: "resume", conversationId: existing.conversationId } : { kind: "import" } };
 }
 
 function refuse(block: ValidatedBlock, reason: string): BlockPlan {
   return { ...block, decision: { kind: "refuse", reason } };
-}
-
-function firstTaken(db: Database, sql: string, ids: string[], self: number): { id: string; conversation_id: number } | undefined {
-  for (let start = 0; start < ids.length; start += 500) {
-    const taken = db.all<{ id: string; conversation_id: number }>(sql, JSON.stringify(ids.slice(start, start + 500)))
-      .find((row) => row.conversation_id !== self);
-    if (taken) return taken;
-  }
-  return undefined;
 }

@@ -9,7 +9,7 @@ import { decodeMessage } from "../messages/message-codec.js";
 import type { PartKind } from "../records.js";
 import { isTime, readBootstrapState, readCompactionOutcome, readSessionReset } from "../store/conversation-columns.js";
 import { describeError } from "../errors.js";
-import type { ExportRecord } from "./export-format.js";
+import type { ExportRecord } from "../store/export-format.js";
 
 const PART_KINDS: ReadonlySet<string> = new Set<PartKind>(["text", "thinking", "toolCall", "image", "field", "raw"]);
 

@@ -1,5 +1,5 @@
 /**
- * Restores an LCM export (export-format.ts) into a database, exactly: `lcm import jsonl`. Host-free. The file may be a
+ * Restores an LCM export (store/export-format.ts) into a store, exactly: `lcm import jsonl`. Host-free. The file may be a
  * plain export or a retention archive of a whole conversation (gzip; its header line is skipped). Three steps:
  * 1. every record checked (export-validation.ts: shape, values, order, references, constraints, counts) and each
  *    block decided against the database: a bad file or a conflict is refused before anything is written;
@@ -16,16 +16,23 @@ import { access, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createGunzip } from "node:zlib";
 import type { Clock } from "../contracts.js";
-import type { Database } from "../sqlite/database.js";
-import { recordedPath } from "../sqlite/stored-file-path.js";
 import { describeError, LcmError } from "../errors.js";
 import type { Finding } from "../integrity/findings.js";
 import { IntegrityChecker } from "../integrity/integrity-checker.js";
 import { readLines } from "../runtime/line-reader.js";
-import { SqliteIntegrityStore } from "../sqlite/sqlite-integrity-store.js";
+import type { ExportRecord } from "../store/export-format.js";
+import type { ExportStore } from "../store/export-store.js";
+import type { ImportStore } from "../store/import-store.js";
+import type { IntegrityStore } from "../store/integrity-store.js";
 import { BlockWriter } from "./export-block-writer.js";
-import { type ExportRecord, IMPORTING_REASON } from "./export-format.js";
 import { type BlockPlan, planBlock, validateExportLines } from "./export-validation.js";
+
+/** The stores an import works on, all on the target: what it reads to decide, writes, and checks. */
+export interface JsonlImportStores {
+  exports: ExportStore;
+  imports: ImportStore;
+  integrity: IntegrityStore;
+}
 
 export interface JsonlImportOptions {
   /** Where large files are stored (LcmConfig.filesDirectory). */
@@ -68,8 +75,10 @@ const TOLERATED_FINDINGS: ReadonlySet<Finding["kind"]> = new Set(["orphan_tool_r
  * The first step alone, for a dry run: checks the whole file and decides each block against the database exactly as
  * `importExportFile` does, and reports each block's outcome without writing anything.
  */
-export async function planExportFile(db: Database, path: string, options: Pick<JsonlImportOptions, "onProgress">): Promise<JsonlImportResult> {
-  const { absolute, records, plans } = await checkExportFile(db, path, options);
+export async function planExportFile(
+  exports: ExportStore, path: string, options: Pick<JsonlImportOptions, "onProgress">,
+): Promise<JsonlImportResult> {
+  const { absolute, records, plans } = await checkExportFile(exports, path, options);
   const conversations = plans.map((plan) => {
     switch (plan.decision.kind) {
       case "skip": return blockResult(plan, "skipped", plan.decision.conversationId, plan.decision.reason);
@@ -80,9 +89,9 @@ export async function planExportFile(db: Database, path: string, options: Pick<J
   return { path: absolute, records, conversations };
 }
 
-export async function importExportFile(db: Database, path: string, options: JsonlImportOptions): Promise<JsonlImportResult> {
-  const { absolute, records, plans } = await checkExportFile(db, path, options);
-  const writer = new BlockWriter(db, options.filesDirectory);
+export async function importExportFile(stores: JsonlImportStores, path: string, options: JsonlImportOptions): Promise<JsonlImportResult> {
+  const { absolute, records, plans } = await checkExportFile(stores.exports, path, options);
+  const writer = new BlockWriter(stores.imports, options.filesDirectory);
   const written: { plan: BlockPlan; conversationId: number }[] = [];
   try {
     let blockIndex = -1;
@@ -105,8 +114,8 @@ export async function importExportFile(db: Database, path: string, options: Json
         await writer.add(current.conversationId, record);
       }
     }
-    await checkWritten(db, written, options.clock);
-    await publish(db, written, options.clock.now());
+    await checkWritten(stores.integrity, written, options.clock);
+    await publish(stores.imports, written, options.clock.now());
   } catch (error) {
     // A check (or a write the checks did not foresee) failed: nothing of this import stays.
     await writer.remove(written.map((block) => block.conversationId));
@@ -126,11 +135,12 @@ export async function importExportFile(db: Database, path: string, options: Json
 
 /** The first step: every record checked, every block decided; throws (nothing written) when a block is refused. */
 async function checkExportFile(
-  db: Database, path: string, options: Pick<JsonlImportOptions, "onProgress">,
+  exports: ExportStore, path: string, options: Pick<JsonlImportOptions, "onProgress">,
 ): Promise<{ absolute: string; records: number; plans: BlockPlan[] }> {
   const absolute = resolve(path);
   const validation = await validateExportLines(exportLines(absolute), absolute, (done) => options.onProgress?.("check", done, 0));
-  const plans = validation.blocks.map((block) => planBlock(db, block));
+  const plans: BlockPlan[] = [];
+  for (const block of validation.blocks) plans.push(await planBlock(exports, block));
   const refused = plans.filter((plan): plan is BlockPlan & { decision: { kind: "refuse"; reason: string } } => plan.decision.kind === "refuse");
   if (refused.length > 0) {
     throw new LcmError(
@@ -142,9 +152,9 @@ async function checkExportFile(
 }
 
 /** Each written conversation checked as `lcm doctor --conversation` checks it; throws what a restore must not keep. */
-async function checkWritten(db: Database, written: { plan: BlockPlan; conversationId: number }[], clock: Clock): Promise<void> {
+async function checkWritten(integrity: IntegrityStore, written: { plan: BlockPlan; conversationId: number }[], clock: Clock): Promise<void> {
   const checker = new IntegrityChecker({
-    store: new SqliteIntegrityStore(db), clock, fileExists: (file) => access(file).then(() => true, () => false),
+    store: integrity, clock, fileExists: (file) => access(file).then(() => true, () => false),
   });
   for (const { plan, conversationId } of written) {
     const report = await checker.check({ conversationId, includeIndexes: false });
@@ -161,36 +171,25 @@ async function checkWritten(db: Database, written: { plan: BlockPlan; conversati
 }
 
 /** Makes every written conversation what the file says (its archive state), restored now; one transaction. */
-async function publish(db: Database, written: { plan: BlockPlan; conversationId: number }[], now: number): Promise<void> {
-  if (written.length === 0) return;
-  await db.write(() => {
-    for (const { plan, conversationId } of written) {
-      const { end, conversation } = plan;
-      const stored = db.get<{ messages: number; summaries: number; items: number }>(
-        `SELECT (SELECT count(*) FROM messages WHERE conversation_id = ?1) AS messages,
-                (SELECT count(*) FROM summaries WHERE conversation_id = ?1) AS summaries,
-                (SELECT count(*) FROM context_items WHERE conversation_id = ?1) AS items`, conversationId,
-      )!;
-      if (stored.messages !== end.messages || stored.summaries !== end.summaries || stored.items !== end.contextItems) {
-        throw new ImportRefused(
-          `Nothing was imported: conversation ${conversation.agentId}/${conversation.sessionId} holds ${stored.messages} messages, ` +
-            `${stored.summaries} summaries and ${stored.items} context items once written, where the file has ${end.messages}, ` +
-            `${end.summaries} and ${end.contextItems}.`,
-        );
-      }
-      try {
-        db.run(
-          "UPDATE conversations SET archived_at = ?, archive_reason = ?, restored_at = ? WHERE conversation_id = ? AND archive_reason = ?",
-          conversation.archivedAt, conversation.archiveReason, now, conversationId, IMPORTING_REASON,
-        );
-      } catch (error) {
-        throw new ImportRefused(
-          `Nothing was imported: another live conversation of agent ${conversation.agentId}, session ${conversation.sessionId} ` +
-            `appeared while the file was imported (${describeError(error)}); import it again.`,
-        );
-      }
-    }
-  });
+async function publish(imports: ImportStore, written: { plan: BlockPlan; conversationId: number }[], now: number): Promise<void> {
+  const refusal = await imports.publish(written.map(({ plan, conversationId }) => ({
+    conversationId, expected: { messages: plan.end.messages, summaries: plan.end.summaries, contextItems: plan.end.contextItems },
+    archivedAt: plan.conversation.archivedAt, archiveReason: plan.conversation.archiveReason,
+  })), now);
+  if (refusal === null) return;
+  const { end, conversation } = written[refusal.index]!.plan;
+  if (refusal.kind === "counts") {
+    const { stored } = refusal;
+    throw new ImportRefused(
+      `Nothing was imported: conversation ${conversation.agentId}/${conversation.sessionId} holds ${stored.messages} messages, ` +
+        `${stored.summaries} summaries and ${stored.contextItems} context items once written, where the file has ${end.messages}, ` +
+        `${end.summaries} and ${end.contextItems}.`,
+    );
+  }
+  throw new ImportRefused(
+    `Nothing was imported: another live conversation of agent ${conversation.agentId}, session ${conversation.sessionId} ` +
+      `appeared while the file was imported (${refusal.detail}); import it again.`,
+  );
 }
 
 class ImportRefused extends LcmError {

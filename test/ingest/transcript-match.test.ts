@@ -1,7 +1,8 @@
 /** The matcher alone: imported messages are consumed once each, in stored order, never by a newer message. */
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { type ImportedMessageToMatch, ImportedHistoryMatcher, transcriptMatchKeyOf } from "../../src/ingest/transcript-match.js";
+import { ImportedHistoryMatcher, transcriptMatchKeyOf } from "../../src/ingest/transcript-match.js";
+import type { ImportedMessageToMatch } from "../../src/store/imported-history-store.js";
 
 const SECOND = Date.UTC(2026, 1, 18, 7, 0, 5);
 

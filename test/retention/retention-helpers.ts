@@ -11,6 +11,7 @@ import { SqliteIntegrityStore } from "../../src/sqlite/sqlite-integrity-store.js
 import { SqliteRetentionStore } from "../../src/sqlite/sqlite-retention-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { exportConversationRecords } from "../../src/transfer/jsonl-export.js";
+import { SqliteExportStore } from "../../src/sqlite/sqlite-export-store.js";
 import { RecordingLogger, createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { insertLeafSummary } from "../helpers/summaries.js";
@@ -35,7 +36,7 @@ export function retentionSetup(config: Partial<Record<keyof LcmConfig, unknown>>
   const store = new SqliteRetentionStore(setup.db);
   /** `sliceMs` 0: every read and transaction stops after its first row (the cuts become countable). */
   const serviceWith = (overrides: Partial<LcmConfig> = {}, options: { sliceMs?: number } = {}) => new RetentionService({
-    store, conversations: setup.store, exportConversation: (id) => exportConversationRecords(setup.db, id),
+    store, conversations: setup.store, exportConversation: (id) => exportConversationRecords(new SqliteExportStore(setup.db), id),
     archives: new GzipJsonlArchiveWriter(setup.config.retentionArchiveDirectory), config: { ...setup.config, ...overrides }, clock, logger,
     ...options,
   });

@@ -1,12 +1,15 @@
 /**
  * `lcm status` (text and --json) on what retention would do: the size cap, how far over it the file is, the covered
- * messages a run may archive; after `lcm retention --apply`, that nothing is left and when the last archive was written.
+ * messages a run may archive; after `lcm retention --apply`, that nothing is left and when the last archive was written;
+ * `lcm retention --vacuum` turns incremental vacuum on for a file created without it, once.
  */
+import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { RetentionOutput } from "../../src/cli/commands/retention-command.js";
 import type { StatusOutput } from "../../src/cli/commands/status-command.js";
 import { RetentionOutputSchema, StatusOutputSchema } from "../../src/cli/output-schemas.js";
 import { runJson, runLcm } from "../cli/cli-harness.js";
+import { SqliteRetentionStore } from "../../src/sqlite/sqlite-retention-store.js";
 import { retentionSetup, storeExchanges, storeLargeCoveredHistory, summarize } from "./retention-helpers.js";
 
 describe("lcm status on retention", () => {
@@ -46,5 +49,23 @@ describe("lcm status on retention", () => {
     const data = await runJson<StatusOutput>(["status", "--db", setup.config.databasePath], StatusOutputSchema);
     // Two leaf summaries cover messages 1-30 (the tail 31-40 is raw): a size cap could archive those 30.
     expect(data.status.storage!.retention).toMatchObject({ enabled: false, covered: { messages: 30 }, endedConversations: 0 });
+  });
+
+  it("--vacuum rewrites a file made without incremental vacuum once, turns it on and empties the write-ahead log", async () => {
+    const setup = retentionSetup();
+    await storeExchanges(setup, "s1", 20);
+    // A file as LCM created them before incremental vacuum: auto_vacuum off.
+    setup.db.raw.exec("PRAGMA auto_vacuum = NONE");
+    setup.db.raw.exec("VACUUM");
+    const space = new SqliteRetentionStore(setup.db);
+    expect(space.space().autoVacuum).toBe("none");
+    const args = ["retention", "--vacuum", "--db", setup.config.databasePath];
+
+    const first = await runJson<RetentionOutput>(args, RetentionOutputSchema);
+    expect(first.fullVacuum).toBe(true);
+    expect(space.space().autoVacuum).toBe("incremental");
+    expect(statSync(`${setup.config.databasePath}-wal`).size).toBe(0);
+    const again = await runJson<RetentionOutput>(args, RetentionOutputSchema);
+    expect(again.fullVacuum).toBe(false);
   });
 });

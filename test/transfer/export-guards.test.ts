@@ -13,8 +13,9 @@ import { resolveRecordedPath } from "../../src/sqlite/stored-file-path.js";
 import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import type { SummaryDescription } from "../../src/retrieval/describe.js";
 import plugin from "../../src/plugin.js";
-import type { ExportRecord } from "../../src/transfer/export-format.js";
-import { exportConversationRecords, withReadSnapshot } from "../../src/transfer/jsonl-export.js";
+import type { ExportRecord } from "../../src/store/export-format.js";
+import { exportConversationRecords } from "../../src/transfer/jsonl-export.js";
+import { SqliteExportStore } from "../../src/sqlite/sqlite-export-store.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js";
 import { FakePluginApi, RecordingLlm } from "../fakes/fake-plugin-api.js";
 import { retentionSetup, storeExchanges, summarize } from "../retention/retention-helpers.js";
@@ -133,8 +134,9 @@ describe("an export while /new runs", () => {
     // The export's own connection (as the CLI opens it); /new runs on the plugin's while the export reads.
     const reader = openDatabase(databasePath);
     const records: ExportRecord[] = [];
-    await withReadSnapshot(reader, async () => {
-      for await (const record of exportConversationRecords(reader, 1)) {
+    const exports = new SqliteExportStore(reader);
+    await exports.readSnapshot(async () => {
+      for await (const record of exportConversationRecords(exports, 1)) {
         records.push(record);
         if (record.type === "conversation") {
           api.sessionEntries.set(session.sessionKey, { sessionId: session.sessionId, sessionStartedAt: Date.now() });

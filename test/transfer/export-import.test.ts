@@ -10,7 +10,7 @@ import { ExportOutputSchema, ImportJsonlOutputSchema } from "../../src/cli/outpu
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { openDatabase } from "../../src/sqlite/connection-registry.js";
 import type { Database } from "../../src/sqlite/database.js";
-import { IMPORTING_REASON } from "../../src/transfer/export-format.js";
+import { IMPORTING_REASON } from "../../src/store/export-format.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 import { tempDir } from "../helpers/temp-dir.js";

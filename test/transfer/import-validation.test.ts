@@ -101,6 +101,17 @@ describe("lcm import jsonl refuses a file that would fail after writing, and cha
     await expectRefused([...one, ...two], new RegExp(`summary ${shared} belongs to conversation main/s1 too`));
   });
 
+  it("a summary id the target holds in another conversation", async () => {
+    const { dir, databasePath } = await target();
+    expect((await runLcm(["import", "jsonl", write(first()), "--db", databasePath, "--apply"])).code).toBe(EXIT.ok);
+    const elsewhere = first();
+    elsewhere[0]!.sessionId = "elsewhere"; // another conversation, with the summary ids of the one imported as conversation 2
+    const before = contents(databasePath, dir);
+    const run = await runLcm(["import", "jsonl", write(elsewhere), "--db", databasePath, "--apply"]);
+    expect([run.code, run.stderr]).toEqual([EXIT.usage, expect.stringMatching(/main\/elsewhere .*: its summary sum_[0-9a-f]+ already belongs to conversation 2\./)]);
+    expect(contents(databasePath, dir)).toEqual(before);
+  });
+
   it("two live conversations of one session in the file", async () => {
     const one = first();
     const again = first();

@@ -1,5 +1,5 @@
 /**
- * `lcm backup <path>`: an online, consistent copy of the database (sqlite/database-backup.ts), safe while a gateway
+ * `lcm backup <path>`: an online, consistent copy of the database (the backend's BackupStore), safe while a gateway
  * writes to it, with a progress bar; the copy is checked before it takes the target's name. The stored files go with
  * it, into `<backup name>-files/` beside it, recorded relative to it, so the backup opened anywhere finds them. A
  * stored file that could not be copied (already missing) is named, and the command exits 7 (problems found) with the
@@ -7,7 +7,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type BackupResult, backupDatabase } from "../../sqlite/database-backup.js";
+import type { BackupResult } from "../../store/backup-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { bytes, count } from "../format.js";
@@ -21,7 +21,7 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
   const progress = runtime.progress("Backing up");
   let result: BackupResult;
   try {
-    result = await backupDatabase(stores.database.raw, config.databasePath, target, {
+    result = await stores.backend.backup.backupTo(target, {
       overwrite: options.force,
       onProgress: (copied, total) => progress.update(copied, total, "pages"),
       onFileProgress: (handled, total) => progress.update(handled, total, "stored files"),

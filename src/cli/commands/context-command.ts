@@ -60,7 +60,7 @@ export async function contextCommand(runtime: CliRuntime, conversationId: number
 export async function requireConversation(stores: CliStores, conversationId: number): Promise<ConversationRecord> {
   const conversation = await stores.store.getConversation(conversationId);
   if (!conversation) {
-    throw new CliError(EXIT.notFound, `No conversation ${conversationId} is stored in ${stores.database.path}; list them with \`lcm conversations\`.`);
+    throw new CliError(EXIT.notFound, `No conversation ${conversationId} is stored in ${stores.backend.location}; list them with \`lcm conversations\`.`);
   }
   return conversation;
 }

@@ -12,25 +12,19 @@ import { createWriteStream, existsSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { finished } from "node:stream/promises";
 import { resolve } from "node:path";
-import { assertNotDatabaseFile } from "../../sqlite/database-target.js";
-import { exportLine } from "../../transfer/export-format.js";
-import { conversationCounts, conversationIdsOfAgent, exportConversationRecords, withReadSnapshot } from "../../transfer/jsonl-export.js";
+import { exportLine } from "../../store/export-format.js";
+import { exportConversationRecords } from "../../transfer/jsonl-export.js";
 import { exportConversationMarkdown } from "../../transfer/markdown-export.js";
-import type { Database } from "../../sqlite/database.js";
+import type { ConversationCounts, ExportStore } from "../../store/export-store.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { bytes, count } from "../format.js";
 
 export type ExportFormat = "jsonl" | "markdown";
 
-export interface ExportedConversation {
+/** What one exported conversation held, and how many of its stored files had no content to write. */
+export interface ExportedConversation extends ConversationCounts {
   conversationId: number;
-  agentId: string;
-  sessionId: string;
-  messages: number;
-  summaries: number;
-  contextItems: number;
-  largeFiles: number;
   missingFiles: number;
 }
 
@@ -57,21 +51,22 @@ export async function exportCommand(
   }
   const path = resolve(options.out);
   const { config } = runtime.settings;
-  assertNotDatabaseFile(path, config.databasePath, "export");
+  runtime.refuseDatabaseTarget(path, "export");
   if (existsSync(path) && !options.force) throw new CliError(EXIT.usage, `${path} exists; pass --force to replace it, or choose another --out.`);
-  const { database } = runtime.open("read");
-  return withReadSnapshot(database, () => writeExport(runtime, database, target, { ...options, path }));
+  const { exports } = runtime.open("read").backend;
+  return exports.readSnapshot(() => writeExport(runtime, exports, target, { ...options, path }));
 }
 
 async function writeExport(
-  runtime: CliRuntime, database: Database, target: { conversation?: number; agent?: string },
+  runtime: CliRuntime, exports: ExportStore, target: { conversation?: number; agent?: string },
   options: { format: ExportFormat; path: string; allowMissingFiles?: boolean },
 ): Promise<CommandOutput<ExportOutput>> {
   const { config } = runtime.settings;
   const { path } = options;
-  const ids = target.conversation !== undefined ? [target.conversation] : conversationIdsOfAgent(database, target.agent!);
+  const ids = target.conversation !== undefined ? [target.conversation] : await exports.conversationIdsOfAgent(target.agent!);
   if (ids.length === 0) throw new CliError(EXIT.notFound, `Agent ${target.agent} has no conversations in ${config.databasePath}; \`lcm conversations\` lists the stored ones.`);
-  const totalMessages = ids.reduce((sum, id) => sum + (conversationCounts(database, id)?.messages ?? 0), 0);
+  let totalMessages = 0;
+  for (const id of ids) totalMessages += (await exports.conversationCounts(id))?.messages ?? 0;
 
   const started = performance.now();
   const missingFiles: { fileId: string; conversationId: number }[] = [];
@@ -93,13 +88,13 @@ async function writeExport(
     for (const conversationId of ids) {
       if (options.format === "markdown") {
         if (exported.length > 0) await write("\n---\n\n");
-        for await (const piece of exportConversationMarkdown(database, conversationId)) await write(piece);
-        const counts = conversationCounts(database, conversationId)!;
+        for await (const piece of exportConversationMarkdown(exports, conversationId)) await write(piece);
+        const counts = (await exports.conversationCounts(conversationId))!;
         exported.push({ conversationId, ...counts, missingFiles: 0 });
         continue;
       }
       let entry: ExportedConversation | null = null;
-      for await (const record of exportConversationRecords(database, conversationId)) {
+      for await (const record of exportConversationRecords(exports, conversationId)) {
         if (record.type === "conversation") {
           entry = { conversationId, agentId: record.agentId, sessionId: record.sessionId, messages: 0, summaries: 0, contextItems: 0, largeFiles: 0, missingFiles: 0 };
         } else if (record.type === "message" && ++messagesDone % 1_000 === 0) {

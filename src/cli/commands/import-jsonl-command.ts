@@ -7,12 +7,7 @@
  * and imported rows are then added to the full-text index, in steps, so the gateway is left no backlog.
  */
 import { existsSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Command } from "commander";
-import { openDatabase } from "../../sqlite/connection-registry.js";
-import type { Database } from "../../sqlite/database.js";
-import { inspectDatabaseFile } from "../../sqlite/database-file.js";
-import { SqliteSearchIndex } from "../../sqlite/sqlite-search-index.js";
 import { type ImportedBlock, importExportFile, type JsonlImportResult, planExportFile } from "../../transfer/jsonl-import.js";
 import { type CliEnvironment, type CliRuntime, type CliStores, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
 import { count } from "../format.js";
@@ -47,12 +42,12 @@ export async function importJsonlCommand(runtime: CliRuntime, file: string, opti
   if (!options.apply) return planJsonlCommand(runtime, file);
   const started = performance.now();
   const { config } = runtime.settings;
-  const databaseCreated = ensureDatabase(runtime);
+  const databaseCreated = runtime.createDatabase();
   const stores = runtime.open("write");
   const progress = runtime.progress("Importing");
   let result;
   try {
-    result = await importExportFile(stores.database, file, {
+    result = await importExportFile(stores.backend, file, {
       filesDirectory: config.filesDirectory,
       clock: runtime.clock,
       onProgress: (phase, done, total) => progress.update(done, Math.max(done, total), phase === "check" ? "records checked" : "records written"),
@@ -67,18 +62,15 @@ export async function importJsonlCommand(runtime: CliRuntime, file: string, opti
 /** The dry run: the importer's first pass against the database read only (or an empty one in memory); writes nothing. */
 async function planJsonlCommand(runtime: CliRuntime, file: string): Promise<CommandOutput<ImportJsonlOutput>> {
   const started = performance.now();
-  const state = inspectDatabaseFile(runtime.settings.config.databasePath);
-  const scratch = state.kind === "missing" || state.kind === "new" ? openDatabase(":memory:") : null;
-  const database: Database = scratch ?? runtime.open("read").database;
+  const { exports } = runtime.hasDatabase() ? runtime.open("read").backend : runtime.openScratch();
   const progress = runtime.progress("Checking");
   try {
-    const result = await planExportFile(database, file, {
+    const result = await planExportFile(exports, file, {
       onProgress: (_phase, done, total) => progress.update(done, Math.max(done, total), "records checked"),
     });
     return report(runtime, result, { dryRun: true, databaseCreated: false, indexed: 0, durationMs: Math.round(performance.now() - started) });
   } finally {
     progress.stop();
-    scratch?.close();
   }
 }
 
@@ -117,28 +109,18 @@ function report(
   };
 }
 
-/** Creates (and migrates) the database when there is none at the path; true when it did. */
-export function ensureDatabase(runtime: CliRuntime): boolean {
-  const path = runtime.settings.config.databasePath;
-  const state = inspectDatabaseFile(path);
-  if ((state.kind !== "missing" && state.kind !== "new") || !existsSync(dirname(path))) return false;
-  openDatabase(path).close();
-  runtime.note(`created the database ${path}`);
-  return true;
-}
-
 /** Indexes what the import stored for full-text search, in steps (the event loop runs between chunks); returns rows indexed. */
 export async function indexNewRows(runtime: CliRuntime, stores: CliStores): Promise<number> {
-  const index = new SqliteSearchIndex(stores.database);
-  const remaining = () => index.pending("messages_fts") + index.pending("summaries_fts");
-  const waiting = remaining();
+  const index = stores.backend.searchIndex;
+  const remaining = async () => await index.pendingMessages() + await index.pendingSummaries();
+  const waiting = await remaining();
   if (waiting === 0) return 0;
   const progress = runtime.progress("Indexing");
   let left = waiting;
   try {
     while (left > 0) {
       await index.indexPending({ maxRows: 10_000 });
-      const now = remaining();
+      const now = await remaining();
       if (now >= left) break; // no progress (another process is indexing): the gateway finishes it
       left = now;
       progress.update(waiting - left, waiting, "rows indexed");

@@ -8,16 +8,11 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { Database } from "../../sqlite/database.js";
-import { inspectDatabaseFile } from "../../sqlite/database-file.js";
-import { openDatabase } from "../../sqlite/connection-registry.js";
-import { MIGRATIONS } from "../../sqlite/migrations.js";
-import { SqliteImportStore } from "../../sqlite/sqlite-peer-import-store.js";
 import type { ImportReport } from "../../transfer/lossless-claw/import-report.js";
 import { importLosslessClaw } from "../../transfer/lossless-claw/lossless-claw-import.js";
 import { PeerImportError } from "../../transfer/lossless-claw/peer-import-error.js";
 import { LargeFileStorage } from "../../large-files/large-file-storage.js";
-import { SqliteSearchIndex } from "../../sqlite/sqlite-search-index.js";
+import type { LcmBackend } from "../../store/backend.js";
 import { type CliEnvironment, type CliRuntime, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { count } from "../format.js";
@@ -60,18 +55,17 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
   const source = resolve(sourceArgument);
   const targetPath = resolve(config.databasePath);
   if (source === targetPath) throw new CliError(EXIT.usage, `The source ${source} is the target database itself; pass lossless-claw's database (e.g. ~/.openclaw/lcm.db).`);
-  const opened: Database[] = [];
   const progress = runtime.progress(options.apply ? "Importing" : "Reading");
   try {
-    const created = options.apply && isMissing(targetPath);
-    const target = openTarget(runtime, targetPath, options.apply, opened);
-    const scratch = options.apply ? null : own(openDatabase(":memory:"), opened);
+    const created = options.apply && !runtime.hasDatabase();
+    const target = openTarget(runtime, options.apply);
+    const scratch = options.apply ? null : runtime.openScratch();
     // With --apply the target is the store (an interrupted import resumes in it); a dry run writes to a scratch
     // database and only reads the target, for what it holds already.
     const report = await importLosslessClaw({
       sourcePath: source,
-      store: new SqliteImportStore(scratch ?? target!),
-      target: scratch ? (target ? new SqliteImportStore(target) : null) : undefined,
+      store: (scratch ?? target!).peerImport,
+      target: scratch ? (target ? target.peerImport : null) : undefined,
       files: options.apply ? new LargeFileStorage(config.filesDirectory) : null,
       defaultAgentId: options.agent,
       tokens: runtime.tokens,
@@ -84,9 +78,8 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
     let indexed: ImportLosslessClawOutput["indexed"] = null;
     if (options.apply && options.index && target) {
       const indexProgress = runtime.progress("Indexing");
-      const searchIndex = new SqliteSearchIndex(target);
-      const waiting = searchIndex.pending("messages_fts");
-      const result = await searchIndex.indexPending();
+      const waiting = await target.searchIndex.pendingMessages();
+      const result = await target.searchIndex.indexPending();
       indexProgress.update(waiting, waiting, "messages");
       indexProgress.stop();
       indexed = { messages: result.indexed, pending: result.pending };
@@ -95,30 +88,14 @@ export async function importLosslessClawCommand(runtime: CliRuntime, sourceArgum
     return { data, text: describe(data) };
   } finally {
     progress.stop();
-    for (const database of opened) database.close();
   }
 }
 
 /** The target: created when --apply finds none; in a dry run only read, and only when it can hold earlier imports. */
-function openTarget(runtime: CliRuntime, path: string, apply: boolean, opened: Database[]): Database | null {
-  const state = inspectDatabaseFile(path);
-  if (state.kind === "missing" || state.kind === "new") return apply ? own(openDatabase(path), opened) : null;
-  if (state.kind === "ours" && !apply && state.schemaVersion < importSchemaVersion()) return null;
-  return runtime.open(apply ? "write" : "read").database;
-}
-
-function isMissing(path: string): boolean {
-  const state = inspectDatabaseFile(path);
-  return state.kind === "missing" || state.kind === "new";
-}
-
-function importSchemaVersion(): number {
-  return MIGRATIONS.find((migration) => migration.name.startsWith("imports from other stores"))?.version ?? Number.POSITIVE_INFINITY;
-}
-
-function own(database: Database, opened: Database[]): Database {
-  opened.push(database);
-  return database;
+function openTarget(runtime: CliRuntime, apply: boolean): LcmBackend | null {
+  if (apply) return runtime.openCreating().backend;
+  if (!runtime.hasDatabase() || runtime.predatesImports()) return null;
+  return runtime.open("read").backend;
 }
 
 function exitCodeOf(error: PeerImportError) {

@@ -25,7 +25,7 @@ import { type CliEnvironment, type CliRuntime, type CommandOutput, type CommonOp
 import { CliError, EXIT } from "../exit-codes.js";
 import { count } from "../format.js";
 import { withCommonOptions } from "./import-command.js";
-import { ensureDatabase, indexNewRows } from "./import-jsonl-command.js";
+import { indexNewRows } from "./import-jsonl-command.js";
 
 export interface ImportOpenClawOutput {
   /** True: nothing was written, the counts say what --apply would store. */
@@ -157,7 +157,7 @@ interface SessionRun {
 /** --apply: every session backfilled (the database created when missing), then what was stored indexed. */
 async function backfill(runtime: CliRuntime, sessions: HostSession[], reading: { transcriptSource: TranscriptSource | undefined }): Promise<SessionRun> {
   const { config } = runtime.settings;
-  const databaseCreated = ensureDatabase(runtime);
+  const databaseCreated = runtime.createDatabase();
   const stores = runtime.open("write");
   const logger = runtime.logger;
   const deps = {

@@ -4,10 +4,8 @@
  * turns on incremental vacuum for a file created before it (one full VACUUM: it rewrites the file and blocks other
  * writers while it runs; stop the gateway first on a large database). Nothing happens unless a retention setting is on.
  */
-import { exportConversationRecords } from "../../transfer/jsonl-export.js";
-import { GzipJsonlArchiveWriter } from "../../retention/archive-writer.js";
-import { describeReport, type RetentionReport, RetentionService } from "../../retention/retention-service.js";
-import { SqliteRetentionStore } from "../../sqlite/sqlite-retention-store.js";
+import { describeReport, type RetentionReport } from "../../retention/retention-service.js";
+import { retentionServiceOn } from "../../retention/retention-wiring.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { bytes } from "../format.js";
 
@@ -16,21 +14,19 @@ export type RetentionOutput = RetentionReport & { databasePath: string; archiveD
 export async function retentionCommand(runtime: CliRuntime, options: { apply: boolean; vacuum: boolean }): Promise<CommandOutput<RetentionOutput>> {
   const { config } = runtime.settings;
   const stores = runtime.open(options.apply || options.vacuum ? "write" : "read");
-  const store = new SqliteRetentionStore(stores.database);
-  const service = new RetentionService({
-    store, conversations: stores.store, exportConversation: (conversationId) => exportConversationRecords(stores.database, conversationId),
-    archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: runtime.clock,
-    logger: { debug: () => undefined, info: (message) => runtime.note(message), warn: (message) => runtime.note(message), error: (message) => runtime.note(message) },
+  const store = stores.backend.retention;
+  const service = retentionServiceOn(stores.backend, {
+    config, clock: runtime.clock,
+    // Each archive written is said as it happens (info), unlike the other commands' services.
+    logger: { ...runtime.logger, info: (message) => runtime.note(message) },
   });
   const report = await service.run({ apply: options.apply });
   let fullVacuum = false;
-  if (options.vacuum && store.space().autoVacuum !== "incremental") {
+  if (options.vacuum && (await store.space()).autoVacuum !== "incremental") {
     runtime.note("Rewriting the file once with auto_vacuum=INCREMENTAL (VACUUM): this takes a while on a large database.");
-    stores.database.raw.exec("PRAGMA auto_vacuum = INCREMENTAL");
-    stores.database.raw.exec("VACUUM");
     fullVacuum = true;
   }
-  if (options.apply || fullVacuum) stores.database.raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (options.apply || fullVacuum) await store.reclaimSpace({ full: fullVacuum });
   const lines = [
     `Retention: ${describeReport(report)}.`,
     `In use: ${bytes(report.usedBytesBefore)}${options.apply ? ` → ${bytes(report.usedBytesAfter)}` : ""}` +

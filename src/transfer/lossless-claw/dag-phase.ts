@@ -7,11 +7,11 @@
  * Planned again on a resumed run (cheap next to writing): the context needs the summaries' token counts.
  */
 import { ItemFlags } from "../../messages/message-codec.js";
-import type { ContextItemInput, ImportPhase } from "./import-records.js";
+import type { ContextItemInput, ImportedMessage, ImportPhase } from "../../store/peer-import-store.js";
 import type { MessagePhase } from "./message-phase.js";
 import { attachOrphanResults } from "./orphan-results.js";
 import type { PeerContextItem, PeerReader } from "./peer-reader.js";
-import { type ImportedMessage, planSummaries, type SummaryEdges, summaryIdFor } from "./summary-plan.js";
+import { planSummaries, type SummaryEdges, summaryIdFor } from "./summary-plan.js";
 import type { TimeSlicer } from "../../runtime/time-slice.js";
 
 /** Rows per read of the source's summary edges (2-5 ms each). */

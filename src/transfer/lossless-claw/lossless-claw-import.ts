@@ -21,13 +21,14 @@ import type { LargeFileStorage } from "../../large-files/large-file-storage.js";
 import type { ConversationKey } from "../../records.js";
 import { DEFAULT_SLICE_MS, TimeSlicer } from "../../runtime/time-slice.js";
 import { importContext, importSummaries } from "./dag-phase.js";
-import { type ConversationCursor, type ImportPhase, INITIAL_CURSOR, type SourceConversation } from "./import-records.js";
-import type { SqliteImportStore } from "../../sqlite/sqlite-peer-import-store.js";
+import {
+  type ConversationCursor, type ImportPhase, INITIAL_CURSOR, type PeerFileOutcome, type PeerImportStore, type SourceConversation,
+} from "../../store/peer-import-store.js";
 import { emptyWritten, type ImportReport, UnmappedTally } from "./import-report.js";
 import { readWholeConversation } from "./conversation-check.js";
 import { importMessages, type MessagePhase } from "./message-phase.js";
 import { peerTimeToMillis } from "./message-rebuild.js";
-import { copyPeerFile, type FileOutcome } from "./peer-files.js";
+import { copyPeerFile } from "./peer-files.js";
 import { type PeerConversation, PeerReader } from "./peer-reader.js";
 import { detectPeerSchema, openPeerDatabase } from "./peer-schema.js";
 
@@ -38,12 +39,12 @@ const SOURCE_KIND = "lossless-claw";
 export interface LosslessClawImportOptions {
   sourcePath: string;
   /** Where rows are written: the target's store, or an in-memory one for a dry run. */
-  store: SqliteImportStore;
+  store: PeerImportStore;
   /**
-   * The target's store when `store` is a dry run's: conversations it holds already are skipped. Undefined (or a store
-   * on the same database as `store`) when `store` is the target.
+   * The target's store when `store` is a dry run's: conversations it holds already are skipped. Undefined (or `store`
+   * itself) when `store` is the target.
    */
-  target?: SqliteImportStore | null;
+  target?: PeerImportStore | null;
   /** LCM's large-file store; null in a dry run (files are read and checked, not copied). */
   files: LargeFileStorage | null;
   /** The agent of conversations whose session key names none (0.x kept no session key). Default "main". */
@@ -87,7 +88,7 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
   const written = emptyWritten();
   const sourceId = await store.beginSource({ kind: SOURCE_KIND, fingerprint, path: options.sourcePath, schemaLine: reader.schema.line, now }, known);
   // The target is the store itself unless the store is a dry run's scratch database.
-  const target = options.target === undefined || options.target?.db === store.db ? store : options.target;
+  const target = options.target === undefined || options.target === store ? store : options.target;
   const targetSourceId = target === store ? sourceId : target?.findSource(SOURCE_KIND, fingerprint, known) ?? null;
   const report: ImportReport = {
     source: { path: options.sourcePath, schemaLine: reader.schema.line, versionRange: reader.schema.versionRange, fingerprint },
@@ -208,7 +209,7 @@ async function importFiles(phase: MessagePhase, options: LosslessClawImportOptio
   const { reader, store, sourceId, conversation, conversationId, unmapped, written } = phase;
   const files = reader.largeFiles(conversation.conversationId);
   const handled = store.mappedFiles(sourceId, files.map((file) => file.fileId));
-  const outcomes: FileOutcome[] = [];
+  const outcomes: PeerFileOutcome[] = [];
   for (const file of files.filter((entry) => !handled.has(entry.fileId))) {
     options.signal?.throwIfAborted();
     const outcome = await copyPeerFile(file, conversationId, {
@@ -216,7 +217,7 @@ async function importFiles(phase: MessagePhase, options: LosslessClawImportOptio
       fileWithHash: (hash) => store.fileWithHash(conversationId, hash) ??
         outcomes.find((entry) => entry.record?.contentHash === hash)?.record?.fileId ?? null,
       fileIdTaken: (fileId) => store.fileIdTaken(fileId),
-    }).catch((error: unknown): FileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, noteKind: "could not copy", note: describeError(error) }));
+    }).catch((error: unknown): PeerFileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, noteKind: "could not copy", note: describeError(error) }));
     if (outcome.noteKind) unmapped.add(`file: ${outcome.noteKind}`, file.fileId);
     if (outcome.record) written.largeFiles++;
     outcomes.push(outcome);

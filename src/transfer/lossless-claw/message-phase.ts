@@ -9,8 +9,7 @@ import { formatFileReference } from "../../large-files/file-reference.js";
 import { encodeMessage } from "../../messages/message-codec.js";
 import type { TimeSlicer } from "../../runtime/time-slice.js";
 import { transcriptMatchKeyOf } from "../../ingest/transcript-match.js";
-import type { ConversationCursor, ImportedFile, MessageToStore } from "./import-records.js";
-import type { SqliteImportStore } from "../../sqlite/sqlite-peer-import-store.js";
+import type { ConversationCursor, ImportedFile, MessageToStore, PeerImportStore } from "../../store/peer-import-store.js";
 import type { ImportReport, UnmappedTally } from "./import-report.js";
 import { type FileReferenceOf, peerTimeToMillis, rebuildPeerMessage } from "./message-rebuild.js";
 import type { PeerConversation, PeerMessage, PeerPart, PeerReader } from "./peer-reader.js";
@@ -24,7 +23,7 @@ export const MESSAGE_PAGE = 200;
 
 export interface MessagePhase {
   reader: PeerReader;
-  store: SqliteImportStore;
+  store: PeerImportStore;
   tokens: TokenEstimator;
   now: () => number;
   sourceId: number;

@@ -19,19 +19,10 @@ import { formatCount } from "../../large-files/file-reference.js";
 import { FILE_ID_PATTERN, type LargeFileRecord } from "../../records.js";
 import { peerTimeToMillis } from "./message-rebuild.js";
 import type { PeerLargeFile } from "./peer-reader.js";
+import type { PeerFileOutcome } from "../../store/peer-import-store.js";
 
 /** The explorer of files imported as lossless-claw described them (its exploration summary is kept). */
 const PEER_EXPLORER = "lossless-claw";
-
-export interface FileOutcome {
-  peerFileId: string;
-  record: LargeFileRecord | null;
-  targetFileId: string | null;
-  /** What was not as the peer had it (null when the file came over as it was): the report's kind and the details. */
-  note: string | null;
-  /** The kind of `note`, without ids or paths (the report counts by it). */
-  noteKind: string | null;
-}
 
 export interface FileCopyDeps {
   /** Null in a dry run: files are read and checked, nothing is written. */
@@ -45,8 +36,8 @@ export interface FileCopyDeps {
   fileIdTaken(fileId: string): boolean;
 }
 
-export async function copyPeerFile(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): Promise<FileOutcome> {
-  const skip = (noteKind: string, note: string): FileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, note, noteKind });
+export async function copyPeerFile(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): Promise<PeerFileOutcome> {
+  const skip = (noteKind: string, note: string): PeerFileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, note, noteKind });
   if (!FILE_ID_PATTERN.test(file.fileId)) return skip("file id not of the form file_ + 16 hex", `file id ${file.fileId} is not of the form file_ + 16 hex`);
   if (deps.fileIdTaken(file.fileId)) return skip("file id taken by another conversation's file here", `file id ${file.fileId} is taken by another conversation's file here`);
   const found = await readFirst(candidatePaths(file, deps.sourcePath));
@@ -83,7 +74,7 @@ export async function copyPeerFile(file: PeerLargeFile, conversationId: number, 
  * peer's summary; its path is where the content belongs in LCM's store (describe and `lcm doctor` report it
  * missing there, and restoring it there makes it whole).
  */
-function keepMissing(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps, notRegular: string | null): FileOutcome {
+function keepMissing(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps, notRegular: string | null): PeerFileOutcome {
   const textual = file.mimeType === null || file.mimeType.startsWith("text/");
   const extension = textual ? storedExtension(file.fileName, file.mimeType) : storedBinaryExtension(file.fileName, file.mimeType);
   const storagePath = deps.storage

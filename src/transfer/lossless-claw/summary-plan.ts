@@ -12,45 +12,10 @@
 import { createHash } from "node:crypto";
 import { summaryContextTokens } from "../../assembly/summary-message.js";
 import type { TokenEstimator } from "../../contracts.js";
-import { FILE_ID_PATTERN, type SummaryKind } from "../../records.js";
+import { FILE_ID_PATTERN } from "../../records.js";
+import type { ImportedMessage, PlannedSummary } from "../../store/peer-import-store.js";
 import { peerTimeToMillis } from "./message-rebuild.js";
 import type { PeerSummary } from "./peer-reader.js";
-
-/** A message of the conversation as it was stored here. */
-export interface ImportedMessage {
-  messageId: number;
-  seq: number;
-  createdAt: number;
-  tokenCount: number;
-  /** Stored but never assembled nor summarized (LCM's `excluded` flag): kept out of summaries and context. */
-  excluded: boolean;
-  /** ItemFlags of its context item (tool calls, tool result). */
-  itemFlags: number;
-}
-
-export interface PlannedSummary {
-  peerSummaryId: string;
-  summaryId: string;
-  kind: SummaryKind;
-  depth: number;
-  content: string;
-  tokenCount: number;
-  sourceTokenCount: number;
-  earliestAt: number;
-  latestAt: number;
-  descendantCount: number;
-  sourceMessageCount: number;
-  seqStart: number;
-  seqEnd: number;
-  fileIds: string[];
-  createdAt: number;
-  /** Leaf: LCM message ids of its sources, in order. */
-  messageIds: number[];
-  /** Condensed: the peer ids of the summaries it condenses, in order. */
-  parentPeerIds: string[];
-  /** Tokens of the summary as the model sees it (its XML), the context item's token count. */
-  contextTokens: number;
-}
 
 export interface SummaryPlan {
   /** Mappable summaries, every one after the summaries it condenses. */

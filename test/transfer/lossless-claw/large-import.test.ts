@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../../src/sqlite/connection-registry.js";
-import { SqliteImportStore } from "../../../src/sqlite/sqlite-peer-import-store.js";
+import { SqlitePeerImportStore } from "../../../src/sqlite/sqlite-peer-import-store.js";
 import { importLosslessClaw, MESSAGE_PAGE } from "../../../src/transfer/lossless-claw/lossless-claw-import.js";
 import { IntegrityChecker } from "../../../src/integrity/integrity-checker.js";
 import { LargeFileStorage } from "../../../src/large-files/large-file-storage.js";
@@ -31,7 +31,7 @@ describe("a 100,000-message lossless-claw database", () => {
       delay.enable();
       let transactions = 0;
       const report = await importLosslessClaw({
-        sourcePath: source, store: new SqliteImportStore(database), files: new LargeFileStorage(join(directory, "files")),
+        sourcePath: source, store: new SqlitePeerImportStore(database), files: new LargeFileStorage(join(directory, "files")),
         tokens: new DefaultTokenEstimator(), clock: new SteppingClock(), onProgress: () => transactions++,
       });
       delay.disable();

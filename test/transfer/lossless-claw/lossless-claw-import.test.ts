@@ -12,7 +12,7 @@ import { DescribeOutputSchema, DoctorOutputSchema, ExportOutputSchema, GrepOutpu
 import { EXIT } from "../../../src/cli/exit-codes.js";
 import { openDatabase } from "../../../src/sqlite/connection-registry.js";
 import type { ImportLosslessClawOutput } from "../../../src/cli/commands/import-lossless-claw-command.js";
-import { SqliteImportStore } from "../../../src/sqlite/sqlite-peer-import-store.js";
+import { SqlitePeerImportStore } from "../../../src/sqlite/sqlite-peer-import-store.js";
 import { importLosslessClaw, MESSAGE_PAGE } from "../../../src/transfer/lossless-claw/lossless-claw-import.js";
 import { LargeFileStorage } from "../../../src/large-files/large-file-storage.js";
 import { DefaultTokenEstimator } from "../../../src/tokens/default-token-estimator.js";
@@ -197,7 +197,7 @@ describe("an interrupted import", () => {
     const db = target();
     const database = openDatabase(db);
     const deps = {
-      sourcePath: scenario.path, store: new SqliteImportStore(database), files: new LargeFileStorage(join(tempDir(), "files")),
+      sourcePath: scenario.path, store: new SqlitePeerImportStore(database), files: new LargeFileStorage(join(tempDir(), "files")),
       tokens: new DefaultTokenEstimator(), clock: new SteppingClock(),
     };
     try {
@@ -227,7 +227,7 @@ describe("transactions cut by time", () => {
     const progress: number[] = [];
     try {
       const report = await importLosslessClaw({
-        sourcePath: scenario.path, store: new SqliteImportStore(database), files: new LargeFileStorage(join(tempDir(), "files")),
+        sourcePath: scenario.path, store: new SqlitePeerImportStore(database), files: new LargeFileStorage(join(tempDir(), "files")),
         tokens: new DefaultTokenEstimator(), clock: new SteppingClock(), sliceMs: 0, onProgress: (done) => progress.push(done),
       });
       // 16 + 1 messages in two conversations: one transaction each (a progress call each, one step up), plus one

@@ -14,7 +14,7 @@ import type { ImportLosslessClawOutput } from "../../../src/cli/commands/import-
 import { DescribeOutputSchema, DoctorOutputSchema, GrepOutputSchema, ImportLosslessClawOutputSchema } from "../../../src/cli/output-schemas.js";
 import { openDatabase } from "../../../src/sqlite/connection-registry.js";
 import { resolveRecordedPath } from "../../../src/sqlite/stored-file-path.js";
-import { SqliteImportStore } from "../../../src/sqlite/sqlite-peer-import-store.js";
+import { SqlitePeerImportStore } from "../../../src/sqlite/sqlite-peer-import-store.js";
 import { importLosslessClaw } from "../../../src/transfer/lossless-claw/lossless-claw-import.js";
 import { LargeFileStorage } from "../../../src/large-files/large-file-storage.js";
 import { DefaultTokenEstimator } from "../../../src/tokens/default-token-estimator.js";
@@ -123,7 +123,7 @@ describe.each(PEER_VERSIONS)("a database lossless-claw %s wrote", (version: Peer
       let transactions = 0;
       try {
         await importLosslessClaw({
-          sourcePath: source, store: new SqliteImportStore(database), files: new LargeFileStorage(join(dirname(db), "lcm-context-files")),
+          sourcePath: source, store: new SqlitePeerImportStore(database), files: new LargeFileStorage(join(dirname(db), "lcm-context-files")),
           tokens: new DefaultTokenEstimator(), clock: new SteppingClock(), sliceMs: 60_000, signal: controller.signal,
           onTransaction: () => {
             transactions++;

@@ -7,6 +7,8 @@
  *
  * A file is one or more conversation blocks, each complete on its own (concatenating two exports is an export):
  *   conversation · largeFile* · message* (seq order) · summary* (creation order) · contextItem* (ordinal order) · end
+ *
+ * It sits with the store contracts because the export and import stores (export-store.ts, import-store.ts) speak it.
  */
 
 /** The `format` every conversation record names. */
