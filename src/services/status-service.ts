@@ -143,7 +143,7 @@ export function statusWithoutDatabase(
         note: `No LCM database at ${config.databasePath} yet${asked ? ", so no conversation is stored for what was asked" : ""}: ` +
           "LCM creates it when it stores its first turn (this call created nothing).",
         totals: {
-          conversations: 0, messages: 0, messageTokens: 0, awaitingIndex: 0, awaitingTermDictionary: 0,
+          conversations: 0, messages: 0, messageTokens: 0, awaitingIndex: 0,
           archivedConversations: 0, endedConversations: 0, archivedMessages: 0,
         },
         storage: null,
