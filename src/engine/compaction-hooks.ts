@@ -7,6 +7,7 @@
 import type { Clock, Logger, TokenEstimator } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import type { CompactParams, CompactResult, MaintainParams, MaintenanceResult } from "../host/openclaw-types.js";
+import { positiveNumber } from "../runtime/numbers.js";
 import { CompactionService } from "../services/compaction-service.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import type { LcmStore } from "../store/store.js";
@@ -45,7 +46,7 @@ export async function runCompact(
     force: params.force === true,
     targetKind: params.compactionTarget === "threshold" ? "threshold" : "budget",
     preflight: params.runtimeContext?.forceReason === "preflight_required",
-    windowTokens: positive(params.tokenBudget) ?? params.runtimeContext?.tokenBudget,
+    windowTokens: positiveNumber(params.tokenBudget) ?? params.runtimeContext?.tokenBudget,
     currentTokenCount: params.currentTokenCount ?? params.runtimeContext?.currentTokenCount,
     promptTokens: pending.promptTokens,
     pendingOverdraftTokens: pending.overdraftTokens,
@@ -56,8 +57,4 @@ export async function runCompact(
   const { ok, compacted, reason, tokensBefore, tokensAfter, details } = outcome;
   if (tokensBefore === undefined) return { ok, compacted, reason };
   return { ok, compacted, reason, result: { tokensBefore, tokensAfter: tokensAfter ?? tokensBefore, ...(details ? { details } : {}) } };
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
