@@ -4,7 +4,7 @@
  * short transaction that re-checks what was planned and skips what changed since (a message back in the context, a
  * conversation whose session came back), so a run can interleave with turns of any session.
  */
-import type { ConversationId, MessageId } from "../records.js";
+import type { ConversationId, MessageId, MessageRecord } from "../records.js";
 import type { SliceDeadline } from "../runtime/time-slice.js";
 
 /** How big the file is and whether it can give pages back (auto_vacuum=INCREMENTAL). */
@@ -26,17 +26,8 @@ export interface EndedConversation {
 }
 
 /** A raw message that summaries cover and the context no longer shows, with what it holds. */
-export interface PrunableMessage {
-  messageId: MessageId;
-  conversationId: ConversationId;
-  seq: number;
-  role: string;
-  content: string;
-  tokenCount: number;
-  createdAt: number;
-  identityKey: string;
-  flags: number;
-  meta: string;
+export interface PrunableMessage extends Omit<MessageRecord, "parts"> {
+  /** Its parts as the rows store them (a span into `content`, or data). */
   parts: { ordinal: number; kind: string; start: number | null; end: number | null; data: string | null; meta: string | null }[];
   /** The leaf summary that covers it. */
   summaryId: string;
