@@ -27,6 +27,11 @@ export class LcmError extends Error {
   }
 }
 
+/** A bad parameter of a tool or command: `Parameter "<parameter>" <problem>.`, with the parameter in the details. */
+export function invalidParameter(parameter: string, problem: string): LcmError {
+  return new LcmError("invalid_input", `Parameter "${parameter}" ${problem}.`, { parameter });
+}
+
 /** Contract: never throws, whatever `value` is (a Proxy whose traps throw is simply not an LcmError). */
 export function isLcmError(value: unknown, code?: LcmErrorCode): value is LcmError {
   try {

@@ -20,6 +20,7 @@
  * here. Tool schemas by the host's measure (chars / 3.2): 6 tools of a minimal profile were 9.2 KB live (480 tokens
  * each), then 5.5 KB (280 each) once LCM's three were written short; 300 per tool.
  */
+import { flooredPositive } from "../runtime/numbers.js";
 import { MEMORY_FLOOR_TOKENS } from "./memory-floor.js";
 
 /** Tokens one tool schema costs in a request, by the host's measure (chars / 3.2); a typical tool, rounded up. */
@@ -77,18 +78,18 @@ export class TurnBudgets {
   private readonly first = new Map<string, FirstCall>();
 
   budgetFor(sessionId: string, input: AssembleBudgetInput): AssembleBudget {
-    const hostBudget = positive(input.tokenBudget);
-    const limitBudget = positive(input.limits?.promptTokenBudget);
+    const hostBudget = flooredPositive(input.tokenBudget);
+    const limitBudget = flooredPositive(input.limits?.promptTokenBudget);
     const first = this.first.get(sessionId);
     if (first === undefined) {
-      const given = hostBudget ?? limitBudget ?? positive(input.runtimeTokenBudget) ?? input.fallback();
+      const given = hostBudget ?? limitBudget ?? flooredPositive(input.runtimeTokenBudget) ?? input.fallback();
       // A host that passes the prompt wraps it (OpenClaw's turns); tools count when the host names them.
       const wrapping = typeof input.prompt === "string" ? HOST_WRAPPING_TOKENS : 0;
       const toolCount = input.availableTools?.size ?? 0;
       const budget = Math.max(0, given - wrapping - TOOL_SCHEMA_TOKENS * toolCount);
       const promptTokens = hostPromptTokens(input.prompt);
       this.first.set(sessionId, { given, wrapping, toolCount, budget, promptTokens, loopSeen: false, loopOverdraft: 0 });
-      const reserveTokens = positive(input.limits?.maxOutputTokens);
+      const reserveTokens = flooredPositive(input.limits?.maxOutputTokens);
       const record: AssembleBudget["record"] = reserveTokens ? { reserveTokens } : {};
       if (given >= MINIMUM_RECORDED_BUDGET) {
         // One long prompt must not shrink what compaction aims at below half of what the window leaves for history.
@@ -137,8 +138,4 @@ export class TurnBudgets {
 /** The prompt as OpenClaw measures pending messages: about four characters per token. */
 function hostPromptTokens(prompt: unknown): number {
   return typeof prompt === "string" ? Math.ceil(prompt.length / 4) : 0;
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * The `/lcm` chat command: `status` (the default), `compact` (through the host's compactCurrent, the same path
- * as /compact) and `doctor` (the IntegrityChecker, see lcm-doctor.ts). The handler never throws: a failure becomes a
+ * as /compact) and `doctor` (the integrity service's doctor, see lcm-doctor.ts). The handler never throws: a failure becomes a
  * reply saying what went wrong, because a chat command has no other way to report it.
  */
 import type { Clock, Logger } from "../contracts.js";
@@ -8,17 +8,16 @@ import { DATABASE_PATH_SETTING, type LcmConfig, SETTINGS } from "../config.js";
 import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../sessions/session-identity.js";
 import { describeError, isLcmError } from "../errors.js";
 import type { CommandContext, CommandDefinition } from "../host/openclaw-types.js";
-import type { ConversationRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { StatusStore } from "../store/status-store.js";
 import type { StorageStatusStore } from "../retention/storage-status.js";
 import type { RetentionSettings } from "../retention/retention-policy.js";
 import type { ConversationStore } from "../store/store.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
-import { StatusService } from "../services/status-service.js";
+import { type ConversationSelector, StatusService } from "../services/status-service.js";
 import { compactCommandReply } from "../services/compaction-words.js";
 import type { SessionLifecycle } from "../sessions/session-lifecycle.js";
-import { runDoctor } from "./lcm-doctor.js";
+import { doctorReply } from "./lcm-doctor.js";
 import { renderStatus } from "./lcm-status.js";
 
 export const LCM_COMMAND = "lcm";
@@ -94,8 +93,11 @@ export function createLcmCommand(deps: LcmCommandDeps): CommandDefinition {
 }
 
 async function status(deps: LcmCommandDeps, context: CommandContext): Promise<string> {
-  const services = deps.services();
-  const statusService = new StatusService({
+  return renderStatus(await statusServiceOf(deps, deps.services()).snapshot(sessionOf(context)));
+}
+
+function statusServiceOf(deps: LcmCommandDeps, services: LcmCommandServices): StatusService {
+  return new StatusService({
     conversations: services.conversations, sessions: services.sessions, status: services.status, clock: deps.clock,
     ...(services.storage ? { storage: services.storage } : {}),
     config: {
@@ -105,10 +107,12 @@ async function status(deps: LcmCommandDeps, context: CommandContext): Promise<st
     },
     readOnlyNotice: services.notice ?? null,
   });
+}
+
+/** The conversation of the chat the command came from: its agent, session id and key. */
+function sessionOf(context: CommandContext): ConversationSelector {
   const agentId = agentIdFromSessionKey(context.sessionKey) ?? context.agentId ?? DEFAULT_AGENT_ID;
-  return renderStatus(await statusService.snapshot({
-    agentId, ...(context.sessionId ? { sessionId: context.sessionId } : {}), ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
-  }));
+  return { agentId, ...(context.sessionId ? { sessionId: context.sessionId } : {}), ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}) };
 }
 
 function defaultOf(key: "maxSummaryCallsPerWindow" | "summaryCallWindowMinutes"): number {
@@ -119,9 +123,9 @@ async function doctor(deps: LcmCommandDeps, context: CommandContext): Promise<st
   const services = deps.services();
   // SQLite runs FTS5's integrity check as a write statement, so even a check needs a writable file.
   if (services.notice) return `/lcm doctor needs to write to the database, which LCM has open read-only. ${services.notice}`;
-  const conversation = await conversationOf(services, context);
+  const conversation = await statusServiceOf(deps, services).findConversation(sessionOf(context));
   const args = (context.args ?? "").trim().toLowerCase().split(/\s+/).slice(1);
-  const report = await runDoctor(services.integrity, conversation?.conversationId ?? null, args);
+  const report = await doctorReply(services.integrity, conversation?.conversationId ?? null, args);
   if (!args.includes("all") || !services.endedSessions) return report;
   const gone = await services.endedSessions.markGoneSessions(GONE_SESSIONS_DEADLINE_MS);
   if (gone.marked === 0 && gone.complete) return report;
@@ -137,14 +141,4 @@ async function compact(context: CommandContext): Promise<string> {
   if (!compactCurrent) return "This host does not let plugin commands compact; use /compact instead.";
   // The words of /compact's answer (services/compaction-words.ts).
   return compactCommandReply(await compactCurrent());
-}
-
-async function conversationOf(services: LcmCommandServices, context: CommandContext): Promise<ConversationRecord | null> {
-  const agentId = agentIdFromSessionKey(context.sessionKey) ?? context.agentId ?? DEFAULT_AGENT_ID;
-  if (context.sessionId) {
-    const found = await services.conversations.findConversation({ agentId, sessionId: context.sessionId });
-    if (found) return found;
-  }
-  if (!context.sessionKey) return null;
-  return services.sessions.findConversationBySessionKey(agentId, context.sessionKey);
 }

@@ -1,36 +1,38 @@
 /**
- * `/lcm doctor`: runs the IntegrityChecker and reports in words. `doctor` checks this conversation and the
- * full-text indexes; `doctor all` checks every conversation (bounded by a deadline; the reply says when it
- * stopped early); `repair` after either also applies the non-destructive repairs (recount, re-index, stored
- * times brought into range). Repairs that could lose information are only described.
+ * `/lcm doctor`: runs the doctor of services/integrity-service.ts (as `lcm doctor` does) and reports in words.
+ * `doctor` checks this conversation and the full-text indexes; `doctor all` checks every conversation (bounded by a
+ * deadline; the reply says when it stopped early); `repair` after either also applies the non-destructive repairs
+ * (recount, re-index, stored times brought into range) and checks again. Repairs that could lose information are
+ * only described.
  */
 import type { IntegrityReport, RepairAction, RepairPlan } from "../integrity/findings.js";
 import type { IntegrityChecker } from "../integrity/integrity-checker.js";
 import type { ConversationId } from "../records.js";
+import { runDoctor } from "../services/integrity-service.js";
 
 /** `/lcm doctor all` stops starting new conversations after this long. */
 export const DOCTOR_DEADLINE_MS = 20_000;
 const LISTED_FINDINGS = 20;
 
-export async function runDoctor(
+/** The reply to `/lcm doctor` with `args` (the words after "doctor") for the session's conversation (null: none stored). */
+export async function doctorReply(
   checker: IntegrityChecker,
   conversationId: ConversationId | null,
   args: string[],
 ): Promise<string> {
   const everything = args.includes("all");
-  const repair = args.includes("repair");
   if (!everything && conversationId === null) {
     return "No stored conversation for this session yet. Use /lcm doctor all to check every conversation.";
   }
-  const report = await checker.check(
-    everything ? { deadlineMs: DOCTOR_DEADLINE_MS } : { conversationId: conversationId! },
-  );
-  const plan = checker.planRepairs(report);
-  const applied = repair ? await checker.applyRepairs(plan) : [];
-  return render(report, plan, applied, everything ? "all conversations" : "this conversation");
+  const { report, plan, applied, remaining } = await runDoctor(checker, {
+    ...(everything ? { deadlineMs: DOCTOR_DEADLINE_MS } : { conversationId: conversationId! }),
+    repair: args.includes("repair"),
+    includeIndexes: true,
+  });
+  return render(report, plan, applied, remaining, everything ? "all conversations" : "this conversation");
 }
 
-function render(report: IntegrityReport, plan: RepairPlan, applied: RepairAction[], scope: string): string {
+function render(report: IntegrityReport, plan: RepairPlan, applied: RepairAction[], remaining: IntegrityReport | null, scope: string): string {
   const lines = [
     `LCM doctor (${scope}): ${report.checksRun} checks over ${plural(report.conversationsChecked, "conversation")} and the ` +
       `full-text indexes in ${report.durationMs} ms${report.complete ? "" : " — stopped at the deadline, run again to continue"}.`,
@@ -45,7 +47,11 @@ function render(report: IntegrityReport, plan: RepairPlan, applied: RepairAction
     lines.push(`- ${finding.kind}${where} ${finding.subject}: ${finding.detail}`);
   }
   if (report.findings.length > LISTED_FINDINGS) lines.push(`- … and ${report.findings.length - LISTED_FINDINGS} more`);
-  if (applied.length > 0) lines.push(`Applied ${plural(applied.length, "safe repair")}: ${applied.map(describeAction).join("; ")}.`);
+  if (applied.length > 0) {
+    const left = remaining?.findings.length ?? 0;
+    lines.push(`Applied ${plural(applied.length, "safe repair")}: ${applied.map(describeAction).join("; ")}. ` +
+      `A second check finds ${left === 0 ? "no problems left" : `${plural(left, "problem")} left`}.`);
+  }
   else if (plan.nonDestructive.length > 0) {
     lines.push(`Safe repairs available (${plan.nonDestructive.map(describeAction).join("; ")}): run /lcm doctor${scope === "all conversations" ? " all" : ""} repair.`);
   }

@@ -34,10 +34,7 @@ export function renderStatus(snapshot: StatusSnapshot, scope: "session" | "datab
   lines.push(
     `Database: ${plural(totals.conversations, "conversation")}${kept ? ` (${kept})` : ""} · ${plural(totals.messages, "message")}` +
       (archived > 0 ? ` (${count(archived)} archived by retention)` : "") + ` · ${count(totals.messageTokens)} tokens · ${snapshot.databasePath}` +
-      (totals.awaitingIndex > 0 ? ` · ${count(totals.awaitingIndex)} messages waiting for the full-text index` : "") +
-      (totals.awaitingTermDictionary > 0
-        ? ` · ${count(totals.awaitingTermDictionary)} messages waiting for the term dictionary (maintenance adds them)`
-        : ""),
+      (totals.awaitingIndex > 0 ? ` · ${count(totals.awaitingIndex)} messages waiting for the full-text index` : ""),
   );
   if (snapshot.storage) lines.push(...storageLines(snapshot.storage, snapshot.now));
   const circuits = snapshot.summarizers.filter((circuit) => circuit.state !== "closed");

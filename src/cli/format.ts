@@ -22,11 +22,6 @@ export function bytes(value: number): string {
   return `${size.toFixed(size < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** An ISO time without milliseconds, or "never". */
-export function isoOrNever(millis: number | null): string {
-  return millis === null ? "never" : new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
 /** Rows as a table with columns padded to their widest cell; numbers (right-aligned) by the `numeric` column names. */
 export function table(header: string[], rows: string[][], numeric: ReadonlySet<number> = new Set()): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));

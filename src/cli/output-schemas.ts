@@ -77,7 +77,7 @@ export const StatusOutputSchema = Type.Object({
     })),
     note: Nullable(Type.String()),
     totals: Type.Object({
-      conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, awaitingTermDictionary: Count, archivedMessages: Count,
+      conversations: Count, messages: Count, messageTokens: Count, awaitingIndex: Count, archivedMessages: Count,
     }),
     storage: Nullable(StorageStatusSchema),
     summarizers: Type.Array(Type.Object({ key: Type.String(), state: Type.Union([Type.Literal("closed"), Type.Literal("open"), Type.Literal("half-open")]) })),

@@ -10,6 +10,7 @@
  */
 import type { LcmConfig } from "../config.js";
 import type { ConversationRecord } from "../records.js";
+import { flooredPositive } from "../runtime/numbers.js";
 import type { TailPolicy } from "./context-units.js";
 
 /** What the last turn's first assemble recorded (conversations.last_*). */
@@ -76,16 +77,16 @@ export function resolveBudget(sources: BudgetSources): ResolvedBudget {
 }
 
 function resolveRecordedBudget(sources: BudgetSources): ResolvedBudget {
-  const recordedBudget = positive(sources.recorded.tokenBudget);
-  const window = positive(sources.hostWindowTokens);
+  const recordedBudget = flooredPositive(sources.recorded.tokenBudget);
+  const window = flooredPositive(sources.hostWindowTokens);
   if (recordedBudget !== undefined) {
-    const recordedWindow = positive(sources.recorded.windowTokens);
+    const recordedWindow = flooredPositive(sources.recorded.windowTokens);
     if (window === undefined || recordedWindow === undefined || window === recordedWindow) {
       return { tokens: recordedBudget, source: "assemble" };
     }
     // The window changed since the last assemble (the model was switched): keep that turn's overhead (system
     // prompt, prompt) and take the rest from the window stated now, less its reserve.
-    const recordedReserve = positive(sources.recorded.reserveTokens) ?? replyReserve(recordedWindow);
+    const recordedReserve = flooredPositive(sources.recorded.reserveTokens) ?? replyReserve(recordedWindow);
     const overhead = Math.max(0, recordedWindow - recordedReserve - recordedBudget);
     const wasCappedByWindow = recordedReserve >= Math.floor(recordedWindow / 4);
     const reserve = wasCappedByWindow ? replyReserve(window) : Math.min(recordedReserve, Math.floor(window / 4));
@@ -144,19 +145,19 @@ export function budgetTarget(input: {
   /** How far the pending turn went past what the first budget left history (TurnBudgets.pendingOf). */
   pendingOverdraftTokens?: number | undefined;
 }): { targetTokens: number; excessTokens: number; isPromptTooLarge: boolean; isPendingTurnTooLarge?: boolean } {
-  const window = positive(input.windowTokens);
-  const current = positive(input.currentTokenCount);
+  const window = flooredPositive(input.windowTokens);
+  const current = flooredPositive(input.currentTokenCount);
   const allowed = window === undefined ? undefined : window - replyReserve(window);
   const excessTokens = current === undefined || allowed === undefined ? 0 : Math.max(0, current - allowed);
   const planned = planningTokens(input.budget);
   if (excessTokens === 0) return { targetTokens: planned, excessTokens, isPromptTooLarge: false };
-  if ((positive(input.pendingOverdraftTokens) ?? 0) > 0) {
+  if ((flooredPositive(input.pendingOverdraftTokens) ?? 0) > 0) {
     return { targetTokens: planned, excessTokens, isPromptTooLarge: true, isPendingTurnTooLarge: true };
   }
   if (excessTokens < input.contextTokens) {
     return { targetTokens: Math.max(1, Math.min(planned, input.contextTokens - excessTokens)), excessTokens, isPromptTooLarge: false };
   }
-  const prompt = positive(input.promptTokens);
+  const prompt = flooredPositive(input.promptTokens);
   if (prompt !== undefined && allowed !== undefined && prompt >= allowed) {
     return { targetTokens: planned, excessTokens, isPromptTooLarge: true };
   }
@@ -205,8 +206,4 @@ export function scaledSettings(budgetTokens: number, config: ScalableConfig): Sc
     tail: { count: config.freshTailCount, maxTokens: Math.floor(budget * config.freshTailBudgetShare) },
     largeMessageTokens: Math.max(MINIMUM_LARGE_MESSAGE_TOKENS, share(config.largeMessageBudgetShare, config.largeFileTokenThreshold)),
   };
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }

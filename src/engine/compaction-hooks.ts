@@ -4,26 +4,12 @@
  * key, the window the host states now, its model (runtimeContext.llm), its abort signal and compact's options go
  * in; the service's outcome comes back as the result the host expects.
  */
-import type { Clock, Logger, TokenEstimator } from "../contracts.js";
-import type { LcmConfig } from "../config.js";
 import type { CompactParams, CompactResult, MaintainParams, MaintenanceResult } from "../host/openclaw-types.js";
-import { CompactionService } from "../services/compaction-service.js";
-import type { CompactionStore } from "../store/compaction-store.js";
-import type { LcmStore } from "../store/store.js";
-import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
+import { positiveNumber } from "../runtime/numbers.js";
+import { CompactionService, type CompactionServiceDeps } from "../services/compaction-service.js";
 import { conversationKeyOf } from "../sessions/session-identity.js";
 
-export interface CompactionHookDeps {
-  config: LcmConfig;
-  store: LcmStore;
-  compactionStore: CompactionStore;
-  summarizers: SummarizerSelector;
-  tokens: TokenEstimator;
-  clock: Clock;
-  logger: Logger;
-}
-
-export async function runMaintain(params: MaintainParams, deps: CompactionHookDeps): Promise<MaintenanceResult> {
+export async function runMaintain(params: MaintainParams, deps: CompactionServiceDeps): Promise<MaintenanceResult> {
   const outcome = await new CompactionService(deps).maintain({
     target: { key: conversationKeyOf(params) },
     windowTokens: params.runtimeContext?.tokenBudget,
@@ -38,14 +24,14 @@ export async function runMaintain(params: MaintainParams, deps: CompactionHookDe
  * turn went past what the first budget left history (TurnBudgets.pendingOf).
  */
 export async function runCompact(
-  params: CompactParams, deps: CompactionHookDeps, pending: { promptTokens?: number; overdraftTokens: number } = { overdraftTokens: 0 },
+  params: CompactParams, deps: CompactionServiceDeps, pending: { promptTokens?: number; overdraftTokens: number } = { overdraftTokens: 0 },
 ): Promise<CompactResult> {
   const outcome = await new CompactionService(deps).compact({
     target: { key: conversationKeyOf(params) },
     force: params.force === true,
     targetKind: params.compactionTarget === "threshold" ? "threshold" : "budget",
     preflight: params.runtimeContext?.forceReason === "preflight_required",
-    windowTokens: positive(params.tokenBudget) ?? params.runtimeContext?.tokenBudget,
+    windowTokens: positiveNumber(params.tokenBudget) ?? params.runtimeContext?.tokenBudget,
     currentTokenCount: params.currentTokenCount ?? params.runtimeContext?.currentTokenCount,
     promptTokens: pending.promptTokens,
     pendingOverdraftTokens: pending.overdraftTokens,
@@ -56,8 +42,4 @@ export async function runCompact(
   const { ok, compacted, reason, tokensBefore, tokensAfter, details } = outcome;
   if (tokensBefore === undefined) return { ok, compacted, reason };
   return { ok, compacted, reason, result: { tokensBefore, tokensAfter: tokensAfter ?? tokensBefore, ...(details ? { details } : {}) } };
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }

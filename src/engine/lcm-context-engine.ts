@@ -320,10 +320,9 @@ export class LcmContextEngine implements ContextEngine {
         await this.redoFallbackSummaries(params);
         const index = this.deps.searchIndex;
         if (index) {
-          const { indexed } = await index.indexPending({
+          await index.indexPending({
             whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN, maxFileBytes: INDEX_FILE_BYTES_PER_MAINTAIN,
           });
-          if (indexed < INDEX_ROWS_PER_MAINTAIN) await index.maintainTerms(INDEX_ROWS_PER_MAINTAIN - indexed);
         }
         // Not awaited: a bounded run (at most once per 10 minutes per database) that never holds the turn.
         void this.deps.retention?.runInBackground();

@@ -12,22 +12,7 @@
  */
 import type { Logger } from "../contracts.js";
 import { describeError } from "../errors.js";
-import type {
-  AfterTurnParams,
-  AssembleParams,
-  AssembleResult,
-  BootstrapParams,
-  BootstrapResult,
-  CommitTurnParams,
-  CompactParams,
-  CompactResult,
-  ContextEngine,
-  ContextEngineInfo,
-  IngestBatchParams,
-  IngestParams,
-  MaintainParams,
-  MaintenanceResult,
-} from "../host/openclaw-types.js";
+import type { CompactionDelegate, ContextEngine, ContextEngineInfo } from "../host/openclaw-types.js";
 import type { ConversationStore } from "../store/store.js";
 import { runSerialized } from "../runtime/session-queue.js";
 import { hostMessagesOf, sessionKeyOf } from "./hook-params.js";
@@ -38,12 +23,17 @@ import { conversationKeyOf } from "../sessions/session-identity.js";
 export interface SessionRoutingDeps {
   filter: SessionFilter;
   /** OpenClaw's own compaction, for the sessions LCM does not store (absent: they are answered "nothing to compact"). */
-  delegateCompaction?: ((params: CompactParams) => Promise<CompactResult>) | undefined;
+  delegateCompaction?: CompactionDelegate | undefined;
   /** Notices new sessions the hooks did not report (absent: hooks only). */
   lifecycle?: SessionLifecycle | undefined;
   store?: Pick<ConversationStore, "findConversation"> | undefined;
   logger: Logger;
 }
+
+/** A hook of the engine, by name: its parameters and what it resolves to (each method is typed as the host declares it). */
+type Hook = Exclude<keyof ContextEngine, "info">;
+type ParamsOf<Name extends Hook> = Parameters<ContextEngine[Name]>[0];
+type ResultOf<Name extends Hook> = ReturnType<ContextEngine[Name]>;
 
 /** Why a session is not stored, as hooks report it. */
 function notStored(treatment: SessionTreatment): string {
@@ -61,43 +51,43 @@ export class SessionRoutingEngine implements ContextEngine {
     this.info = inner.info;
   }
 
-  async bootstrap(params: BootstrapParams): Promise<BootstrapResult> {
+  async bootstrap(params: ParamsOf<"bootstrap">): ResultOf<"bootstrap"> {
     const treatment = this.treatmentOf(params);
     if (treatment !== "store") return { bootstrapped: false, reason: notStored(treatment) };
     await this.checkNewSession(params);
     return this.inner.bootstrap(params);
   }
 
-  async maintain(params: MaintainParams): Promise<MaintenanceResult> {
+  async maintain(params: ParamsOf<"maintain">): ResultOf<"maintain"> {
     const treatment = this.treatmentOf(params);
     if (treatment !== "store") return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: notStored(treatment) };
     return this.inner.maintain(params);
   }
 
-  async ingest(params: IngestParams): Promise<{ ingested: boolean }> {
+  async ingest(params: ParamsOf<"ingest">): ResultOf<"ingest"> {
     return this.treatmentOf(params) === "store" ? this.inner.ingest(params) : { ingested: false };
   }
 
-  async ingestBatch(params: IngestBatchParams): Promise<{ ingestedCount: number }> {
+  async ingestBatch(params: ParamsOf<"ingestBatch">): ResultOf<"ingestBatch"> {
     return this.treatmentOf(params) === "store" ? this.inner.ingestBatch(params) : { ingestedCount: 0 };
   }
 
-  async afterTurn(params: AfterTurnParams): Promise<void> {
+  async afterTurn(params: ParamsOf<"afterTurn">): ResultOf<"afterTurn"> {
     if (this.treatmentOf(params) === "store") await this.inner.afterTurn(params);
   }
 
   /** A session LCM was told not to store is acknowledged: OpenClaw keeps it in its own transcript. */
-  async commitTurn(params: CommitTurnParams): Promise<{ status: "committed" | "duplicate" }> {
+  async commitTurn(params: ParamsOf<"commitTurn">): ResultOf<"commitTurn"> {
     return this.treatmentOf(params) === "store" ? this.inner.commitTurn(params) : { status: "committed" };
   }
 
-  async assemble(params: AssembleParams): Promise<AssembleResult> {
+  async assemble(params: ParamsOf<"assemble">): ResultOf<"assemble"> {
     if (this.treatmentOf(params) !== "store") return { messages: hostMessagesOf(params), estimatedTokens: 0 };
     await this.checkNewSession(params);
     return this.inner.assemble(params);
   }
 
-  async compact(params: CompactParams): Promise<CompactResult> {
+  async compact(params: ParamsOf<"compact">): ResultOf<"compact"> {
     const treatment = this.treatmentOf(params);
     if (treatment === "store") return this.inner.compact(params);
     const delegate = this.deps.delegateCompaction;
@@ -110,11 +100,11 @@ export class SessionRoutingEngine implements ContextEngine {
     }
   }
 
-  async onSubagentEnded(params: { childSessionKey: string; reason: string }): Promise<void> {
+  async onSubagentEnded(params: ParamsOf<"onSubagentEnded">): ResultOf<"onSubagentEnded"> {
     await this.inner.onSubagentEnded(params);
   }
 
-  async dispose(): Promise<void> {
+  async dispose(): ResultOf<"dispose"> {
     await this.inner.dispose();
   }
 

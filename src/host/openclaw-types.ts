@@ -3,6 +3,7 @@
  * dist/*.d.ts are the host's own truth; the host suite installs it under test/host's work folder). Declared here instead of imported so the plugin never loads OpenClaw at
  * runtime and compiles without it. Only the fields we use are listed; hosts may send more.
  */
+import type { CompletionRequest } from "../contracts.js";
 
 /**
  * A host message. Roles seen live: user, assistant, toolResult, custom, compactionSummary, branchSummary,
@@ -25,15 +26,8 @@ export interface TranscriptEntryAnchor {
   readonly [field: string]: unknown;
 }
 
-export interface LlmCompleteParams {
-  messages: { role: "system" | "user" | "assistant"; content: string }[];
-  model?: string;
-  maxTokens?: number;
-  temperature?: number;
-  systemPrompt?: string;
-  signal?: AbortSignal;
-  purpose?: string;
-}
+/** `runtimeContext.llm.complete`'s parameters: the shape contracts.ts declares for services as CompletionRequest. */
+export type LlmCompleteParams = CompletionRequest;
 export interface LlmCompleteResult { text: string; provider?: string; model?: string; stopReason?: string }
 export interface HostLlm { complete(params: LlmCompleteParams): Promise<LlmCompleteResult> }
 

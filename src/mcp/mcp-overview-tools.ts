@@ -5,11 +5,10 @@
  * it). Both read the operator's services; neither shows anything of an agent the server does not serve.
  */
 import { Type } from "@sinclair/typebox";
-import { rowOf, type ConversationRow } from "../cli/commands/conversations-command.js";
 import { LcmError } from "../errors.js";
 import { itemsThatFit } from "../retrieval/window-share.js";
 import type { ConversationRecord } from "../records.js";
-import type { ConversationStatus } from "../services/status-service.js";
+import { type ConversationRow, type ConversationStatus, conversationRow } from "../services/status-service.js";
 import type { ConversationListing } from "../store/operator-store.js";
 import { isExpansionSessionKey } from "../store/grant-store.js";
 import { ToolParams } from "../tools/tool-params.js";
@@ -69,7 +68,7 @@ export async function lcmConversations(backend: McpBackend, rawParams: unknown):
   const agentId = params.string("agentId", { maxLength: 200 })?.trim() ?? null;
   const limit = params.integer("limit", { min: 1, max: MAX_CONVERSATION_LIMIT }) ?? DEFAULT_CONVERSATION_LIMIT;
   const listed = await servedConversations(backend, agentId, limit);
-  const rows = listed.map((listing) => rowOf(listing, backend.config.defaultTokenBudget));
+  const rows = listed.map((listing) => conversationRow(listing, backend.config.defaultTokenBudget));
   const summary = (count: number): { count: number; limit: number; shown?: number; note?: string; conversations: ConversationRow[] } =>
     count === rows.length
       ? { count: rows.length, limit, conversations: rows }

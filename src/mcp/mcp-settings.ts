@@ -1,10 +1,11 @@
 /**
  * What `lcm mcp` serves, from its options: whose histories (explicit: --agent, repeatable, or --all-agents), how long
  * one result may be (--max-result-chars), read-only or --writable, and the transport (stdio, or --http on a loopback
- * address with a bearer token). Every mistake is a usage error that says what was expected.
+ * address with a bearer token). Every mistake is an LcmError("invalid_input") that says what was expected (the CLI
+ * exits with its usage code, cli/exit-codes.ts).
  */
 import { randomBytes } from "node:crypto";
-import { CliError, EXIT } from "../cli/exit-codes.js";
+import { LcmError } from "../errors.js";
 
 export const DEFAULT_MAX_RESULT_CHARS = 20_000;
 /** A result must hold at least one match with its context, or a file page with its metadata. */
@@ -86,6 +87,6 @@ function loopbackAddress(address: string): { host: McpHttpSettings["host"]; port
   return { host, port };
 }
 
-function usage(message: string): CliError {
-  return new CliError(EXIT.usage, message);
+function usage(message: string): LcmError {
+  return new LcmError("invalid_input", message);
 }

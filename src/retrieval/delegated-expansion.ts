@@ -25,7 +25,7 @@ import {
 import { parseTextQuery } from "../text/text-query.js";
 import type { RecallCaller } from "./recall-access.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
-import { fitToTokens } from "./text-budget.js";
+import { fitToTokens } from "../tokens/text-within.js";
 
 export const SUBAGENT_SCOPE_ERROR = "OPENCLAW_SUBAGENT_RUNTIME_REQUEST_SCOPE";
 /** A grant outlives the deadline by this much, so it expires on its own even if revocation never runs. */

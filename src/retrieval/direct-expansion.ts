@@ -13,7 +13,7 @@ import type { TextQuery } from "../text/text-query.js";
 import type { FileChunkHitRow, RetrievalStore } from "../store/retrieval-store.js";
 import { isoTime } from "../search/iso-time.js";
 import type { RetrievalEngine } from "./retrieval-engine.js";
-import { fitToTokens } from "./text-budget.js";
+import { fitToTokens } from "../tokens/text-within.js";
 import { compareScores } from "../search/text-ranking.js";
 import { fileChunkReader, messageReader } from "../search/text-readers.js";
 import { prepareTogether, searchText, type TextHit } from "../search/text-search.js";

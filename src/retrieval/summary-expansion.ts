@@ -9,7 +9,7 @@ import type { MessageId, SummaryId, SummaryRecord } from "../records.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { SummaryReadStore } from "../store/store.js";
 import { isoTime } from "../search/iso-time.js";
-import { fitToTokens } from "./text-budget.js";
+import { fitToTokens } from "../tokens/text-within.js";
 
 /** Source messages read per leaf summary at most (leaf chunks are far smaller in practice). */
 const MAX_MESSAGES_PER_LEAF = 2_000;

@@ -5,7 +5,7 @@
  * itself repeats something without bound (`(a+)+`, `(\w+\s?)*`), and backreferences. Everything else runs in a
  * worker with a hard deadline (regex-runner.ts), which cuts off the slow patterns no static check can see.
  */
-import { LcmError } from "../errors.js";
+import { invalidParameter } from "../errors.js";
 import { parseRegex, type Quantifier, type RegexNode } from "./regex-syntax.js";
 
 export const MAX_PATTERN_LENGTH = 500;
@@ -23,23 +23,23 @@ export interface SearchRegex {
 
 /** Validates and parses a search pattern; throws LcmError("invalid_input") naming `parameter`. */
 export function compileSearchRegex(pattern: string, parameter = "pattern"): SearchRegex {
-  if (pattern.length === 0) throw invalid(parameter, "is empty; give a regular expression such as `deploy(ed|ment)`");
+  if (pattern.length === 0) throw invalidParameter(parameter, "is empty; give a regular expression such as `deploy(ed|ment)`");
   if (pattern.length > MAX_PATTERN_LENGTH) {
-    throw invalid(parameter, `is ${pattern.length} characters long; the limit is ${MAX_PATTERN_LENGTH}`);
+    throw invalidParameter(parameter, `is ${pattern.length} characters long; the limit is ${MAX_PATTERN_LENGTH}`);
   }
   try {
     new RegExp(pattern, REGEX_FLAGS);
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/^Invalid regular expression: /, "") : String(error);
-    throw invalid(parameter, `is not a valid JavaScript regular expression (${reason}); escape special characters such as ( [ . * + ? with a backslash, or use mode "full_text"`);
+    throw invalidParameter(parameter, `is not a valid JavaScript regular expression (${reason}); escape special characters such as ( [ . * + ? with a backslash, or use mode "full_text"`);
   }
   const alternatives = parseRegex(pattern);
   if (alternatives.some((sequence) => sequence.some(containsBackreference))) {
-    throw invalid(parameter, "uses a backreference (\\1 or \\k<name>), which is not supported; repeat the text explicitly instead");
+    throw invalidParameter(parameter, "uses a backreference (\\1 or \\k<name>), which is not supported; repeat the text explicitly instead");
   }
   const nested = alternatives.some((sequence) => hasNestedRepetition(sequence, false));
   if (nested) {
-    throw invalid(
+    throw invalidParameter(
       parameter,
       "repeats a group that itself repeats without bound (like `(a+)+` or `(\\w+\\s?)*`), which can take exponential " +
         "time; rewrite it with a single repetition, e.g. `[\\w\\s]+` instead of `(\\w+\\s?)+`",
@@ -68,8 +68,4 @@ function hasNestedRepetition(sequence: RegexNode[], insideRepetition: boolean): 
 function containsBackreference(node: RegexNode): boolean {
   if (node.kind === "backreference") return true;
   return node.kind === "group" && node.alternatives.some((sequence) => sequence.some(containsBackreference));
-}
-
-function invalid(parameter: string, problem: string): LcmError {
-  return new LcmError("invalid_input", `Parameter "${parameter}" ${problem}.`, { parameter });
 }

@@ -17,6 +17,7 @@ import type { LcmConfig } from "../config.js";
 import { describeError } from "../errors.js";
 import { type LcmMetrics, processMetrics } from "../metrics/lcm-metrics.js";
 import type { CompactionOutcome, ConversationKey, ConversationRecord } from "../records.js";
+import { flooredPositive } from "../runtime/numbers.js";
 import type { CompactionStore } from "../store/compaction-store.js";
 import type { LcmStore } from "../store/store.js";
 import { ExtractiveSummarizer } from "../summarize/extractive-summarizer.js";
@@ -115,7 +116,7 @@ export interface CompactOutcome {
 export function compactionBudget(conversation: ConversationRecord, hostWindowTokens: unknown, config: LcmConfig): ResolvedBudget {
   return resolveBudget({
     recorded: recordedBudgetOf(conversation),
-    hostWindowTokens: positive(hostWindowTokens),
+    hostWindowTokens: flooredPositive(hostWindowTokens),
     defaultTokenBudget: config.defaultTokenBudget,
   });
 }
@@ -175,7 +176,7 @@ export class CompactionService {
     if (!request.force && config.autocompactDisabled) {
       return { ok: true, compacted: false, reason: "automatic compaction is disabled (autocompactDisabled); use /compact" };
     }
-    const hostWindow = positive(request.windowTokens);
+    const hostWindow = flooredPositive(request.windowTokens);
     const budget = compactionBudget(conversation, hostWindow, config);
     // Later budgets are measured against the window stated now (a window first learned here belongs to this turn).
     if (hostWindow !== undefined && conversation.lastWindowTokens === null) {
@@ -193,7 +194,7 @@ export class CompactionService {
     const { targetTokens, excessTokens, isPromptTooLarge, isPendingTurnTooLarge } = request.targetKind === "threshold" || isPreflight
       ? { targetTokens: thresholdTarget(budget, config.contextThreshold), excessTokens: 0, isPromptTooLarge: false }
       : budgetTarget({
-        budget, contextTokens: conversation.contextTokens, currentTokenCount: positive(request.currentTokenCount),
+        budget, contextTokens: conversation.contextTokens, currentTokenCount: flooredPositive(request.currentTokenCount),
         windowTokens: hostWindow, promptTokens: request.promptTokens, pendingOverdraftTokens: request.pendingOverdraftTokens,
       });
     const trigger = request.trigger ?? `compact:${isPreflight ? "preflight" : request.targetKind}`;
@@ -375,8 +376,4 @@ function countLevels(run: CompactionRun): Partial<Record<string, number>> {
   const levels: Partial<Record<string, number>> = {};
   for (const pass of run.passes) levels[pass.level] = (levels[pass.level] ?? 0) + 1;
   return levels;
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }

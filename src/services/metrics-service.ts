@@ -58,7 +58,6 @@ export class MetricsService {
         gauge("lcm_conversations", "Conversations stored.", [[{}, totals.conversations]]),
         gauge("lcm_messages_stored", "Messages stored (never deleted by compaction).", [[{}, totals.messages]]),
         gauge("lcm_index_backlog_messages", "Messages stored but not yet in the full-text index (maintenance indexes them in batches; a search first).", [[{}, totals.awaitingIndex]]),
-        gauge("lcm_term_dictionary_backlog_messages", "Indexed messages whose terms the regex term dictionary lacks yet.", [[{}, totals.awaitingTermDictionary]]),
         gauge("lcm_database_size_bytes", "Size of the database file and its write-ahead log, in bytes.", [
           [{ file: "db" }, fileSize(this.deps.config.databasePath)], [{ file: "wal" }, fileSize(`${this.deps.config.databasePath}-wal`)],
         ]),

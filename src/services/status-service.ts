@@ -3,16 +3,20 @@
  * stored, what the model sees against its budget, the summary DAG by depth, the last compaction and how long ago
  * the last message was stored; for the database, its totals, index backlog, size, growth and what retention would do
  * (storage-status.ts); for the process, the summarizers' circuit breakers and the spend guard. The chat command and the
- * CLI render it (chat/lcm-status.ts); the RPC returns it as it is. The spend guard counts in the gateway's memory:
+ * CLI render it (chat/lcm-status.ts); the RPC returns it as it is. Also the row `lcm conversations` and the MCP tool
+ * lcm_conversations show for each conversation listed (conversationRow). The spend guard counts in the gateway's memory:
  * a process that is not the gateway (the CLI) says it cannot see the count rather than showing its own zero.
  */
 import { type CircuitState, sharedCircuitStates } from "../compaction/circuit-breaker.js";
 import { recordedBudgetOf, resolveBudget, thresholdTarget } from "../compaction/compaction-targets.js";
 import type { Clock } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
+import { isoOrNever } from "../search/iso-time.js";
 import type { SessionTreatment } from "../sessions/session-filter.js";
-import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../sessions/session-identity.js";
+import { agentIdFromSessionKey, DEFAULT_AGENT_ID, isSubagentSessionKey } from "../sessions/session-identity.js";
 import type { CompactionOutcome, ConversationRecord, SessionResetRecord } from "../records.js";
+import { isExpansionSessionKey } from "../store/grant-store.js";
+import type { ConversationListing } from "../store/operator-store.js";
 import type { RetrievalStore } from "../store/retrieval-store.js";
 import type { RetentionSettings } from "../retention/retention-policy.js";
 import type { DatabaseTotals, StatusStore, SummaryDepthStats } from "../store/status-store.js";
@@ -34,11 +38,15 @@ export type SpendGuardView =
   | ({ visible: true } & SpendUsage)
   | { visible: false; maxCalls: number; windowMs: number; where: string };
 
-export interface ConversationStatus {
+/** Which conversation, and whose: the fields every view of a conversation opens with. */
+export interface ConversationIdentity {
   conversationId: number;
   agentId: string;
   sessionId: string;
   sessionKey: string | null;
+}
+
+export interface ConversationStatus extends ConversationIdentity {
   /** Every message stored, stubs of archived ones included. */
   messages: number;
   /** Of `messages`, those whose text retention moved to its archives (a stub row remains here). */
@@ -135,7 +143,7 @@ export function statusWithoutDatabase(
         note: `No LCM database at ${config.databasePath} yet${asked ? ", so no conversation is stored for what was asked" : ""}: ` +
           "LCM creates it when it stores its first turn (this call created nothing).",
         totals: {
-          conversations: 0, messages: 0, messageTokens: 0, awaitingIndex: 0, awaitingTermDictionary: 0,
+          conversations: 0, messages: 0, messageTokens: 0, awaitingIndex: 0,
           archivedConversations: 0, endedConversations: 0, archivedMessages: 0,
         },
         storage: null,
@@ -219,10 +227,7 @@ export class StatusService implements StatusSource {
     const budgetTokens = budget.tokens;
     const limits = spendLimitsOf(this.deps.config);
     return {
-      conversationId: conversation.conversationId,
-      agentId: conversation.agentId,
-      sessionId: conversation.sessionId,
-      sessionKey: conversation.sessionKey,
+      ...identityOf(conversation),
       messages: conversation.messageCount,
       archivedMessages: await this.deps.status.archivedMessageCount(conversation.conversationId),
       messageTokens: conversation.messageTokens,
@@ -249,4 +254,57 @@ export class StatusService implements StatusSource {
       hostShare: hostShareOf(conversation),
     };
   }
+}
+
+function identityOf(conversation: ConversationRecord): ConversationIdentity {
+  return { conversationId: conversation.conversationId, agentId: conversation.agentId, sessionId: conversation.sessionId, sessionKey: conversation.sessionKey };
+}
+
+/** One conversation as `lcm conversations` and lcm_conversations list it; times are ISO ("never" when unset). */
+export interface ConversationRow extends ConversationIdentity {
+  messages: number;
+  messageTokens: number;
+  contextItems: number;
+  contextTokens: number;
+  budgetTokens: number;
+  summaries: number;
+  fallbackSummaries: number;
+  maxDepth: number | null;
+  lastActivityAt: string;
+  lastMessageAt: string | null;
+  lastCompaction: { at: string; trigger: string; compacted: boolean } | null;
+  /** What asks for a look: over-budget, no-budget-yet, fallback-summaries, spend-guard, expansion-helper or subagent, archived, ended. */
+  flags: string[];
+}
+
+/** The row of a listed conversation; the budget is the last one the host gave, else `defaultTokenBudget`. */
+export function conversationRow(listing: ConversationListing, defaultTokenBudget: number): ConversationRow {
+  const conversation = listing.conversation;
+  const budgetTokens = conversation.lastTokenBudget ?? defaultTokenBudget;
+  const flags = [
+    conversation.contextTokens > budgetTokens ? "over-budget" : null,
+    conversation.lastTokenBudget === null ? "no-budget-yet" : null,
+    listing.fallbackSummaries > 0 ? "fallback-summaries" : null,
+    conversation.lastCompaction?.spendGuardDiverted ? "spend-guard" : null,
+    isExpansionSessionKey(conversation.sessionKey) ? "expansion-helper" : isSubagentSessionKey(conversation.sessionKey ?? undefined) ? "subagent" : null,
+    typeof conversation.archivedAt === "number" ? "archived" : null,
+    typeof conversation.endedAt === "number" ? "ended" : null,
+  ].filter((flag): flag is string => flag !== null);
+  return {
+    ...identityOf(conversation),
+    messages: conversation.messageCount,
+    messageTokens: conversation.messageTokens,
+    contextItems: conversation.contextItemCount,
+    contextTokens: conversation.contextTokens,
+    budgetTokens,
+    summaries: listing.summaries,
+    fallbackSummaries: listing.fallbackSummaries,
+    maxDepth: listing.maxDepth,
+    lastActivityAt: isoOrNever(conversation.updatedAt),
+    lastMessageAt: conversation.lastIngestAt === null ? null : isoOrNever(conversation.lastIngestAt),
+    lastCompaction: conversation.lastCompaction
+      ? { at: isoOrNever(conversation.lastCompaction.at), trigger: conversation.lastCompaction.trigger, compacted: conversation.lastCompaction.compacted }
+      : null,
+    flags,
+  };
 }

@@ -156,19 +156,6 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   /**
-   * The term dictionary is written with the index since schema version 8: nothing is left to do. Kept for the
-   * maintenance code of earlier versions; returns 0.
-   */
-  async maintainTerms(_maxRows: number): Promise<number> {
-    return 0;
-  }
-
-  /** Indexed messages whose words are not in the dictionary yet: none since schema version 8. */
-  uncoveredNow(): number {
-    return 0;
-  }
-
-  /**
    * Empties `table`'s index and starts it over (the doctor's repair; a contentless index cannot be rebuilt from
    * its content in place): maintenance and searches index the rows again, oldest first. Starting the message index
    * over starts the summary index, the index of stored content and the term dictionary over too: the dictionary

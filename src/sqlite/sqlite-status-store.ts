@@ -51,7 +51,6 @@ export class SqliteStatusStore implements StatusStore {
          WHERE a.kind = 'messages' AND EXISTS (SELECT 1 FROM conversations c WHERE c.conversation_id = a.conversation_id)`,
       )[0]?.[0] ?? 0,
       awaitingIndex: await this.index.pendingMessages(),
-      awaitingTermDictionary: this.index.uncoveredNow(),
     };
   }
 }

@@ -24,9 +24,4 @@ export interface SearchIndex {
    * indexes the content of stored files, oldest first, up to `maxFileBytes` (default 0: none).
    */
   indexPending(options?: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number }): Promise<IndexProgress>;
-  /**
-   * Adds indexed messages' terms to the term dictionary (what regex search looks up for words that may end a
-   * longer word), up to `maxRows` messages in bounded transactions, newest first; returns how many.
-   */
-  maintainTerms(maxRows: number): Promise<number>;
 }

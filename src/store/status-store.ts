@@ -18,8 +18,6 @@ export interface DatabaseTotals {
   messageTokens: number;
   /** Messages stored but not yet in the full-text index (it is written in batches; a search catches it up). */
   awaitingIndex: number;
-  /** Indexed messages whose terms the term dictionary lacks yet (maintenance adds them). */
-  awaitingTermDictionary: number;
   /** Conversations archived by /reset (kept and searchable; another conversation continues their session). */
   archivedConversations?: number;
   /** Conversations whose host session was deleted or is gone (kept and searchable). */

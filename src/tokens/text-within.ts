@@ -1,7 +1,8 @@
 /**
  * The longest head or tail of a text within a number of tokens, by an estimator: binary search over the length
- * (an estimate never shrinks as text grows), never splitting a UTF-16 surrogate pair. Used wherever a text must be
- * cut to a token budget rather than to a character count (token density varies fourfold between prose and logs).
+ * (an estimate never shrinks as text grows; O(n log n) estimator work), never splitting a UTF-16 surrogate pair. Used
+ * wherever a text must be cut to a token budget rather than to a character count (token density varies fourfold
+ * between prose and logs); fitToTokens also marks the cut.
  */
 import type { TokenEstimator } from "../contracts.js";
 
@@ -27,4 +28,22 @@ export function suffixWithin(text: string, maxTokens: number, tokens: TokenEstim
   }
   const suffix = text.slice(text.length - low);
   return /^[\udc00-\udfff]/.test(suffix) ? suffix.slice(1) : suffix;
+}
+
+export const CUT_MARKER = "\n[… cut to fit the token budget]";
+
+export interface FittedText {
+  text: string;
+  tokenCount: number;
+  cut: boolean;
+}
+
+/** `text` if it fits in `maxTokens`, else its longest prefix that fits together with CUT_MARKER. */
+export function fitToTokens(text: string, maxTokens: number, tokens: TokenEstimator): FittedText {
+  const full = tokens.estimate(text);
+  if (full <= maxTokens) return { text, tokenCount: full, cut: false };
+  const room = maxTokens - tokens.estimate(CUT_MARKER);
+  if (room <= 0) return { text: "", tokenCount: 0, cut: true };
+  const fitted = prefixWithin(text, room, tokens) + CUT_MARKER;
+  return { text: fitted, tokenCount: tokens.estimate(fitted), cut: true };
 }

@@ -3,12 +3,13 @@
  * model call. The second recall step, after lcm_grep or when a <summary id=…> in context looks relevant.
  */
 import { Type } from "@sinclair/typebox";
+import { invalidParameter } from "../errors.js";
 import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
 import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, MAX_PAGE_BYTES, MAX_PAGE_LINES } from "../retrieval/file-content.js";
 import type { FilePage } from "../retrieval/describe.js";
-import { callerOf, recallService, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
-import { invalid, ToolParams } from "./tool-params.js";
-import { formatJson, runTool, textResult, type ToolResult } from "./tool-result.js";
+import { agentRecallTool, SCOPE_PARAMETERS, type RecallToolDeps } from "./recall-tool-deps.js";
+import { ToolParams } from "./tool-params.js";
+import { formatJson, textResult, type ToolResult } from "./tool-result.js";
 import type { RecallReader, RecallService } from "../services/recall-service.js";
 
 export const LCM_DESCRIBE = "lcm_describe";
@@ -33,15 +34,7 @@ export const LCM_DESCRIBE_PARAMETERS = Type.Object({
 const KNOWN = ["id", "conversationId", "allConversations", "startLine", "maxLines", "offset", "maxBytes"] as const;
 
 export function createLcmDescribeTool(deps: RecallToolDeps, context: ToolContext): AgentTool {
-  return {
-    name: LCM_DESCRIBE,
-    label: "LCM describe",
-    description: DESCRIPTION,
-    parameters: LCM_DESCRIBE_PARAMETERS,
-    catalogMode: "direct-only",
-    execute: (_toolCallId, rawParams, signal) =>
-      runTool(LCM_DESCRIBE, deps.logger, signal, () => lcmDescribe(recallService(deps), { kind: "agent", caller: callerOf(context) }, rawParams)),
-  };
+  return agentRecallTool(deps, context, { name: LCM_DESCRIBE, label: "LCM describe", description: DESCRIPTION, parameters: LCM_DESCRIBE_PARAMETERS }, lcmDescribe);
 }
 
 /** lcm_describe for `reader` (the agent tool, the MCP server's tool and its summary resources). */
@@ -57,7 +50,7 @@ export async function lcmDescribe(service: RecallService, reader: RecallReader, 
   const byteParameter = offset !== undefined ? "offset" : maxBytes !== undefined ? "maxBytes" : null;
   const lineParameter = startLine !== undefined ? "startLine" : maxLines !== undefined ? "maxLines" : null;
   if (byteParameter && lineParameter) {
-    throw invalid(lineParameter, `cannot be combined with "${byteParameter}": page a file either by lines (startLine, maxLines) or by bytes (offset, maxBytes)`);
+    throw invalidParameter(lineParameter, `cannot be combined with "${byteParameter}": page a file either by lines (startLine, maxLines) or by bytes (offset, maxBytes)`);
   }
   const description = await service.describe(
     reader, id,

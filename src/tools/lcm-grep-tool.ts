@@ -10,9 +10,9 @@ import { MAX_PATTERN_LENGTH } from "../search/regex-policy.js";
 import { describeLimit, itemsThatFit, type ResultLimit } from "../retrieval/window-share.js";
 import type { RecallReader, RecallService } from "../services/recall-service.js";
 import type { SearchSort } from "../store/retrieval-store.js";
-import { callerOf, recallService, SCOPE_PARAMETERS, stringEnum, type RecallToolDeps } from "./recall-tool-deps.js";
+import { agentRecallTool, SCOPE_PARAMETERS, stringEnum, type RecallToolDeps } from "./recall-tool-deps.js";
 import { ToolParams } from "./tool-params.js";
-import { formatJson, runTool, textResult, type ToolResult } from "./tool-result.js";
+import { formatJson, textResult, type ToolResult } from "./tool-result.js";
 
 export const LCM_GREP = "lcm_grep";
 export const DEFAULT_GREP_LIMIT = 50;
@@ -56,15 +56,7 @@ export const LCM_GREP_PARAMETERS = Type.Object({
 const KNOWN = ["pattern", "mode", "scope", "conversationId", "allConversations", "since", "before", "limit", "sort"] as const;
 
 export function createLcmGrepTool(deps: RecallToolDeps, context: ToolContext): AgentTool {
-  return {
-    name: LCM_GREP,
-    label: "LCM grep",
-    description: DESCRIPTION,
-    parameters: LCM_GREP_PARAMETERS,
-    catalogMode: "direct-only",
-    execute: (_toolCallId, rawParams, signal) =>
-      runTool(LCM_GREP, deps.logger, signal, () => lcmGrep(recallService(deps), { kind: "agent", caller: callerOf(context) }, rawParams)),
-  };
+  return agentRecallTool(deps, context, { name: LCM_GREP, label: "LCM grep", description: DESCRIPTION, parameters: LCM_GREP_PARAMETERS }, lcmGrep);
 }
 
 /**

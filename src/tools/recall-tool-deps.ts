@@ -6,11 +6,12 @@
 import type { Clock, Logger } from "../contracts.js";
 import type { LcmConfig } from "../config.js";
 import { agentIdFromSessionKey, DEFAULT_AGENT_ID } from "../sessions/session-identity.js";
-import type { ToolContext } from "../host/openclaw-types.js";
+import type { AgentTool, ToolContext } from "../host/openclaw-types.js";
 import type { RecallCaller } from "../retrieval/recall-access.js";
 import type { RecallServices } from "../retrieval/recall-services.js";
-import { RecallService } from "../services/recall-service.js";
+import { type RecallReader, RecallService } from "../services/recall-service.js";
 import { Type, type TSchema } from "@sinclair/typebox";
+import { runTool, type ToolResult } from "./tool-result.js";
 
 export interface RecallToolDeps {
   /** Opens (or reuses) the shared database and builds the recall components. Called inside execute only. */
@@ -33,6 +34,24 @@ export function callerOf(context: ToolContext): RecallCaller {
     (typeof context.agentId === "string" && context.agentId !== "" ? context.agentId : DEFAULT_AGENT_ID);
   const sessionId = typeof context.sessionId === "string" && context.sessionId !== "" ? context.sessionId : undefined;
   return { agentId, ...(sessionKey ? { sessionKey } : {}), ...(sessionId ? { sessionId } : {}) };
+}
+
+/**
+ * A recall tool as the agent gets it: direct-only, each call run by runTool (logged, a failure an error result) through
+ * `run`, the tool's body that the MCP server calls too, as this session's agent reads.
+ */
+export function agentRecallTool(
+  deps: RecallToolDeps,
+  context: ToolContext,
+  tool: { name: string; label: string; description: string; parameters: TSchema },
+  run: (service: RecallService, reader: RecallReader, rawParams: unknown) => Promise<ToolResult>,
+): AgentTool {
+  return {
+    ...tool,
+    catalogMode: "direct-only",
+    execute: (_toolCallId, rawParams, signal) =>
+      runTool(tool.name, deps.logger, signal, () => run(recallService(deps), { kind: "agent", caller: callerOf(context) }, rawParams)),
+  };
 }
 
 /** A string enum as plain `{ type: "string", enum }`: accepted by every provider (unlike anyOf of consts). */

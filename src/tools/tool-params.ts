@@ -3,7 +3,7 @@
  * host validates against the schema too, but not every host does, and a model that sends `limit: "20"` or a
  * misspelled key should get a message it can act on. Numeric and boolean strings are accepted leniently.
  */
-import { describeError, isLcmError, LcmError } from "../errors.js";
+import { describeError, invalidParameter, isLcmError, LcmError } from "../errors.js";
 
 export class ToolParams {
   private readonly values: Record<string, unknown>;
@@ -21,12 +21,12 @@ export class ToolParams {
   string(name: string, options: { required?: boolean; maxLength: number }): string | undefined {
     const value = this.values[name];
     if (value === undefined || value === null || value === "") {
-      if (options.required) throw invalid(name, "is required");
+      if (options.required) throw invalidParameter(name, "is required");
       return undefined;
     }
-    if (typeof value !== "string") throw invalid(name, `must be a string, got ${describe(value)}`);
-    if (value.trim() === "" && options.required) throw invalid(name, "must not be blank");
-    if (value.length > options.maxLength) throw invalid(name, `is ${value.length} characters long; the limit is ${options.maxLength}`);
+    if (typeof value !== "string") throw invalidParameter(name, `must be a string, got ${describe(value)}`);
+    if (value.trim() === "" && options.required) throw invalidParameter(name, "must not be blank");
+    if (value.length > options.maxLength) throw invalidParameter(name, `is ${value.length} characters long; the limit is ${options.maxLength}`);
     return value;
   }
 
@@ -35,7 +35,7 @@ export class ToolParams {
     if (value === undefined || value === null || value === "") return undefined;
     const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
     if (typeof number !== "number" || !Number.isInteger(number) || number < range.min || number > range.max) {
-      throw invalid(name, `must be an integer from ${range.min} to ${range.max}, got ${describe(value)}`);
+      throw invalidParameter(name, `must be an integer from ${range.min} to ${range.max}, got ${describe(value)}`);
     }
     return number;
   }
@@ -45,14 +45,14 @@ export class ToolParams {
     if (value === undefined || value === null) return undefined;
     if (typeof value === "boolean") return value;
     if (value === "true" || value === "false") return value === "true";
-    throw invalid(name, `must be true or false, got ${describe(value)}`);
+    throw invalidParameter(name, `must be true or false, got ${describe(value)}`);
   }
 
   choice<T extends string>(name: string, choices: readonly T[], fallback: T): T {
     const value = this.values[name];
     if (value === undefined || value === null || value === "") return fallback;
     if (typeof value !== "string" || !choices.includes(value as T)) {
-      throw invalid(name, `must be one of ${choices.map((choice) => `"${choice}"`).join(", ")}, got ${describe(value)}`);
+      throw invalidParameter(name, `must be one of ${choices.map((choice) => `"${choice}"`).join(", ")}, got ${describe(value)}`);
     }
     return value as T;
   }
@@ -63,7 +63,7 @@ export class ToolParams {
     if (value === undefined) return null;
     const millis = /^\d{4}-\d{2}-\d{2}/.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
     if (Number.isNaN(millis)) {
-      throw invalid(name, `must be an ISO 8601 time such as "2026-02-19" or "2026-02-19T08:00:00Z", got ${describe(value)}`);
+      throw invalidParameter(name, `must be an ISO 8601 time such as "2026-02-19" or "2026-02-19T08:00:00Z", got ${describe(value)}`);
     }
     return millis;
   }
@@ -73,10 +73,10 @@ export class ToolParams {
     if (value === undefined || value === null) return undefined;
     const list = typeof value === "string" ? [value] : value;
     if (!Array.isArray(list) || list.some((item) => typeof item !== "string" || item.length > options.maxLength)) {
-      throw invalid(name, `must be an array of strings, got ${describe(value)}`);
+      throw invalidParameter(name, `must be an array of strings, got ${describe(value)}`);
     }
     if (list.length === 0) return undefined;
-    if (list.length > options.maxItems) throw invalid(name, `holds ${list.length} items; the limit is ${options.maxItems}`);
+    if (list.length > options.maxItems) throw invalidParameter(name, `holds ${list.length} items; the limit is ${options.maxItems}`);
     return list as string[];
   }
 }
@@ -91,7 +91,7 @@ function readArguments(raw: unknown, known: readonly string[]): Record<string, u
     const values = raw === undefined || raw === null ? {} : raw;
     if (typeof values !== "object" || Array.isArray(values)) throw new LcmError("invalid_input", `Arguments must be ${expected}.`);
     for (const key of Object.keys(values)) {
-      if (!known.includes(key)) throw invalid(key, `is not a parameter of this tool; known parameters: ${known.join(", ")}`);
+      if (!known.includes(key)) throw invalidParameter(key, `is not a parameter of this tool; known parameters: ${known.join(", ")}`);
     }
     const copy: Record<string, unknown> = {};
     for (const key of known) copy[key] = (values as Record<string, unknown>)[key];
@@ -100,10 +100,6 @@ function readArguments(raw: unknown, known: readonly string[]): Record<string, u
     if (isLcmError(error)) throw error;
     throw new LcmError("invalid_input", `The arguments could not be read (${describeError(error)}); pass ${expected}, as plain JSON.`);
   }
-}
-
-export function invalid(parameter: string, problem: string): LcmError {
-  return new LcmError("invalid_input", `Parameter "${parameter}" ${problem}.`, { parameter });
 }
 
 function describe(value: unknown): string {

@@ -32,7 +32,7 @@ describe("/lcm doctor", () => {
     const report = await run("doctor");
     expect(report).toMatch(/1 problem:\n- counter_mismatch \[conversation 1\] 1: contextTokens: counter \d+, rows \d+/);
     expect(report).toMatch(/Safe repairs available \(recount conversation 1\): run \/lcm doctor repair\./);
-    expect(await run("doctor repair")).toMatch(/Applied 1 safe repair: recount conversation 1\./);
+    expect(await run("doctor repair")).toMatch(/Applied 1 safe repair: recount conversation 1\. A second check finds no problems left\./);
     expect(await run("doctor")).toContain("No problems found");
   });
 

@@ -9,6 +9,8 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { LCM_GREP_PARAMETERS } from "../../src/tools/lcm-grep-tool.js";
+import type { ConversationsOutput } from "../../src/cli/commands/conversations-command.js";
+import { runLcm } from "../cli/cli-harness.js";
 import { detailsOf, MAIN, OTHER_AGENT } from "../helpers/recall.js";
 import { userMessage } from "../helpers/messages.js";
 import { buildServedDatabase, NEEDLE, OPS_SECRET, type ServedDatabase, startStdioServer, type StdioServer } from "./mcp-harness.js";
@@ -90,8 +92,11 @@ describe("lcm mcp over stdio", () => {
 
   it("lists the served conversations and reports what it serves", async () => {
     const listed = await call("lcm_conversations", {});
-    expect((listed.structuredContent as { conversations: { conversationId: number }[] }).conversations.map((row) => row.conversationId))
-      .toEqual([served.mainConversation]);
+    const rows = (listed.structuredContent as { conversations: { conversationId: number }[] }).conversations;
+    expect(rows.map((row) => row.conversationId)).toEqual([served.mainConversation]);
+    // The same row `lcm conversations` shows (one mapping, services/status-service.ts).
+    const cli = JSON.parse((await runLcm(["conversations", "--agent", "main", "--json", "--db", served.env.databasePath])).stdout) as ConversationsOutput;
+    expect(rows).toEqual(cli.conversations);
     const status = await call("lcm_status", { conversationId: served.mainConversation });
     expect(status.structuredContent).toMatchObject({
       readOnly: true, agents: ["main"], expandQuery: "excerpts", served: { conversations: 1, messages: 120 },

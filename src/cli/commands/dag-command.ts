@@ -5,7 +5,8 @@
 import type { SummaryNode } from "../../store/operator-store.js";
 import { type SummaryTreeNode, summaryTree } from "../../services/summary-tree.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
-import { count, isoOrNever, preview } from "../format.js";
+import { count, preview } from "../format.js";
+import { isoOrNever } from "../../search/iso-time.js";
 import { requireConversation } from "./context-command.js";
 
 const PREVIEW_CHARS = 240;

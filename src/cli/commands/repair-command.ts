@@ -13,7 +13,8 @@ import type { RepairRecord } from "../../store/repair-store.js";
 import { createSummarizerSelector } from "../../summarize/summarizer-selection.js";
 import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { count, isoOrNever, preview } from "../format.js";
+import { count, preview } from "../format.js";
+import { isoOrNever } from "../../search/iso-time.js";
 import { sideBySide } from "../side-by-side.js";
 
 /** A proposal as printed with --json: what would change (the store's plan stays inside). */
