@@ -2,7 +2,6 @@
  * The architecture as a test (spec 026): every top-level folder of src/ sits in one layer of LAYERS, imports only
  * what its row allows, forms no folder-level cycle, breaks none of the five forbidden edges; docs/architecture.md
  * names the same folders. The facts come from scripts/source-facts.ts, the same reader the architecture report uses.
- * KNOWN_UNTIL_R2 lists the edges main still has until the refactors of spec 026 land; a new edge fails.
  */
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -55,8 +54,8 @@ const PEER_READERS = new Set(["transfer/lossless-claw/peer-reader.ts", "transfer
 /** The bin's probe of whether this Node has node:sqlite. */
 const NODE_PROBE = "cli/node-support.ts";
 
-/** One broken rule: `key` names the edge without line numbers (as KNOWN_UNTIL_R2 does), `text` with them and the rule. */
-interface Violation { key: string; text: string }
+/** One broken rule: the file, line and target, and the rule. */
+interface Violation { text: string }
 
 /** The rules: a short name for each offending line, and the whole rule once per failure. */
 const RULES = {
@@ -80,49 +79,10 @@ type Rule = keyof typeof RULES;
  * `connection` for rule 5), each with the rules it breaks and the refactor of spec 026 that removes it. Temporary:
  * the integrator deletes each entry when its refactor lands (the last test names the ones that no longer occur).
  */
-const KNOWN_UNTIL_R2: ReadonlyMap<string, string> = new Map([
-  ...known("rule 3; R2: the CLI's commands take an LcmBackend from CliRuntime, scratch databases from runtime.openScratch()", {
-    "cli/commands/backup-command.ts": ["sqlite/database-backup.ts"],
-    "cli/commands/export-command.ts": ["sqlite/database-target.ts", "sqlite/database.ts"],
-    "cli/commands/import-jsonl-command.ts": ["sqlite/connection-registry.ts", "sqlite/database.ts", "sqlite/database-file.ts", "sqlite/sqlite-search-index.ts"],
-    "cli/commands/import-lossless-claw-command.ts": ["sqlite/database.ts", "sqlite/database-file.ts", "sqlite/connection-registry.ts", "sqlite/migrations.ts", "sqlite/sqlite-search-index.ts"],
-    "cli/commands/retention-command.ts": ["sqlite/sqlite-retention-store.ts"],
-  }),
-  ...known("rule 5; R2/R7: VACUUM and auto_vacuum become retention.reclaimSpace({ full })", { "cli/commands/retention-command.ts": ["SQL"] }),
-  ...known("up a layer, rule 4; R4: ImportedHistoryStore moves into store/", {
-    "sqlite/sqlite-imported-history-store.ts": ["ingest/transcript-match.ts"],
-    "sqlite/sqlite-store.ts": ["ingest/transcript-match.ts"],
-  }),
-  ...known("rules 3 and 5; R5: ExportStore and ImportStore, their SQL in sqlite/sqlite-export-store.ts and sqlite-import-store.ts", {
-    "transfer/export-block-writer.ts": ["sqlite/database.ts", "sqlite/stored-file-path.ts", "sqlite/sqlite-retention-store.ts", "SQL"],
-    "transfer/export-validation.ts": ["sqlite/database.ts", "SQL"],
-    "transfer/jsonl-export.ts": ["sqlite/database.ts", "sqlite/stored-file-path.ts", "SQL"],
-    "transfer/jsonl-import.ts": ["sqlite/database.ts", "sqlite/stored-file-path.ts", "sqlite/sqlite-integrity-store.ts", "SQL"],
-    "transfer/markdown-export.ts": ["sqlite/database.ts", "SQL"],
-  }),
-  ...known("rules 3 and 4; R6: the PeerImportStore contract and its records in store/peer-import-store.ts", {
-    "cli/commands/import-lossless-claw-command.ts": ["sqlite/sqlite-peer-import-store.ts"],
-    "transfer/lossless-claw/lossless-claw-import.ts": ["sqlite/sqlite-peer-import-store.ts"],
-    "transfer/lossless-claw/message-phase.ts": ["sqlite/sqlite-peer-import-store.ts"],
-    "sqlite/sqlite-peer-import-store.ts": ["transfer/lossless-claw/import-records.ts", "transfer/lossless-claw/summary-plan.ts"],
-  }),
-  ...known("up a layer (mcp → cli, the cli ↔ mcp cycle); R9: mcp-settings.ts throws LcmError", { "mcp/mcp-settings.ts": ["cli/exit-codes.ts"] }),
-  ...known("up a layer (mcp → cli); R9/D15: conversation figures from StatusService", { "mcp/mcp-overview-tools.ts": ["cli/commands/conversations-command.ts"] }),
-]);
-
-/** KNOWN_UNTIL_R2's entries for one refactor: each file with the targets it still reaches. */
-function known(refactor: string, edges: Readonly<Record<string, readonly string[]>>): [string, string][] {
-  return Object.entries(edges).flatMap(([from, targets]) => targets.map((to): [string, string] => [`${from} → ${to}`, refactor]));
-}
-
-function importKey(link: FileImport): string {
-  return `${link.from} → ${link.to}`;
-}
-
 function importViolation(rule: Rule, link: FileImport): Violation {
   const kind = link.kind === "static" ? "" : ` (${link.kind})`;
   const why = rule === "layers" ? layerProblem(folderOf(link.from), folderOf(link.to)) : RULES[rule].short;
-  return { key: importKey(link), text: `${link.from}:${link.line} → ${link.to}${kind} (${why})` };
+  return { text: `${link.from}:${link.line} → ${link.to}${kind} (${why})` };
 }
 
 /** Whether a folder's row lets it import `target` (a folder), and why not when it does not. */
@@ -154,35 +114,26 @@ function brokenRules(link: FileImport): Rule[] {
   return rules;
 }
 
-/** Every import that breaks `rule`, as `file:line → target: rule`, except those KNOWN_UNTIL_R2 lists. */
+/** Every import that breaks `rule`, as `file:line → target: rule`. */
 function newImportViolations(rule: Rule): string[] {
-  return IMPORTS.filter((link) => brokenRules(link).includes(rule))
-    .map((link) => importViolation(rule, link))
-    .filter((violation) => !KNOWN_UNTIL_R2.has(violation.key))
-    .map((violation) => violation.text);
+  return IMPORTS.filter((link) => brokenRules(link).includes(rule)).map((link) => importViolation(rule, link).text);
 }
 
 /** Every use of node:sqlite, a connection or SQL text outside sqlite/ but in the files allowed them. */
 function sqliteViolations(): Violation[] {
   return FILES.filter((file) => folderOf(file.path) !== "sqlite" && !PEER_READERS.has(file.path) && file.path !== NODE_PROBE)
     .flatMap((file) => [...file.sqlite.filter((use) => use.kind !== "opening"), ...file.sql])
-    .map((use) => ({ key: `${use.file} → ${use.kind === "sql" ? "SQL" : use.kind}`, text: `${use.file}:${use.line}: ${use.what} (${RULES.sql.short})` }));
+    .map((use) => ({ text: `${use.file}:${use.line}: ${use.what} (${RULES.sql.short})` }));
 }
 
-/** Every violation main has now, keyed as KNOWN_UNTIL_R2 keys them. */
-function currentViolationKeys(): Set<string> {
-  const keys = IMPORTS.filter((link) => brokenRules(link).length > 0).map(importKey);
-  return new Set([...keys, ...sqliteViolations().map((violation) => violation.key)]);
-}
-
-/** The folder graph (the one the report draws), without the imports KNOWN_UNTIL_R2 lists. */
+/** The folder graph (the one the report draws). */
 function folderGraph(): { edges: Map<string, Set<string>>; evidence: Map<string, FileImport[]> } {
   const edges = new Map<string, Set<string>>();
   const evidence = new Map<string, FileImport[]>();
   for (const link of IMPORTS) {
     const from = folderOf(link.from);
     const to = folderOf(link.to);
-    if (from === to || KNOWN_UNTIL_R2.has(importKey(link))) continue;
+    if (from === to) continue;
     edges.set(from, (edges.get(from) ?? new Set()).add(to));
     evidence.set(`${from} → ${to}`, [...(evidence.get(`${from} → ${to}`) ?? []), link]);
   }
@@ -305,14 +256,7 @@ describe("the forbidden edges (spec 026)", () => {
   });
 
   it("rule 5: no node:sqlite, SQLite connection or SQL text outside sqlite/ but in the peer-format readers and the Node probe", () => {
-    const offenders = sqliteViolations().filter((violation) => !KNOWN_UNTIL_R2.has(violation.key)).map((violation) => violation.text);
+    const offenders = sqliteViolations().map((violation) => violation.text);
     expect(offenders, RULES.sql.full).toEqual([]);
-  });
-
-  it("lists in KNOWN_UNTIL_R2 only edges main still has (delete an entry once its refactor has landed)", () => {
-    const current = currentViolationKeys();
-    const fixed = [...KNOWN_UNTIL_R2.entries()].filter(([key]) => !current.has(key))
-      .map(([key, refactor]) => `${key} (${refactor}) no longer occurs: delete it from KNOWN_UNTIL_R2`);
-    expect(fixed).toEqual([]);
   });
 });

@@ -289,22 +289,3 @@ export const RetentionOutputSchema = Type.Object({
   callerBusyMs: Nullable(Type.Number({ minimum: 0 })),
   databasePath: Type.String(), archiveDirectory: Type.String(), fullVacuum: Type.Boolean(),
 });
-
-/** The schema of each command's --json output. */
-export const OUTPUT_SCHEMAS = {
-  status: StatusOutputSchema,
-  conversations: ConversationsOutputSchema,
-  context: ContextOutputSchema,
-  dag: DagOutputSchema,
-  grep: GrepOutputSchema,
-  describe: DescribeOutputSchema,
-  expand: ExpandOutputSchema,
-  doctor: DoctorOutputSchema,
-  compact: CompactOutputSchema,
-  backup: BackupOutputSchema,
-  export: ExportOutputSchema,
-  retention: RetentionOutputSchema,
-  "import jsonl": ImportJsonlOutputSchema,
-  "import openclaw": ImportOpenClawOutputSchema,
-  "import lossless-claw": ImportLosslessClawOutputSchema,
-} as const;

@@ -31,7 +31,6 @@ import {
   underTargetText,
 } from "./compaction-words.js";
 
-export { describeRun } from "./run-description.js";
 
 /** Our own bound on compact, inside the host's 180 s safety timeout so a truthful result gets back in time. */
 export const COMPACT_DEADLINE_MS = 150_000;

@@ -39,7 +39,7 @@ export const DEFAULT_WRITE_DEADLINE_MS = 15_000;
 const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
 
-export type Row = Record<string, SQLInputValue>;
+type Row = Record<string, SQLInputValue>;
 
 export class Database {
   readonly raw: DatabaseSync;

@@ -3,7 +3,7 @@
  * one compacted. Output validated against the --json schemas; the human output says the same things.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ContextOutputSchema, ConversationsOutputSchema, DagOutputSchema, StatusOutputSchema } from "../../src/cli/output-schemas.js";
+import { ContextOutputSchema, ConversationsOutputSchema, DagOutputSchema, ErrorOutputSchema, StatusOutputSchema } from "../../src/cli/output-schemas.js";
 import type { ContextOutput } from "../../src/cli/commands/context-command.js";
 import type { ConversationsOutput } from "../../src/cli/commands/conversations-command.js";
 import type { DagOutput } from "../../src/cli/commands/dag-command.js";
@@ -65,9 +65,8 @@ describe("lcm status", () => {
   });
 
   it("answers --json failures with an error document", async () => {
-    const run = await runLcm(["status", "--db", `${db}.nothing`, "--json"]);
-    expect(run.code).toBe(EXIT.noDatabase);
-    expect(JSON.parse(run.stdout)).toMatchObject({ error: { code: "noDatabase", exitCode: 4, message: expect.stringMatching(/No LCM database/) } });
+    const data = await runJson(["status", "--db", `${db}.nothing`], ErrorOutputSchema, { code: EXIT.noDatabase });
+    expect(data).toMatchObject({ error: { code: "noDatabase", exitCode: 4, message: expect.stringMatching(/No LCM database/) } });
   });
 });
 
