@@ -213,3 +213,16 @@ function messageOf(error: unknown): string {
 function write(stream: NodeJS.WriteStream, text: string): void {
   stream.write(text.endsWith("\n") ? text : `${text}\n`);
 }
+
+/** Resolves when the person stops a long-running command (Ctrl-C: SIGINT, or SIGTERM), and stops listening then. */
+export function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

@@ -109,10 +109,6 @@ async function grepRegex(
   ];
   candidates.sort((left, right) => right.time - left.time);
   const matches = await finish(store, candidates, request.limit);
-  const notes = [
-    found.stopReason,
-    request.sort === "relevance" ? 'Regex matches have no relevance score; they are listed newest first (use mode "full_text" for relevance).' : null,
-  ].filter((note): note is string => note !== null);
   return {
     mode: request.mode,
     scope,
@@ -120,7 +116,7 @@ async function grepRegex(
     matches,
     limitReached: matches.length >= request.limit,
     truncated: found.truncated,
-    note: notes.length > 0 ? notes.join(" ") : null,
+    note: recencyNote(found.stopReason, request, 'Regex matches have no relevance score; they are listed newest first (use mode "full_text" for relevance).'),
     strategy: found.strategy,
   };
 }
@@ -199,10 +195,6 @@ function termsAsTyped(terms: readonly QueryTerm[], indexes: readonly number[]): 
 
 async function grepFiles(files: FileSearchSource, request: GrepRequest, budgetMs: number): Promise<GrepResult> {
   const found = await searchFiles(files, { ...request, budgetMs });
-  const notes = [
-    found.note,
-    request.sort === "relevance" ? "File matches have no relevance score; they are listed newest file first, lines in order." : null,
-  ].filter((note): note is string => note !== null);
   return {
     mode: request.mode,
     scope: "files",
@@ -210,11 +202,17 @@ async function grepFiles(files: FileSearchSource, request: GrepRequest, budgetMs
     matches: found.matches,
     limitReached: found.matches.length >= request.limit,
     truncated: found.truncated,
-    note: notes.length > 0 ? notes.join(" ") : null,
+    note: recencyNote(found.note, request, "File matches have no relevance score; they are listed newest file first, lines in order."),
     filesInScope: found.filesInScope,
     searchedFiles: found.searchedFiles,
     unavailableFiles: found.unavailableFiles,
   };
+}
+
+/** A search listed newest first: why it stopped early, and `unranked` when relevance was asked for; null when neither. */
+function recencyNote(stopped: string | null, request: GrepRequest, unranked: string): string | null {
+  const notes = [stopped, request.sort === "relevance" ? unranked : null].filter((note): note is string => note !== null);
+  return notes.length > 0 ? notes.join(" ") : null;
 }
 
 /** For each message match (by conversation and seq): the summary that now stands for it in the context. */

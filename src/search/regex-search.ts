@@ -8,7 +8,7 @@
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type {
-  ContainsFilter, FileChunkHitRow, IndexRequirement, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, UnindexedFile,
+  CandidatePage, ContainsFilter, FileChunkHitRow, IndexRequirement, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, UnindexedFile,
 } from "../store/retrieval-store.js";
 import type { SearchRegex } from "./regex-policy.js";
 import { planPrefilter, type RegexPrefilter, suffixMatch } from "./regex-prefilter.js";
@@ -182,13 +182,7 @@ async function* messageBatches(
       yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
       to = from;
     }
-    if (requirement === "none") return;
-    let below: number | null = through + 1;
-    do {
-      const page = await store.messageCandidates(filter, requirement, below, CANDIDATE_PAGE);
-      yield page.rows;
-      below = page.next;
-    } while (below !== null);
+    if (requirement !== "none") yield* candidatePages(through + 1, (below) => store.messageCandidates(filter, requirement, below, CANDIDATE_PAGE));
     return;
   }
   const single = filter.conversationIds.length === 1 ? filter.conversationIds[0]! : null;
@@ -212,12 +206,16 @@ async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, pref
     yield await store.scanSummaries(filter, { from, to }, containsOf(prefilter));
     to = from;
   }
-  if (!requirement) return;
-  let below: number | null = through + 1;
+  if (requirement) yield* candidatePages(through + 1, (below) => store.summaryCandidates(filter, requirement, below, CANDIDATE_PAGE));
+}
+
+/** The index's candidates below `start`, a page at a time, newest first, until it has none left. */
+async function* candidatePages<Row>(start: number, page: (below: number) => Promise<CandidatePage<Row>>): AsyncGenerator<Row[]> {
+  let below: number | null = start;
   do {
-    const page = await store.summaryCandidates(filter, requirement, below, CANDIDATE_PAGE);
-    yield page.rows;
-    below = page.next;
+    const next: CandidatePage<Row> = await page(below);
+    yield next.rows;
+    below = next.next;
   } while (below !== null);
 }
 

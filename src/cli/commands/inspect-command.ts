@@ -5,7 +5,7 @@
  */
 import { inspectorApiOn } from "../../inspector/inspector-wiring.js";
 import { startInspectorServer } from "../../inspector/inspector-server.js";
-import type { CliRuntime, CommandOutput } from "../cli-runtime.js";
+import { type CliRuntime, type CommandOutput, stopSignal } from "../cli-runtime.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 export interface InspectOutput {
@@ -33,15 +33,7 @@ export async function inspectCommand(runtime: CliRuntime, options: { port: numbe
     throw error;
   }
   runtime.note(`inspector for ${stores.backend.location} at ${server.url} (${options.write ? "repairs allowed" : "read-only; --write allows repairs"}); Ctrl-C stops it`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await stopSignal();
   await server.close();
   return { data: { url: server.url, databasePath: stores.backend.location, write: options.write }, text: "The inspector stopped." };
 }

@@ -5,7 +5,7 @@
  * A bad option or database ends the command with the CLI's exit codes and a message, before anything is served.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { type CliEnvironment, type CommonOptions, CliRuntime } from "../cli-runtime.js";
+import { type CliEnvironment, type CommonOptions, CliRuntime, stopSignal } from "../cli-runtime.js";
 import { CliError, EXIT, exitCodeOf } from "../exit-codes.js";
 import { describeError } from "../../errors.js";
 import { createMcpBackend, type McpBackend } from "../../mcp/mcp-backend.js";
@@ -63,16 +63,4 @@ async function noteAgentsWithoutHistory(backend: McpBackend, agentIds: readonly 
     const listed = await backend.stores.operator.listConversations({ agentId, limit: 1 });
     if (listed.length === 0) runtime.note(`mcp: no conversation of agent ${JSON.stringify(agentId)} is stored yet (lcm conversations lists the agents).`);
   }
-}
-
-function stopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
 }

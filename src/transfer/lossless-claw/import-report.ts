@@ -5,16 +5,8 @@
  */
 import type { PeerCounts } from "./peer-reader.js";
 
-export interface WrittenCounts {
-  conversations: number;
-  messages: number;
-  messageParts: number;
-  summaries: number;
-  summaryMessages: number;
-  summaryParents: number;
-  contextItems: number;
-  largeFiles: number;
-}
+/** What an import wrote, counted per table as the peer's rows are (PeerCounts). */
+export type WrittenCounts = PeerCounts;
 
 export interface UnmappedKind {
   /** What was not mapped exactly, e.g. "message: tool result without its call id". */
