@@ -126,7 +126,7 @@ const loop = probe.stop();
 clearInterval(walSampler);
 await checkpointFully();
 const after = statSync(config.databasePath).size;
-const space = retentionStore.space();
+const space = await retentionStore.space();
 console.log(JSON.stringify({
   messages: CONVERSATIONS * PER_CONVERSATION, thread: report.thread, runLongestSliceMs: report.longestSliceMs, conversationsArchived: report.conversations.length, messagesPruned: report.messages.count,
   archives: report.messages.archivePaths.length, durationMs: report.durationMs,

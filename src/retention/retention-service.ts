@@ -164,7 +164,7 @@ export class RetentionService {
     const budget = options.budget ?? UNBOUNDED_BUDGET;
     const { store } = this.deps;
     const policy = this.policy;
-    const before = store.space();
+    const before = await store.space();
     const report: RetentionReport = {
       enabled: policy !== null, applied: options.apply, policy, usedBytesBefore: usedBytes(before), usedBytesAfter: usedBytes(before),
       overCapBytes: policy ? bytesOverCap(policy, before) : 0, autoVacuum: before.autoVacuum, conversations: [],
@@ -183,7 +183,7 @@ export class RetentionService {
     await slicer.checkpoint();
     await this.pruneCoveredMessages(policy, options.apply, budget, slicer, outOfTime, report);
     if (options.apply) await this.vacuum(budget, slicer, outOfTime, report);
-    report.usedBytesAfter = options.apply ? usedBytes(store.space()) : Math.max(0, report.usedBytesBefore - report.messages.bytes);
+    report.usedBytesAfter = options.apply ? usedBytes(await store.space()) : Math.max(0, report.usedBytesBefore - report.messages.bytes);
     report.stoppedEarly ||= outOfTime();
     report.durationMs = Math.round(performance.now() - started);
     const longest = slicer.longestSlice();
@@ -196,7 +196,7 @@ export class RetentionService {
     policy: RetentionPolicy, apply: boolean, budget: RetentionBudget, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    const overCap = bytesOverCap(policy, store.space()) > 0;
+    const overCap = bytesOverCap(policy, await store.space()) > 0;
     const cutoff = endedCutoff(policy, clock.now(), overCap);
     if (cutoff === null) return;
     const candidates = await store.endedConversations(cutoff, Math.min(budget.maxConversations, 1_000), restoredCutoff(policy, clock.now()));
@@ -260,7 +260,7 @@ export class RetentionService {
     policy: RetentionPolicy, apply: boolean, budget: RetentionBudget, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    let overBy = bytesOverCap(policy, store.space());
+    let overBy = bytesOverCap(policy, await store.space());
     let after = 0;
     const pending = new Map<number, PrunableMessage[]>();
     for (;;) {
@@ -286,7 +286,7 @@ export class RetentionService {
         if (list.length >= ARCHIVE_MESSAGES) {
           await this.archiveMessages(message.conversationId, list, cutoff, overBy > 0 ? "size" : "age", slicer, report, restoredCutoff(policy, clock.now()));
           pending.delete(message.conversationId);
-          overBy = bytesOverCap(policy, store.space());
+          overBy = bytesOverCap(policy, await store.space());
         }
       }
       if (page.nextSummaryRowId === null) break;
@@ -333,11 +333,11 @@ export class RetentionService {
   /** Gives free pages back in steps sized to take about one time slice each (from what the last step took). */
   private async vacuum(budget: RetentionBudget, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport): Promise<void> {
     const { store } = this.deps;
-    const space = store.space();
+    const space = await store.space();
     if (space.autoVacuum !== "incremental") return;
     let pages = 0;
     let stepPages = FIRST_VACUUM_STEP_PAGES;
-    while (pages < budget.maxVacuumPages && store.space().freePages > 0 && !outOfTime()) {
+    while (pages < budget.maxVacuumPages && (await store.space()).freePages > 0 && !outOfTime()) {
       await slicer.yield();
       const freed = await store.incrementalVacuum(Math.min(stepPages, budget.maxVacuumPages - pages), slicer);
       if (freed <= 0) break;

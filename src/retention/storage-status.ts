@@ -67,7 +67,7 @@ export interface StorageStatus {
  * with retention off: the example cut and all that is covered).
  */
 export async function storageStatus(store: StorageStatusStore, config: Partial<RetentionSettings>, now: number): Promise<StorageStatus> {
-  const space = store.space();
+  const space = await store.space();
   const growth = await store.growth(now - GROWTH_DAYS * DAY_MS);
   const status = {
     usedBytes: usedBytes(space),

@@ -66,7 +66,12 @@ function toArchive(row: ArchiveRow): ArchiveRecord {
 export class SqliteRetentionStore implements RetentionStore {
   constructor(private readonly db: Database) {}
 
-  space(): DatabaseSpace {
+  async space(): Promise<DatabaseSpace> {
+    return this.spaceNow();
+  }
+
+  /** The figures of space(), read at once (inside a transaction, where no await may come). */
+  private spaceNow(): DatabaseSpace {
     const pragma = (name: string) => Number(Object.values(this.db.get<Record<string, number>>(`PRAGMA ${name}`)!)[0]);
     return {
       pageSize: pragma("page_size"), pageCount: pragma("page_count"), freePages: pragma("freelist_count"),
@@ -289,7 +294,7 @@ export class SqliteRetentionStore implements RetentionStore {
       `SELECT (SELECT min(message_id) FROM messages) AS low, (SELECT max(message_id) FROM messages) AS high,
               (SELECT coalesce(sum(message_count), 0) FROM conversations) AS stored`,
     )!;
-    const space = this.space();
+    const space = this.spaceNow();
     const bytesPerMessage = bounds.stored > 0 ? ((space.pageCount - space.freePages) * space.pageSize) / bounds.stored : 0;
     if (bounds.low === null || bounds.high === null) return { messages: 0, bytesPerMessage };
     return { messages: Math.max(0, bounds.high - this.firstStoredSince(since, bounds.low, bounds.high) + 1), bytesPerMessage };
@@ -325,9 +330,9 @@ export class SqliteRetentionStore implements RetentionStore {
   async incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number> {
     const count = Math.max(1, Math.floor(pages));
     return this.db.write(() => {
-      const before = this.space().freePages;
+      const before = this.spaceNow().freePages;
       this.db.raw.exec(`PRAGMA incremental_vacuum(${count})`);
-      return before - this.space().freePages;
+      return before - this.spaceNow().freePages;
     }, slice ? { slice } : {});
   }
 

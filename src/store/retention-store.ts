@@ -74,7 +74,7 @@ export interface DeletionStep {
 }
 
 export interface RetentionStore {
-  space(): DatabaseSpace;
+  space(): Promise<DatabaseSpace>;
   /**
    * Ended conversations idle since before `idleBefore` (ms), least recently active first; with `restoredBefore`, none
    * restored at or after it (retention-policy.ts restoredCutoff).

@@ -117,7 +117,7 @@ describe("retention", () => {
   it("under a size cap prunes the oldest covered messages and the file shrinks", async () => {
     const setup = retentionSetup();
     await storeLargeCoveredHistory(setup);
-    const space = setup.retentionStore.space();
+    const space = await setup.retentionStore.space();
     expect(space.autoVacuum).toBe("incremental"); // new files are created with auto_vacuum=INCREMENTAL
     const fileBefore = statSync(setup.config.databasePath).size;
     const usedMb = ((space.pageCount - space.freePages) * space.pageSize) / 1_048_576;

@@ -58,12 +58,12 @@ describe("lcm status on retention", () => {
     setup.db.raw.exec("PRAGMA auto_vacuum = NONE");
     setup.db.raw.exec("VACUUM");
     const space = new SqliteRetentionStore(setup.db);
-    expect(space.space().autoVacuum).toBe("none");
+    expect((await space.space()).autoVacuum).toBe("none");
     const args = ["retention", "--vacuum", "--db", setup.config.databasePath];
 
     const first = await runJson<RetentionOutput>(args, RetentionOutputSchema);
     expect(first.fullVacuum).toBe(true);
-    expect(space.space().autoVacuum).toBe("incremental");
+    expect((await space.space()).autoVacuum).toBe("incremental");
     expect(statSync(`${setup.config.databasePath}-wal`).size).toBe(0);
     const again = await runJson<RetentionOutput>(args, RetentionOutputSchema);
     expect(again.fullVacuum).toBe(false);
