@@ -8,10 +8,9 @@
  */
 import { createLcmCommand } from "./chat/lcm-command.js";
 import { statSync } from "node:fs";
-import { access } from "node:fs/promises";
 import { type LcmConfig, resolveConfig } from "./config.js";
 import type { CompletionModel, Logger } from "./contracts.js";
-import { IntegrityChecker } from "./integrity/integrity-checker.js";
+import type { IntegrityChecker } from "./integrity/integrity-checker.js";
 import { systemClock } from "./contracts.js";
 import { databaseProblemOf, describeDatabaseProblem } from "./sqlite/database-problem.js";
 import { openSqliteBackend, type SqliteBackend } from "./sqlite/open-sqlite-backend.js";
@@ -45,7 +44,7 @@ import { createStatusRpc, STATUS_METHOD } from "./chat/lcm-status-rpc.js";
 import { timedEngineFactory } from "./metrics/hook-timing.js";
 import { processMetrics } from "./metrics/lcm-metrics.js";
 import { createMetricsRoute, METRICS_PATH } from "./metrics/metrics-route.js";
-import { countIntegrityFindings } from "./services/integrity-service.js";
+import { countedIntegrityChecker } from "./services/integrity-service.js";
 import { MetricsService } from "./services/metrics-service.js";
 import { sharedSpendGuard } from "./services/spend-guard.js";
 import { StatusService, statusWithoutDatabase } from "./services/status-service.js";
@@ -68,12 +67,7 @@ export function openBackend(config: LcmConfig): SqliteBackend {
 }
 
 export function integrityCheckerFor(backend: LcmBackend): IntegrityChecker {
-  return new IntegrityChecker({
-    store: backend.integrity,
-    clock: systemClock,
-    fileExists: (path) => access(path).then(() => true, () => false),
-    onReport: countIntegrityFindings(processMetrics()),
-  });
+  return countedIntegrityChecker(backend.integrity, systemClock);
 }
 
 /** Retention on the backend, its background runs on a worker thread; does nothing unless the settings turn it on. */

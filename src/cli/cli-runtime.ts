@@ -5,15 +5,13 @@
  * long ones. Commands themselves only call services and say what to print.
  */
 import { existsSync } from "node:fs";
-import { access } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Clock, CompletionModel, Logger, TokenEstimator } from "../contracts.js";
 import { systemClock } from "../contracts.js";
 import type { ProbedTranscriptSource } from "../ingest/transcript-source.js";
 import { describeError } from "../errors.js";
-import { IntegrityChecker } from "../integrity/integrity-checker.js";
-import { processMetrics } from "../metrics/lcm-metrics.js";
-import { countIntegrityFindings } from "../services/integrity-service.js";
+import type { IntegrityChecker } from "../integrity/integrity-checker.js";
+import { countedIntegrityChecker } from "../services/integrity-service.js";
 import { inspectDatabaseFile } from "../sqlite/database-file.js";
 import { assertNotDatabaseFile } from "../sqlite/database-target.js";
 import { MIGRATIONS } from "../sqlite/migrations.js";
@@ -108,10 +106,7 @@ export class CliRuntime {
       statusStore: backend.status,
       integrityStore: backend.integrity,
       operator: backend.operator,
-      integrity: new IntegrityChecker({
-        store: backend.integrity, clock: this.clock, fileExists: (path) => access(path).then(() => true, () => false),
-        onReport: countIntegrityFindings(processMetrics()),
-      }),
+      integrity: countedIntegrityChecker(backend.integrity, this.clock),
     };
     return this.opened;
   }

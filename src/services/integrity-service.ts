@@ -5,8 +5,11 @@
  * that cannot write (SQLite runs FTS5's check as a write statement).
  */
 import type { RepairAction, RepairPlan, IntegrityReport } from "../integrity/findings.js";
-import type { IntegrityChecker } from "../integrity/integrity-checker.js";
-import type { LcmMetrics } from "../metrics/lcm-metrics.js";
+import { access } from "node:fs/promises";
+import type { Clock } from "../contracts.js";
+import { IntegrityChecker } from "../integrity/integrity-checker.js";
+import { type LcmMetrics, processMetrics } from "../metrics/lcm-metrics.js";
+import type { IntegrityStore } from "../store/integrity-store.js";
 
 export interface DoctorRequest {
   /** One conversation; every conversation when absent. */
@@ -29,6 +32,13 @@ export interface DoctorOutcome {
 /** Counts a report's findings in lcm_integrity_failures_total (the IntegrityChecker's onReport). */
 export function countIntegrityFindings(metrics: LcmMetrics): (scope: "recent" | "full", report: IntegrityReport) => void {
   return (scope, report) => metrics.integrityFailures.inc({ source: scope === "recent" ? "maintain" : "doctor" }, report.findings.length);
+}
+
+/** The integrity checker of the gateway and the CLI: stored files checked on disk, findings counted in the process's metrics. */
+export function countedIntegrityChecker(store: IntegrityStore, clock: Clock): IntegrityChecker {
+  return new IntegrityChecker({
+    store, clock, fileExists: (path) => access(path).then(() => true, () => false), onReport: countIntegrityFindings(processMetrics()),
+  });
 }
 
 export async function runDoctor(checker: IntegrityChecker, request: DoctorRequest): Promise<DoctorOutcome> {
