@@ -40,6 +40,7 @@ const LAYERS: readonly LayerRow[] = [
     "retention", "transfer"].map((folder) => ({ folder, layer: 3, reaches: 3 })),
   { folder: "store", layer: 2, reaches: 1 },
   { folder: "sqlite", layer: 2, reaches: 1, also: ["store"] },
+  { folder: "postgres", layer: 2, reaches: 1, also: ["store"] },
   ...["text", "messages", "tokens", "runtime", "metrics", "host", "config.ts", "contracts.ts", "records.ts", "errors.ts"]
     .map((folder) => ({ folder, layer: 1, reaches: 1 })),
 ];
@@ -47,6 +48,8 @@ const ROW_OF = new Map(LAYERS.map((row) => [row.folder, row]));
 
 /** The host adapters: nothing below layer 5 may reach them (forbidden edge 1). */
 const ADAPTERS = new Set(["engine", "tools", "chat", "cli", "mcp", "inspector"]);
+/** The backends: each implements store/'s contracts, and only they hold SQL (forbidden edges 3-5). */
+const BACKENDS = new Set(["sqlite", "postgres"]);
 /** The composition roots that may open the backend (forbidden edge 3). */
 const BACKEND_OPENERS = new Set(["plugin.ts", "cli/cli-runtime.ts", "cli/cli-config.ts", "retention/retention-worker.ts"]);
 /** Readers of another program's SQLite file: node:sqlite and SQL of their own, and `sqlite/database-file.ts` only. */
@@ -63,13 +66,13 @@ const RULES = {
   adapter: { short: "rule 1: core → host adapter", full: "Rule 1: core, services, kernel, contracts and backend never import engine/, tools/, chat/, cli/, mcp/, inspector/." },
   engine: { short: "rule 2: only plugin.ts imports engine/", full: "Rule 2: only plugin.ts imports engine/ (only the root hands the hooks to the host)." },
   backend: {
-    short: "rule 3: core → SQLite backend",
-    full: "Rule 3: only plugin.ts, cli/cli-runtime.ts, cli/cli-config.ts and retention/retention-worker.ts import sqlite/; the peer-format readers import sqlite/database-file.ts only. Take the stores through their contracts in store/.",
+    short: "rule 3: core → a backend",
+    full: "Rule 3: only plugin.ts, cli/cli-runtime.ts, cli/cli-config.ts and retention/retention-worker.ts import sqlite/ or postgres/; the peer-format readers import sqlite/database-file.ts only. Take the stores through their contracts in store/.",
   },
-  belowBackend: { short: "rule 4: the backend or the contracts import up", full: "Rule 4: sqlite/ imports only store/ and layer 1; store/ imports only layer 1. Move the shared type down into store/ or the kernel." },
+  belowBackend: { short: "rule 4: a backend or the contracts import up", full: "Rule 4: sqlite/ and postgres/ import only store/ and layer 1 (never each other); store/ imports only layer 1. Move the shared type down into store/ or the kernel." },
   sql: {
-    short: "rule 5: SQLite outside sqlite/",
-    full: "Rule 5: node:sqlite, a SQLite connection or SQL text only in sqlite/, the peer-format readers (transfer/lossless-claw/peer-reader.ts, peer-schema.ts, transfer/openclaw-agent-store.ts) and cli/node-support.ts. Move the statement into a store of sqlite/.",
+    short: "rule 5: SQL outside a backend",
+    full: "Rule 5: node:sqlite and a SQLite connection only in sqlite/, SQL text only in sqlite/ and postgres/, and both in the peer-format readers (transfer/lossless-claw/peer-reader.ts, peer-schema.ts, transfer/openclaw-agent-store.ts) and cli/node-support.ts. Move the statement into a store of a backend.",
   },
 } as const;
 type Rule = keyof typeof RULES;
@@ -108,8 +111,8 @@ function brokenRules(link: FileImport): Rule[] {
   if (fromLayer <= 4 && ADAPTERS.has(to)) rules.push("adapter");
   if (to === "engine" && from !== "plugin.ts") rules.push("engine");
   const peerReading = PEER_READERS.has(link.from) && link.to === "sqlite/database-file.ts";
-  if (to === "sqlite" && !BACKEND_OPENERS.has(link.from) && !peerReading) rules.push("backend");
-  if (from === "sqlite" && to !== "store" && toLayer !== 1) rules.push("belowBackend");
+  if (BACKENDS.has(to) && !BACKEND_OPENERS.has(link.from) && !peerReading) rules.push("backend");
+  if (BACKENDS.has(from) && to !== "store" && toLayer !== 1) rules.push("belowBackend");
   if (from === "store" && toLayer !== 1) rules.push("belowBackend");
   return rules;
 }
@@ -119,10 +122,10 @@ function newImportViolations(rule: Rule): string[] {
   return IMPORTS.filter((link) => brokenRules(link).includes(rule)).map((link) => importViolation(rule, link).text);
 }
 
-/** Every use of node:sqlite, a connection or SQL text outside sqlite/ but in the files allowed them. */
+/** Every use of node:sqlite or a connection outside sqlite/, and of SQL text outside the backends, but in the files allowed them. */
 function sqliteViolations(): Violation[] {
   return FILES.filter((file) => folderOf(file.path) !== "sqlite" && !PEER_READERS.has(file.path) && file.path !== NODE_PROBE)
-    .flatMap((file) => [...file.sqlite.filter((use) => use.kind !== "opening"), ...file.sql])
+    .flatMap((file) => [...file.sqlite.filter((use) => use.kind !== "opening"), ...(folderOf(file.path) === "postgres" ? [] : file.sql)])
     .map((use) => ({ text: `${use.file}:${use.line}: ${use.what} (${RULES.sql.short})` }));
 }
 
@@ -247,15 +250,15 @@ describe("the forbidden edges (spec 026)", () => {
     expect(newImportViolations("engine"), RULES.engine.full).toEqual([]);
   });
 
-  it("rule 3: only the composition roots import sqlite/, and the peer-format readers only its database-file.ts", () => {
+  it("rule 3: only the composition roots import sqlite/ or postgres/, and the peer-format readers only sqlite/database-file.ts", () => {
     expect(newImportViolations("backend"), RULES.backend.full).toEqual([]);
   });
 
-  it("rule 4: sqlite/ imports only store/ and the kernel; store/ only the kernel", () => {
+  it("rule 4: sqlite/ and postgres/ import only store/ and the kernel; store/ only the kernel", () => {
     expect(newImportViolations("belowBackend"), RULES.belowBackend.full).toEqual([]);
   });
 
-  it("rule 5: no node:sqlite, SQLite connection or SQL text outside sqlite/ but in the peer-format readers and the Node probe", () => {
+  it("rule 5: no node:sqlite or SQLite connection outside sqlite/, no SQL text outside the backends, but in the peer-format readers and the Node probe", () => {
     const offenders = sqliteViolations().map((violation) => violation.text);
     expect(offenders, RULES.sql.full).toEqual([]);
   });

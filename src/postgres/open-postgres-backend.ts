@@ -1,0 +1,84 @@
+/**
+ * Opens the PostgreSQL backend: a pool on one database and every store on it, as the contracts of store/ describe
+ * them (store/backend.ts). The only place that builds the PostgreSQL stores. Opening is synchronous and connects
+ * nothing: the driver loads, the pool connects and the schema migrates before the first statement, so the plugin's
+ * per-turn engine factory opens it like the SQLite file.
+ */
+import { LcmError } from "../errors.js";
+import { processShared } from "../runtime/process-shared.js";
+import type { LcmBackend, StorageControl } from "../store/backend.js";
+import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+
+/**
+ * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
+ *   leaves open.
+ * - "private": a pool of its own (the CLI, tests, a migration's target), ended by close().
+ */
+export type PostgresAccess = "shared" | "private";
+
+export interface PostgresBackend extends LcmBackend {
+  readonly database: PgDatabase;
+}
+
+export function openPostgresBackend(url: string, access: PostgresAccess, options: PgOptions = {}): PostgresBackend {
+  if (access === "shared") {
+    const pools = processShared("postgres-pools.v1", () => new Map<string, PgDatabase>());
+    let database = pools.get(url);
+    if (!database) {
+      database = new PgDatabase(url, options);
+      pools.set(url, database);
+    }
+    return postgresBackendOn(database, { shared: true });
+  }
+  return postgresBackendOn(new PgDatabase(url, options), { shared: false });
+}
+
+function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): PostgresBackend {
+  const pending = new Set<Promise<unknown>>();
+  const storage: StorageControl = {
+    // PostgreSQL waits for row locks itself; a turn's commit is bounded by the statement timeout instead.
+    withWriteDeadline: (_deadlineMs, body) => body(),
+    isStorageFailure: (error) => isPgStorageFailure(error),
+    keepOpenWhile: (work) => {
+      pending.add(work);
+      void work.catch(() => {}).finally(() => pending.delete(work));
+    },
+  };
+  return {
+    database,
+    location: database.location,
+    writable: true,
+    readOnlyNotice: null,
+    store: notYet("store"),
+    compaction: notYet("compaction"),
+    retrieval: notYet("retrieval"),
+    searchIndex: notYet("searchIndex"),
+    grants: notYet("grants"),
+    status: notYet("status"),
+    integrity: notYet("integrity"),
+    sessions: notYet("sessions"),
+    retention: notYet("retention"),
+    operator: notYet("operator"),
+    repairs: notYet("repairs"),
+    exports: notYet("exports"),
+    imports: notYet("imports"),
+    peerImport: notYet("peerImport"),
+    backup: notYet("backup"),
+    storage,
+    close: () => {
+      if (options.shared) return;
+      // Work that asked to keep the connections (a maintenance pass) ends first; the pool then closes.
+      void Promise.allSettled([...pending]).then(() => database.close());
+    },
+  };
+}
+
+/** A store this build does not have on PostgreSQL: every call fails with a clear error instead of a wrong answer. */
+function notYet<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get: (_target, property) => {
+      if (property === "then") return undefined;
+      return () => Promise.reject(new LcmError("unavailable", `The ${name} store (${String(property)}) is not available on PostgreSQL yet; use SQLite (unset databaseUrl) for it.`));
+    },
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * The PostgreSQL connection layer against a real server: text PostgreSQL cannot hold kept losslessly, the schema
+ * migrated once when several gateways open the database together, and an unreachable server reported as a storage
+ * failure (so a turn stays in the host's outbox) rather than as a bug.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { fromPgText, isPgStorageFailure, PgDatabase, toPgText } from "../../src/postgres/pg-database.js";
+import { PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
+import { createTestPostgresDatabase } from "../helpers/backends.js";
+
+const opened: PgDatabase[] = [];
+const open = (url: string) => {
+  const database = new PgDatabase(url, { poolSize: 2 });
+  opened.push(database);
+  return database;
+};
+
+afterEach(async () => {
+  for (const database of opened.splice(0)) await database.close();
+});
+
+describe("PostgreSQL text", () => {
+  it("round-trips NUL, the escape character, U+2028 and astral characters through a text column", async () => {
+    const database = open(await createTestPostgresDatabase());
+    const samples = ["plain", "a\u0000b", "\uFDD0", "\uFDD00", "x\uFDD01\u0000\uFDD0", "line\u2028sep\u2029para", "emoji 🦀 and 中文", ""];
+    for (const [index, text] of samples.entries()) {
+      await database.run(
+        "INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ($1, $2, 0, 0)", [`agent-${index}`, toPgText(text)],
+      );
+    }
+    const rows = await database.rows<{ session_id: string }>("SELECT session_id FROM conversations ORDER BY conversation_id");
+    expect(rows.map((row) => fromPgText(row.session_id))).toEqual(samples);
+  });
+});
+
+describe("PostgreSQL schema", () => {
+  it("is migrated once when several pools open a new database at the same time", async () => {
+    const url = await createTestPostgresDatabase();
+    const pools = [open(url), open(url), open(url), open(url)];
+    await Promise.all(pools.map((database) => database.ready()));
+    const versions = await pools[0]!.rows<{ version: number }>("SELECT version FROM lcm_schema_migrations ORDER BY version");
+    expect(versions.map((row) => row.version)).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, index) => index + 1));
+  });
+
+  it("refuses a database a newer build migrated, naming both versions", async () => {
+    const url = await createTestPostgresDatabase();
+    const first = open(url);
+    await first.ready();
+    await first.run("INSERT INTO lcm_schema_migrations (version, name, applied_at) VALUES ($1, 'from the future', 0)", [PG_SCHEMA_VERSION + 1]);
+    await expect(open(url).ready()).rejects.toThrow(`version ${PG_SCHEMA_VERSION + 1}, newer than this build's ${PG_SCHEMA_VERSION}`);
+  });
+});
+
+describe("an unreachable server", () => {
+  it("fails statements with an error the engine counts as a storage failure", async () => {
+    const database = open("postgres://postgres@127.0.0.1:1/nowhere");
+    const error = await database.rows("SELECT 1").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(isPgStorageFailure(error)).toBe(true);
+    expect(isPgStorageFailure(new Error("syntax error at or near"))).toBe(false);
+  });
+});
