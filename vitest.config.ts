@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["test/host/**", "test/reliability/**", "test/browser/**", "node_modules/**"],
+    exclude: ["test/host/**", "test/reliability/**", "test/browser/**", "test/postgres/**", "node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -13,6 +13,8 @@ import type { HostLlm } from "../../src/host/openclaw-types.js";
 import { SqliteCompactionStore } from "../../src/sqlite/sqlite-compaction-store.js";
 import { sqliteStorageControl } from "../../src/sqlite/open-sqlite-backend.js";
 import { SqliteStore } from "../../src/sqlite/sqlite-store.js";
+import type { LcmBackend } from "../../src/store/backend.js";
+import type { LcmStore } from "../../src/store/store.js";
 import { createSummarizerSelector } from "../../src/summarize/summarizer-selection.js";
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { SteppingClock } from "../fakes/clocks.js";
@@ -36,24 +38,29 @@ export interface TestEngineOptions {
   transcriptSource?: TranscriptSource;
   /** The plugin-wide host model (api.runtime.llm); without one, compaction uses the extractive summarizer. */
   pluginLlm?: HostLlm;
+  /** The stores to run on (a contract test's backend, test/helpers/backends.ts); default a new SQLite file. */
+  backend?: LcmBackend;
 }
 
 export function createTestEngine(options: TestEngineOptions = {}) {
   const databasePath = options.databasePath ?? tempDatabasePath();
   const config = resolveConfig({ databasePath, ...options.config }, {});
-  const store = new SqliteStore(openSharedDatabase(config.databasePath));
+  const sqliteStore = options.backend ? null : new SqliteStore(openSharedDatabase(config.databasePath));
+  const store: LcmStore = options.backend?.store ?? sqliteStore!;
   const tokens = options.tokens ?? new DefaultTokenEstimator();
   const clock = options.clock ?? new SteppingClock();
   const logger = new RecordingLogger();
   const transcriptSource = options.transcriptSource;
-  const compactionStore = new SqliteCompactionStore(store.db);
+  const compactionStore = options.backend?.compaction ?? new SqliteCompactionStore(sqliteStore!.db);
+  const storage = options.backend?.storage ?? sqliteStorageControl;
   const summarizers = createSummarizerSelector({ config, tokens, pluginLlm: options.pluginLlm, env: {} });
   /** `extra`: dependencies the plugin wires and tests need only sometimes (retention, the search index, …). */
   const newEngine = (extra: Partial<EngineDeps> = {}) =>
     new LcmContextEngine({
-      config, store, compactionStore, storage: sqliteStorageControl, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}), ...extra,
+      config, store, compactionStore, storage, summarizers, tokens, clock, logger, ...(transcriptSource ? { transcriptSource } : {}), ...extra,
     });
-  return { config, store, compactionStore, tokens, clock, logger, newEngine, db: store.db };
+  /** `db`: the SQLite connection of the default backend (tests of SQLite details); undefined on a given backend. */
+  return { config, store, compactionStore, tokens, clock, logger, newEngine, db: sqliteStore?.db as SqliteStore["db"] };
 }
 
 /** Compaction sizes exactly as configured (a budget so large that no share of it caps a setting). */
