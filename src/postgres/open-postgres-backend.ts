@@ -46,6 +46,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
   };
   return {
     database,
+    kind: "postgres",
     location: database.location,
     writable: true,
     readOnlyNotice: null,
@@ -65,10 +66,11 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     peerImport: notYet("peerImport"),
     backup: notYet("backup"),
     storage,
-    close: () => {
+    close: async () => {
       if (options.shared) return;
       // Work that asked to keep the connections (a maintenance pass) ends first; the pool then closes.
-      void Promise.allSettled([...pending]).then(() => database.close());
+      await Promise.allSettled([...pending]);
+      await database.close();
     },
   };
 }
