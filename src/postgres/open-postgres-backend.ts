@@ -8,6 +8,7 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgStore } from "./pg-store.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -50,7 +51,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     location: database.location,
     writable: true,
     readOnlyNotice: null,
-    store: notYet("store"),
+    store: new PgStore(database),
     compaction: notYet("compaction"),
     retrieval: notYet("retrieval"),
     searchIndex: notYet("searchIndex"),
