@@ -8,6 +8,7 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgTableCopy } from "./pg-table-copy.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -64,6 +65,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     imports: notYet("imports"),
     peerImport: notYet("peerImport"),
     backup: notYet("backup"),
+    tableCopy: new PgTableCopy(database),
     storage,
     close: () => {
       if (options.shared) return;
