@@ -7,6 +7,7 @@
  */
 import type { Command } from "commander";
 import { importCommandGroup } from "./commands/import-command.js";
+import { defineMigrateCommands } from "./commands/migrate-command.js";
 import { defineRepairCommands } from "./commands/repair-commands.js";
 import { DEFAULT_MAX_RESULT_CHARS, type McpCommandOptions } from "../mcp/mcp-settings.js";
 import { type CliEnvironment, type CommonOptions, runCommand } from "./cli-runtime.js";
@@ -185,6 +186,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
     .action(async (options: CommonOptions & McpCommandOptions) => (await import("./commands/mcp-command.js")).runMcpCommand(environment, options));
 
   defineRepairCommands(lcm, environment);
+  defineMigrateCommands(lcm, environment);
 
   // The import sources (and what they load: the export format's validator, the lossless-claw reader) are defined
   // when `lcm import …` is on its way, so no other command loads them.

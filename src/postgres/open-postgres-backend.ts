@@ -9,6 +9,7 @@ import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgStore } from "./pg-store.js";
+import { PgTableCopy } from "./pg-table-copy.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -66,6 +67,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     imports: notYet("imports"),
     peerImport: notYet("peerImport"),
     backup: notYet("backup"),
+    tableCopy: new PgTableCopy(database),
     storage,
     close: async () => {
       if (options.shared) return;

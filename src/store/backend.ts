@@ -18,6 +18,7 @@ import type { SearchIndex } from "./search-index.js";
 import type { SessionLifecycleStore } from "./session-store.js";
 import type { StatusStore } from "./status-store.js";
 import type { LcmStore } from "./store.js";
+import type { TableCopyStore } from "./table-copy.js";
 
 /** How the backend's writes meet a busy or failing database; the engine decides with it what to retry and what to report. */
 export interface StorageControl {
@@ -58,6 +59,8 @@ export interface LcmBackend {
   readonly peerImport: PeerImportStore;
   /** `lcm backup`: an online copy of the database and its stored files. */
   readonly backup: BackupStore;
+  /** Every table of the model read and written as it is, ids kept: `lcm migrate` between backends. */
+  readonly tableCopy: TableCopyStore;
   readonly storage: StorageControl;
   /**
    * Releases this opening: a connection (or pool) of its own closes; the gateway's shared one stays open for the
