@@ -4,6 +4,7 @@
  * judged at 1M (the bar's size) and shown as indicative at smaller sizes.
  */
 import type { PhaseResult } from "./measure.js";
+import type { LoadFigures } from "./postgres-target.js";
 
 export interface SizeResult {
   size: number;
@@ -12,7 +13,12 @@ export interface SizeResult {
   /** 1-minute load average before and after the size's phases: above ~1 on 2 cores means the figures are noisy. */
   loadAverage: { before: number; after: number };
   nodeVersion: string;
+  /** SQLite's version; on PostgreSQL, the server's. */
   sqliteVersion: string;
+  /** Set when the size ran on PostgreSQL (`--backend postgres`), with how the dataset was loaded into it. */
+  backend?: "postgres";
+  postgresVersion?: string;
+  postgresLoad?: LoadFigures;
   messages: number;
   textBytes: number;
   /**

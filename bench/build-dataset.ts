@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { closeSharedDatabase } from "../src/sqlite/connection-registry.js";
 import { benchConfig, buildDataset, compactOnce, datasetPaths, foldLog, readManifest } from "./dataset.js";
+import { openBenchDatabase } from "./bench-database.js";
 import { BenchHost } from "./host.js";
 
 const seed = Number(process.argv[2]);
@@ -24,7 +25,7 @@ if (!manifest) {
   const paths = datasetPaths(seed, size);
   const host = new BenchHost(benchConfig(paths.database));
   const compacted = manifest.conversations.find((conversation) => conversation.role === "compacted")!;
-  const compaction = await compactOnce(host, compacted);
+  const compaction = await compactOnce(host, compacted, openBenchDatabase({ kind: "sqlite", databasePath: paths.database }));
   closeSharedDatabase(paths.database);
   foldLog(paths.database);
   if (compaction.status === "compacted") {

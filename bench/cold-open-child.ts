@@ -1,17 +1,17 @@
 /**
  * One cold open in a fresh process: modules are loaded first (the host's cost, not measured), then the clock
  * runs over register(api), the first engine (which opens and checks the database) and the first assemble.
- * Prints one JSON line. Usage: cold-open-child.ts <database> <sessionId> <sessionKey>
+ * Prints one JSON line. Usage: cold-open-child.ts <database file or postgres:// URL> <sessionId> <sessionKey>
  */
 import { performance } from "node:perf_hooks";
-import { benchConfig } from "./dataset.js";
+import { targetConfig, targetOf } from "./bench-database.js";
 import { BenchHost } from "./host.js";
 
-const [databasePath, sessionId, sessionKey] = process.argv.slice(2);
-if (!databasePath || !sessionId || !sessionKey) throw new Error("usage: cold-open-child.ts <database> <sessionId> <sessionKey>");
+const [location, sessionId, sessionKey] = process.argv.slice(2);
+if (!location || !sessionId || !sessionKey) throw new Error("usage: cold-open-child.ts <database> <sessionId> <sessionKey>");
 
 const started = performance.now();
-const host = new BenchHost(benchConfig(databasePath));
+const host = new BenchHost(targetConfig(targetOf(location)));
 const result = await host.engine().assemble({ sessionId, sessionKey, messages: [], tokenBudget: 32_000 });
 const firstAssembleMs = performance.now() - started;
 if (host.errors.length > 0) throw new Error(host.errors.join("; "));

@@ -1,24 +1,37 @@
 /**
- * What every phase group receives: the host (real plugin entry, instant model), the working database, the
- * dataset's manifest, and how many repetitions to run. Phases are written against the public surface only:
- * engine hooks from `api.engine()`, tools from `registerTool`, and SQL reads for bookkeeping (counts, ids).
+ * What every phase group receives: the host (real plugin entry, instant model), the working database (a SQLite
+ * file or a PostgreSQL database) with bookkeeping reads on it, the dataset's manifest, and how many repetitions to
+ * run. Phases are written against the public surface only: engine hooks from `api.engine()`, tools from
+ * `registerTool`, and SQL reads for bookkeeping (counts, ids).
  */
-import type { Database } from "../src/sqlite/database.js";
-import { openSharedDatabase } from "../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../src/host/openclaw-types.js";
+import type { BenchDatabase, BenchTarget } from "./bench-database.js";
 import type { ConversationInfo, DatasetManifest } from "./dataset.js";
 import { type ConversationPlan, SessionGenerator } from "./generate.js";
 import type { BenchHost } from "./host.js";
+import type { PhaseResult } from "./measure.js";
 import { Random } from "./random.js";
 import { Vocabulary } from "./vocabulary.js";
 
 export interface BenchContext {
   host: BenchHost;
-  databasePath: string;
+  /** The working database: a copy of the cached dataset (SQLite), or a database loaded from it (PostgreSQL). */
+  target: BenchTarget;
+  /** Bookkeeping reads on it, and its full-text indexing. */
+  db: BenchDatabase;
   manifest: DatasetManifest;
   /** Repetitions for latency phases; a phase stops early once it has MIN_SAMPLES and has run PHASE_TIME_LIMIT_MS. */
   repetitions: number;
   log(line: string): void;
+  /** A new, empty database of the same backend for a phase of its own (the whole-history backlog); drop() removes it. */
+  scratchDatabase(label: string): Promise<ScratchDatabase>;
+  /** The first searches after a bulk ingest, when the run measured them already (PostgreSQL: right after the load). */
+  firstSearches?: PhaseResult[];
+}
+
+export interface ScratchDatabase {
+  target: BenchTarget;
+  drop(): Promise<void>;
 }
 
 export const MIN_SAMPLES = 10;
@@ -35,16 +48,12 @@ export function conversationOf(context: BenchContext, role: ConversationInfo["ro
   return found;
 }
 
-/** The shared connection, for bookkeeping reads only (the engine opened it). */
-export function databaseOf(context: BenchContext): Database {
-  return openSharedDatabase(context.databasePath);
-}
-
-export function summaryCount(context: BenchContext, sessionId: string): number {
-  return databaseOf(context).get<{ count: number }>(
+export async function summaryCount(context: BenchContext, sessionId: string): Promise<number> {
+  const row = await context.db.get<{ count: number }>(
     "SELECT count(*) AS count FROM summaries WHERE conversation_id = (SELECT conversation_id FROM conversations WHERE session_id = ?)",
     sessionId,
-  )!.count;
+  );
+  return Number(row!.count);
 }
 
 /**

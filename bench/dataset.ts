@@ -14,6 +14,7 @@ import type { Database } from "../src/sqlite/database.js";
 import { MIGRATIONS } from "../src/sqlite/migrations.js";
 import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
 import type { AgentMessage } from "../src/host/openclaw-types.js";
+import { type BenchDatabase, openBenchDatabase, targetConfig } from "./bench-database.js";
 import { type ConversationRole, GENERATOR_VERSION, RARE_TERM, createGenerators } from "./generate.js";
 import { BenchHost } from "./host.js";
 import { round } from "./measure.js";
@@ -106,12 +107,9 @@ export function textBytesOf(message: AgentMessage): number {
   return total;
 }
 
-/**
- * Settings of every bench database: tool outputs of 2,000 tokens or more (the long ones, 1% of tool results) are
- * stored aside, as a small window's share stores them (spec 011), so every search also covers stored content.
- */
+/** The plugin settings of a bench SQLite file (bench-database.ts targetConfig). */
 export function benchConfig(databasePath: string): Record<string, unknown> {
-  return { databasePath, filesDirectory: join(dirname(databasePath), "files"), largeFileTokenThreshold: 2_000 };
+  return targetConfig({ kind: "sqlite", databasePath });
 }
 
 /** Builds the dataset into the cache (atomically: a partial file is renamed only when complete). */
@@ -193,7 +191,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
 
   const compacted = [...infos.values()].find((info) => info.role === "compacted")!;
   files.mark("compaction");
-  const compaction = await compactOnce(host, compacted);
+  const compaction = await compactOnce(host, compacted, openBenchDatabase({ kind: "sqlite", databasePath: partial }));
   files.mark("index-summaries");
   await index.indexPending(); // the summaries compaction wrote, as maintain indexes them
   const sizes = files.stop();
@@ -242,7 +240,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
  * Sweeps the "compacted" conversation until it is under the target (compact stops after a bounded number of
  * passes per call, as it must in a host turn); "pending" when engine.compact cannot compact yet.
  */
-export async function compactOnce(host: BenchHost, conversation: ConversationInfo): Promise<DatasetManifest["compaction"]> {
+export async function compactOnce(host: BenchHost, conversation: ConversationInfo, db: BenchDatabase): Promise<DatasetManifest["compaction"]> {
   const started = performance.now();
   let compactedOnce = false;
   let reason = "";
@@ -261,17 +259,16 @@ export async function compactOnce(host: BenchHost, conversation: ConversationInf
     if (!/maximum number of passes|deadline/.test(reason)) break;
   }
   if (!compactedOnce) return { status: "pending", reason };
-  const db = openSharedDatabase(String(host.pluginConfig.databasePath));
-  const counts = db.get<{ summaries: number; items: number }>(
+  const counts = (await db.get<{ summaries: number; items: number }>(
     `SELECT (SELECT count(*) FROM summaries s JOIN conversations c USING (conversation_id) WHERE c.session_id = ?) AS summaries,
             (SELECT context_items FROM conversations WHERE session_id = ?) AS items`,
     conversation.sessionId, conversation.sessionId,
-  )!;
+  ))!;
   return {
     status: "compacted",
     seconds: round((performance.now() - started) / 1000, 2),
-    summaries: counts.summaries,
-    contextItems: counts.items,
+    summaries: Number(counts.summaries),
+    contextItems: Number(counts.items),
     reason,
   };
 }

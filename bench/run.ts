@@ -11,6 +11,9 @@
  *                                                  recall, mcp, ingest, compaction)
  *   npm run bench -- --repetitions 50 --seed 7     fewer samples per latency phase; another dataset
  *   npm run bench -- --rebuild                     regenerate the cached datasets
+ *   npm run bench -- --backend postgres            the same phases on PostgreSQL (a server started on 127.0.0.1 for
+ *                                                  the run, each size copied into a database of its own); results in
+ *                                                  bench/results/latest-postgres.json and their own section of the docs
  *   npm run bench -- --no-write                    print only; leave results and docs untouched
  *   npm run bench -- --report-only                 rewrite the chart and docs/benchmarks.md from latest.json
  *   npm run bench -- --help                        these lines
@@ -25,6 +28,8 @@ import { datasetPaths, type DatasetManifest } from "./dataset.js";
 import { BUILD_DIR, RESULTS_DIR, ROOT } from "./paths.js";
 import { latencyChart } from "./report/chart.js";
 import { resultsMarkdown, spliceResults } from "./report/markdown.js";
+import { postgresMarkdown, splicePostgres } from "./report/postgres-markdown.js";
+import { BENCH_POSTGRES_SETTINGS, startBenchPostgres } from "./postgres-target.js";
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +37,7 @@ const { values } = parseArgs({
     seed: { type: "string", default: "42" },
     repetitions: { type: "string", default: "200" },
     phases: { type: "string" },
+    backend: { type: "string", default: "sqlite" },
     rebuild: { type: "boolean", default: false },
     "no-write": { type: "boolean", default: false },
     "report-only": { type: "boolean", default: false },
@@ -46,7 +52,13 @@ if (values.help) {
   process.exit(0);
 }
 
-const LATEST = join(RESULTS_DIR, "latest.json");
+if (values.backend !== "sqlite" && values.backend !== "postgres") {
+  console.error(`--backend must be sqlite or postgres, got "${values.backend}".`);
+  process.exit(2);
+}
+const postgres = values.backend === "postgres";
+const SQLITE_LATEST = join(RESULTS_DIR, "latest.json");
+const LATEST = postgres ? join(RESULTS_DIR, "latest-postgres.json") : SQLITE_LATEST;
 const DOCS = join(ROOT, "docs", "benchmarks.md");
 const seed = Number(values.seed);
 const repetitions = Number(values.repetitions);
@@ -86,29 +98,40 @@ function child(script: string, args: string[]): string {
 }
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GB RAM, Node ${process.version}`;
-console.log(`LCM benchmark · sizes ${sizes.map(sizeLabel).join(", ")} · seed ${seed} · ${repetitions} repetitions · ${machine}`);
+console.log(`LCM benchmark${postgres ? " on PostgreSQL" : ""} · sizes ${sizes.map(sizeLabel).join(", ")} · seed ${seed} · ${repetitions} repetitions · ${machine}`);
 const measured: SizeResult[] = [];
 if (!values["report-only"]) compile();
-for (const size of values["report-only"] ? [] : sizes) {
-  const started = performance.now();
-  if (values.rebuild) for (const path of Object.values(datasetPaths(seed, size))) rmSync(path, { force: true });
-  const build = JSON.parse(child("build-dataset.ts", [String(seed), String(size)]).trim().split("\n").at(-1)!) as {
-    cached: boolean;
-    manifest: DatasetManifest;
-  };
-  const { manifest } = build;
-  console.log(
-    `${sizeLabel(size)}: dataset ${build.cached ? "cached" : `built in ${manifest.build.seconds} s (${manifest.build.messagesPerSecond.toLocaleString("en")} msg/s)`}, ` +
-      `${manifest.messages.toLocaleString("en")} messages, ${(manifest.textBytes / 2 ** 20).toFixed(0)} MB of text, compaction ${manifest.compaction.status}`,
-  );
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const out = join(RESULTS_DIR, `size-${size}.json.tmp`);
-  child("run-size.ts", [String(seed), String(size), String(repetitions), out, ...(values.phases ? [values.phases] : [])]);
-  const result = JSON.parse(readFileSync(out, "utf8")) as SizeResult;
-  rmSync(out, { force: true });
-  result.build.cached = build.cached;
-  measured.push(result);
-  console.log(`${sizeLabel(size)}: done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+const server = postgres && !values["report-only"] ? await startBenchPostgres((line) => console.log(line)) : null;
+if (server) {
+  // The size processes find the server here (run-size.ts); the server stops with this process, whatever happens.
+  process.env.LCM_BENCH_POSTGRES_URL = server.url;
+  process.once("SIGINT", () => void server.stop().finally(() => process.exit(130)));
+  console.log(`PostgreSQL server on 127.0.0.1:${server.port} (pid ${server.pid})`);
+}
+try {
+  for (const size of values["report-only"] ? [] : sizes) {
+    const started = performance.now();
+    if (values.rebuild) for (const path of Object.values(datasetPaths(seed, size))) rmSync(path, { force: true });
+    const build = JSON.parse(child("build-dataset.ts", [String(seed), String(size)]).trim().split("\n").at(-1)!) as {
+      cached: boolean;
+      manifest: DatasetManifest;
+    };
+    const { manifest } = build;
+    console.log(
+      `${sizeLabel(size)}: dataset ${build.cached ? "cached" : `built in ${manifest.build.seconds} s (${manifest.build.messagesPerSecond.toLocaleString("en")} msg/s)`}, ` +
+        `${manifest.messages.toLocaleString("en")} messages, ${(manifest.textBytes / 2 ** 20).toFixed(0)} MB of text, compaction ${manifest.compaction.status}`,
+    );
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    const out = join(RESULTS_DIR, `size-${size}.json.tmp`);
+    child("run-size.ts", [String(seed), String(size), String(repetitions), out, ...(values.phases ? [values.phases] : [])]);
+    const result = JSON.parse(readFileSync(out, "utf8")) as SizeResult;
+    rmSync(out, { force: true });
+    result.build.cached = build.cached;
+    measured.push(result);
+    console.log(`${sizeLabel(size)}: done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+} finally {
+  await server?.stop();
 }
 
 if (values["no-write"]) process.exit(0);
@@ -125,7 +148,14 @@ for (const size of measured) {
 }
 const latest: LatestFile = { generatedAt: new Date().toISOString(), machine, seed, sizes: [...merged.values()].sort((left, right) => left.size - right.size) };
 writeFileSync(LATEST, JSON.stringify(latest, null, 2) + "\n");
-writeFileSync(join(RESULTS_DIR, "latency.svg"), latencyChart(latest.sizes));
 const document = existsSync(DOCS) ? readFileSync(DOCS, "utf8") : "# Benchmarks\n";
-writeFileSync(DOCS, spliceResults(document, resultsMarkdown(latest.sizes, machine)));
-console.log(`wrote ${LATEST}, bench/results/latency.svg and the results section of docs/benchmarks.md`);
+if (postgres) {
+  const sqliteSizes = existsSync(SQLITE_LATEST) ? (JSON.parse(readFileSync(SQLITE_LATEST, "utf8")) as LatestFile).sizes : [];
+  const settings = Object.entries(BENCH_POSTGRES_SETTINGS).map(([name, value]) => `${name}=${value}`).join(", ") + ", shared_buffers=256MB, everything else at its default";
+  writeFileSync(DOCS, splicePostgres(document, postgresMarkdown(latest.sizes, sqliteSizes, machine, settings)));
+  console.log(`wrote ${LATEST} and the PostgreSQL section of docs/benchmarks.md`);
+} else {
+  writeFileSync(join(RESULTS_DIR, "latency.svg"), latencyChart(latest.sizes));
+  writeFileSync(DOCS, spliceResults(document, resultsMarkdown(latest.sizes, machine)));
+  console.log(`wrote ${LATEST}, bench/results/latency.svg and the results section of docs/benchmarks.md`);
+}

@@ -7,8 +7,7 @@
  * assembles the same one. A new engine per call, as the host builds one per turn.
  */
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
-import { type BenchContext, conversationOf, databaseOf, freshSession, summaryCount, wantsSample } from "../context.js";
+import { type BenchContext, conversationOf, freshSession, summaryCount, wantsSample } from "../context.js";
 import { compactOnce } from "../dataset.js";
 import { Phase, type PhaseResult, pending, round } from "../measure.js";
 
@@ -39,8 +38,7 @@ export async function runAssemblePhases(context: BenchContext): Promise<PhaseRes
     results.push(await assemble(context, compacted.session, name, budget));
   }
   // The turns written here are indexed as maintain would, so no later search phase finds them waiting.
-  const index = new SqliteSearchIndex(databaseOf(context));
-  await index.indexPending();
+  await context.db.indexPending();
   return results;
 }
 
@@ -56,9 +54,9 @@ async function buildCompactedHistory(context: BenchContext): Promise<CompactedHi
   const generator = freshSession(context.manifest.seed + 7, { ...source, ...session }, "assemble");
   const compacted = { session, turns: () => generator.nextTurn() };
   await fillTo(context, compacted, HISTORY_TOKENS);
-  const sweep = await compactOnce(context.host, { ...source, ...session });
+  const sweep = await compactOnce(context.host, { ...source, ...session }, context.db);
   if (sweep.status !== "compacted") return { reason: `the compacted history could not be swept: ${sweep.reason}` };
-  if (summaryCount(context, session.sessionId) === 0) return { reason: "the sweep of the compacted history wrote no summary" };
+  if ((await summaryCount(context, session.sessionId)) === 0) return { reason: "the sweep of the compacted history wrote no summary" };
   return compacted;
 }
 
@@ -68,7 +66,7 @@ async function buildCompactedHistory(context: BenchContext): Promise<CompactedHi
  * target by at most a turn.
  */
 async function fillTo(context: BenchContext, history: CompactedHistory, tokens: number): Promise<void> {
-  for (let missing = tokens - contextTokens(context, history.session); missing > 0; missing = tokens - contextTokens(context, history.session)) {
+  for (let missing = tokens - (await contextTokens(context, history.session)); missing > 0; missing = tokens - (await contextTokens(context, history.session))) {
     const messages: AgentMessage[] = [];
     const wanted = Math.min(BATCH_MESSAGES, Math.floor(missing / 400));
     do messages.push(...history.turns()); while (messages.length < wanted);
@@ -76,14 +74,15 @@ async function fillTo(context: BenchContext, history: CompactedHistory, tokens: 
   }
 }
 
-function contextTokens(context: BenchContext, session: Session): number {
-  return databaseOf(context).get<{ tokens: number }>("SELECT context_tokens AS tokens FROM conversations WHERE session_id = ?", session.sessionId)?.tokens ?? 0;
+async function contextTokens(context: BenchContext, session: Session): Promise<number> {
+  const row = await context.db.get<{ tokens: number }>("SELECT context_tokens AS tokens FROM conversations WHERE session_id = ?", session.sessionId);
+  return Number(row?.tokens ?? 0);
 }
 
 async function assemble(context: BenchContext, conversation: Session, name: string, tokenBudget: number): Promise<PhaseResult> {
-  const items = databaseOf(context).get<{ items: number; tokens: number }>(
+  const items = (await context.db.get<{ items: number; tokens: number }>(
     "SELECT context_items AS items, context_tokens AS tokens FROM conversations WHERE session_id = ?", conversation.sessionId,
-  )!;
+  ))!;
   const params = { sessionId: conversation.sessionId, sessionKey: conversation.sessionKey, messages: [], tokenBudget };
   await context.host.engine().assemble(params); // warm the statement cache, as every turn after the first finds it
   const phase = new Phase(name);

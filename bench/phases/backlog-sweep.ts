@@ -6,15 +6,12 @@
  * own backlog conversation holds 13% of the history, where a planner that re-reads the whole context per pass
  * does not show; here it would (270 s at 1M before planning was made linear).
  */
-import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
-import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
+import { type BenchDatabase, closeShared, openBenchDatabase, targetConfig } from "../bench-database.js";
 import { type BenchContext, freshSession } from "../context.js";
-import { benchConfig, removeDatabase } from "../dataset.js";
 import { BenchHost } from "../host.js";
 import { BlockMeter, Phase, type PhaseResult, round } from "../measure.js";
-import { DATA_DIR } from "../paths.js";
 import { WalSampler, megabytes } from "../wal-sampler.js";
 
 const BATCH_SIZE = 1_000;
@@ -22,48 +19,52 @@ const MAX_COMPACT_CALLS = 20;
 const TOKEN_BUDGET = 128_000;
 
 export async function runBacklogSweepPhases(context: BenchContext): Promise<PhaseResult[]> {
-  const databasePath = join(DATA_DIR, `backlog-n${context.manifest.size}.db`);
-  removeDatabase(databasePath);
-  const host = new BenchHost(benchConfig(databasePath));
+  const scratch = await context.scratchDatabase("backlog");
+  const host = new BenchHost(targetConfig(scratch.target));
+  const db = openBenchDatabase(scratch.target);
   const session = { sessionId: "bench-whole-backlog", sessionKey: "agent:coder:whole-backlog" };
   try {
-    const build = await ingestWholeHistory(context, host, databasePath, session);
-    const sweep = await sweepWholeHistory(host, databasePath, session);
+    const build = await ingestWholeHistory(context, host, db, session);
+    const sweep = await sweepWholeHistory(host, db, session);
     return [build, sweep];
   } finally {
-    closeSharedDatabase(databasePath);
-    removeDatabase(databasePath);
+    await closeShared(scratch.target);
+    await scratch.drop();
   }
 }
 
 type Session = { sessionId: string; sessionKey: string };
 
-async function ingestWholeHistory(context: BenchContext, host: BenchHost, databasePath: string, session: Session): Promise<PhaseResult> {
+/** The SQLite file's log sampler, or null on PostgreSQL (no log file of the database's own). */
+function walSampler(db: BenchDatabase): WalSampler | null {
+  return db.target.kind === "sqlite" ? new WalSampler(db.target.databasePath).start() : null;
+}
+
+async function ingestWholeHistory(context: BenchContext, host: BenchHost, db: BenchDatabase, session: Session): Promise<PhaseResult> {
   const generator = freshSession(context.manifest.seed + 5, { role: "backlog", agentId: "coder", ...session }, "turns");
   const total = context.manifest.size;
   const phase = new Phase("ingest.backlog");
-  const files = new WalSampler(databasePath).start();
+  const files = walSampler(db);
   let stored = 0;
   let pending: AgentMessage[] = [];
   while (stored < total) {
     while (pending.length < BATCH_SIZE) pending.push(...generator.nextTurn());
     const batch = pending.splice(0, Math.min(BATCH_SIZE, total - stored));
     const result = await phase.time(() => host.engine().ingestBatch({ ...session, messages: batch }));
-    files.sample();
+    files?.sample();
     if (result.ingestedCount !== batch.length) throw new Error(`ingestBatch stored ${result.ingestedCount} of ${batch.length}: ${host.errors.join("; ")}`);
     stored += batch.length;
   }
-  const sizes = files.stop();
+  const sizes = files?.stop();
   const seconds = phase.samples.reduce((sum, value) => sum + value, 0) / 1000;
-  const pauses = openSharedDatabase(databasePath).checkpointer?.boundStats;
+  const pauses = db.sqlite?.checkpointer?.boundStats;
   const result = phase.finish({
     rate: { value: Math.round(stored / seconds), unit: "messages/s" },
     values: {
       messages: stored,
       batchSize: BATCH_SIZE,
       messagesPerCpuSecond: Math.round(stored / (phase.cpuMs / 1000)),
-      maxWalMb: megabytes(sizes.maxWalBytes),
-      maxFileMb: megabytes(sizes.maxFileBytes),
+      ...(sizes ? { maxWalMb: megabytes(sizes.maxWalBytes), maxFileMb: megabytes(sizes.maxFileBytes) } : {}),
       ...(pauses ? { logBoundReached: pauses.boundReached, pausedWrites: pauses.pausedWrites, longestWritePauseMs: round(pauses.longestPauseMs, 1) } : {}),
     },
   });
@@ -71,20 +72,19 @@ async function ingestWholeHistory(context: BenchContext, host: BenchHost, databa
   return result;
 }
 
-async function sweepWholeHistory(host: BenchHost, databasePath: string, session: Session): Promise<PhaseResult> {
-  const db = openSharedDatabase(databasePath);
-  const counters = () => db.get<{ raw: number; items: number; tokens: number }>(
+async function sweepWholeHistory(host: BenchHost, db: BenchDatabase, session: Session): Promise<PhaseResult> {
+  const counters = async () => (await db.get<{ raw: number; items: number; tokens: number }>(
     "SELECT context_raw_tokens AS raw, context_items AS items, context_tokens AS tokens FROM conversations WHERE session_id = ?",
     session.sessionId,
-  )!;
-  const summaries = () => db.get<{ n: number }>("SELECT count(*) AS n FROM summaries")!.n;
-  const before = counters();
+  ))!;
+  const summaries = async () => Number((await db.get<{ n: number }>("SELECT count(*) AS n FROM summaries"))!.n);
+  const before = await counters();
   // Counted before the phase starts: compaction never deletes messages, and a count over 1M rows (15-135 ms)
   // would be charged to the sweep's longest event-loop block.
-  const messages = Number(db.get<{ n: number }>("SELECT count(*) AS n FROM messages")!.n);
+  const messages = Number((await db.get<{ n: number }>("SELECT count(*) AS n FROM messages"))!.n);
   const llm = host.llm;
   const llmBefore = llm.millis;
-  const files = new WalSampler(databasePath).start();
+  const files = walSampler(db);
   const phase = new Phase("compaction.sweep.whole-history");
   // The longest block with the main thread's CPU time inside it: near its length, work on the event loop; far
   // below, the thread waiting for a CPU on a busy machine (issue 15: blocks of 150-260 ms with 3 ms of CPU in them).
@@ -100,16 +100,16 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
     const result = await phase.time(() =>
       host.engine().compact({ ...session, force: true, compactionTarget: "threshold", tokenBudget: TOKEN_BUDGET, runtimeContext: { llm } }),
     );
-    files.sample();
+    files?.sample();
     lastReason = result.reason ?? "";
     if (!result.compacted) break;
   }
   meter.tick();
   meter.stop();
   gcPauses.disconnect();
-  const sizes = files.stop();
-  const after = counters();
-  const passes = summaries();
+  const sizes = files?.stop();
+  const after = await counters();
+  const passes = await summaries();
   const wallMs = phase.samples.reduce((sum, value) => sum + value, 0);
   const engineMs = wallMs - (llm.millis - llmBefore);
   const result = phase.finish({
@@ -128,7 +128,7 @@ async function sweepWholeHistory(host: BenchHost, databasePath: string, session:
       longestBlockMs: round(meter.longest.wallMs, 1),
       longestBlockCpuMs: round(meter.longest.cpuMs, 1),
       longestGcPauseMs: round(longestGcMs, 1),
-      maxWalMb: megabytes(sizes.maxWalBytes),
+      ...(sizes ? { maxWalMb: megabytes(sizes.maxWalBytes) } : {}),
       lastReason,
     },
   });

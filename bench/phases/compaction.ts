@@ -5,8 +5,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { INDEX_BATCH_MESSAGES } from "../../src/engine/lcm-context-engine.js";
-import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
-import { type BenchContext, conversationOf, databaseOf, freshTurns, summaryCount } from "../context.js";
+import { type BenchContext, conversationOf, freshTurns, summaryCount } from "../context.js";
 import { Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
 
 /** Incremental passes to time, and the most turns committed to get them. */
@@ -31,11 +30,10 @@ async function passOverhead(context: BenchContext): Promise<PhaseResult> {
   const session = { sessionId: conversation.sessionId, sessionKey: conversation.sessionKey };
   const llm = context.host.llm;
   const turns = freshTurns(context.manifest.seed + 3, conversation, MAX_TURNS, "passes");
-  const summariesBefore = summaryCount(context, conversation.sessionId);
+  const summariesBefore = await summaryCount(context, conversation.sessionId);
   const callsBefore = llm.calls;
   const phase = new Phase("compaction.pass");
   const engineSamples: number[] = [];
-  const searchIndex = new SqliteSearchIndex(databaseOf(context));
   let maintainCalls = 0;
   let lastReason = "";
   for (const [index, turn] of turns.entries()) {
@@ -43,20 +41,20 @@ async function passOverhead(context: BenchContext): Promise<PhaseResult> {
     await yieldToEventLoop();
     await context.host.engine().commitTurn({ ...session, advancementKey: `bench-passes-${index}`, messages: turn });
     const llmBefore = llm.millis;
-    const summariesAtStart = summaryCount(context, conversation.sessionId);
+    const summariesAtStart = await summaryCount(context, conversation.sessionId);
     // maintain also indexes new messages once a batch waits, with their terms in the term dictionary (both timed
     // by the ingest phases): do it first, so the sample is the compaction pass.
-    await searchIndex.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES });
+    await context.db.indexPending({ whenAtLeast: INDEX_BATCH_MESSAGES });
     await yieldToEventLoop();
     const started = performance.now();
     const result = await context.host.engine().maintain({ ...session, runtimeContext: { llm } });
     const elapsed = performance.now() - started;
     maintainCalls++;
     lastReason = result.reason ?? "";
-    const passes = summaryCount(context, conversation.sessionId) - summariesAtStart;
+    const passes = (await summaryCount(context, conversation.sessionId)) - summariesAtStart;
     if (passes > 0) engineSamples.push((elapsed - (llm.millis - llmBefore)) / passes);
   }
-  const passes = summaryCount(context, conversation.sessionId) - summariesBefore;
+  const passes = (await summaryCount(context, conversation.sessionId)) - summariesBefore;
   if (passes === 0) {
     return phase.abandon("pending", `maintain did not compact after ${maintainCalls} turns (${lastReason || "no reason given"})`);
   }
@@ -69,11 +67,10 @@ async function passOverhead(context: BenchContext): Promise<PhaseResult> {
 async function sweep(context: BenchContext): Promise<PhaseResult> {
   const backlog = conversationOf(context, "backlog");
   const llm = context.host.llm;
-  const db = databaseOf(context);
-  const before = db.get<{ raw: number; items: number }>(
+  const before = (await context.db.get<{ raw: number; items: number }>(
     "SELECT context_raw_tokens AS raw, context_items AS items FROM conversations WHERE session_id = ?", backlog.sessionId,
-  )!;
-  const summariesBefore = summaryCount(context, backlog.sessionId);
+  ))!;
+  const summariesBefore = await summaryCount(context, backlog.sessionId);
   const llmBefore = llm.millis;
   const phase = new Phase("compaction.sweep");
   let calls = 0;
@@ -92,12 +89,12 @@ async function sweep(context: BenchContext): Promise<PhaseResult> {
     lastReason = result.reason ?? "";
     if (!result.compacted) break;
   }
-  const passes = summaryCount(context, backlog.sessionId) - summariesBefore;
+  const passes = (await summaryCount(context, backlog.sessionId)) - summariesBefore;
   if (passes === 0) return phase.abandon("pending", `compact did not compact (${lastReason || "no reason given"}); compaction is issue 3`);
-  const after = db.get<{ raw: number; items: number; tokens: number }>(
+  const after = (await context.db.get<{ raw: number; items: number; tokens: number }>(
     "SELECT context_raw_tokens AS raw, context_items AS items, context_tokens AS tokens FROM conversations WHERE session_id = ?",
     backlog.sessionId,
-  )!;
+  ))!;
   const wallMs = phase.samples.reduce((sum, value) => sum + value, 0);
   const engineMs = wallMs - (llm.millis - llmBefore);
   const sweptTokens = before.raw - after.raw;

@@ -6,8 +6,7 @@
  */
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
-import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
-import { type BenchContext, conversationOf, databaseOf, freshTurns } from "../context.js";
+import { type BenchContext, conversationOf, freshTurns } from "../context.js";
 import { BlockMeter, Phase, type PhaseResult, latencyOf, round, yieldToEventLoop } from "../measure.js";
 import { WalSampler, megabytes } from "../wal-sampler.js";
 
@@ -78,24 +77,30 @@ async function ingestSustained(context: BenchContext): Promise<PhaseResult> {
     if (messages.length >= SUSTAINED_MESSAGES) break;
   }
   messages.length = Math.min(messages.length, SUSTAINED_MESSAGES);
-  const boundBefore = databaseOf(context).checkpointer?.boundStats;
-  const files = new WalSampler(context.databasePath).start();
+  // SQLite: its write-ahead log on disk, sampled. PostgreSQL: the WAL the server wrote meanwhile (server-wide, and the
+  // bench is its only writer), recycled by its checkpoints, so there is no file that grows to compare.
+  const sqlite = context.db.sqlite;
+  const boundBefore = sqlite?.checkpointer?.boundStats;
+  const files = context.target.kind === "sqlite" ? new WalSampler(context.target.databasePath).start() : null;
+  const walBefore = await walPosition(context);
   const phase = new Phase("ingest.sustained");
   let stored = 0;
   for (const message of messages) {
     const result = await phase.time(() => context.host.engine().ingest({ sessionId: target.sessionId, sessionKey: target.sessionKey, message }));
-    files.sample();
+    files?.sample();
     if (result.ingested) stored++;
   }
-  const sizes = files.stop();
-  const bound = databaseOf(context).checkpointer?.boundStats;
+  const sizes = files?.stop();
+  const walWrittenMb = walBefore === null ? null : await walWrittenSince(context, walBefore);
+  const bound = sqlite?.checkpointer?.boundStats;
   const { rate, values } = await ingestRates(context, phase, stored);
   return phase.finish({
     rate,
     values: {
       messages: messages.length,
       stored,
-      maxWalMb: megabytes(sizes.maxWalBytes),
+      ...(sizes ? { maxWalMb: megabytes(sizes.maxWalBytes) } : {}),
+      ...(walWrittenMb === null ? {} : { walWrittenMb }),
       ...(bound && boundBefore ? {
         logBoundReached: bound.boundReached - boundBefore.boundReached,
         pausedWrites: bound.pausedWrites - boundBefore.pausedWrites,
@@ -116,8 +121,7 @@ async function ingestRates(context: BenchContext, phase: Phase, messages: number
   // Read before the indexing below, so the per-CPU-second rate is the hooks' own.
   const cpuSeconds = phase.cpuMs / 1000;
   const started = performance.now();
-  const index = new SqliteSearchIndex(databaseOf(context));
-  await index.indexPending();
+  await context.db.indexPending();
   const indexSeconds = round((performance.now() - started) / 1000, 3);
   return {
     rate: { value: Math.round(messages / seconds), unit: "messages/s" },
@@ -204,4 +208,16 @@ async function hostTurns(context: BenchContext): Promise<PhaseResult> {
       longestGcPauseMs: round(longestGcMs, 1),
     },
   });
+}
+
+/** PostgreSQL's current WAL position, or null on SQLite. */
+async function walPosition(context: BenchContext): Promise<string | null> {
+  if (context.target.kind !== "postgres") return null;
+  return (await context.db.get<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn"))!.lsn;
+}
+
+/** MB of WAL the PostgreSQL server wrote since `position`. */
+async function walWrittenSince(context: BenchContext, position: string): Promise<number> {
+  const row = await context.db.get<{ bytes: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ?::pg_lsn)::text AS bytes", position);
+  return megabytes(Number(row!.bytes));
 }

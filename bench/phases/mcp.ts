@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type BenchContext, conversationOf, databaseOf, wantsSample } from "../context.js";
+import { type BenchContext, conversationOf, wantsSample } from "../context.js";
 import { RARE_PATTERN, RARE_TERM } from "../generate.js";
 import { latencyOf, Phase, type PhaseResult, pending, round } from "../measure.js";
 import { BUILD_DIR } from "../paths.js";
@@ -25,14 +25,15 @@ export async function runMcpPhases(context: BenchContext): Promise<PhaseResult[]
   const bin = join(BUILD_DIR, "src", "cli", "bin.js");
   if (!existsSync(bin)) return CASES.map((grepCase) => pending(`${grepCase.name}.stdio`, "the compiled bin is missing (run through npm run bench)"));
   const main = conversationOf(context, "main");
-  const conversationId = databaseOf(context).get<{ id: number }>("SELECT conversation_id AS id FROM conversations WHERE session_id = ?", main.sessionId)!.id;
+  const conversationId = (await context.db.get<{ id: number }>("SELECT conversation_id AS id FROM conversations WHERE session_id = ?", main.sessionId))!.id;
+  const database = context.target.kind === "sqlite" ? ["--db", context.target.databasePath] : ["--database-url", context.target.url];
   const tool = context.host.tool("lcm_grep", { agentId: main.agentId, sessionKey: main.sessionKey, sessionId: main.sessionId })!;
 
   const start = new Phase("mcp.start");
   const client = new Client({ name: "lcm-bench", version: "1.0.0" });
   await start.time(async () => {
     await client.connect(new StdioClientTransport({
-      command: process.execPath, args: [bin, "mcp", "--db", context.databasePath, "--agent", main.agentId], stderr: "ignore",
+      command: process.execPath, args: [bin, "mcp", ...database, "--agent", main.agentId], stderr: "ignore",
     }));
     await client.listTools();
   });

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { closeSharedDatabase } from "../../src/sqlite/connection-registry.js";
+import { closeShared, locationOf } from "../bench-database.js";
 import { type BenchContext, conversationOf } from "../context.js";
 import { Phase, type PhaseResult, latencyOf, round } from "../measure.js";
 import { ROOT, scriptArgs } from "../paths.js";
@@ -16,7 +16,7 @@ const COLD_OPENS_IN_PROCESS = 20;
 const COLD_OPENS_NEW_PROCESS = 5;
 
 export async function runOpenPhases(context: BenchContext): Promise<PhaseResult[]> {
-  return [await construction(context), await coldOpenInProcess(context), coldOpenNewProcess(context)];
+  return [await construction(context), await coldOpenInProcess(context), await coldOpenNewProcess(context)];
 }
 
 async function construction(context: BenchContext): Promise<PhaseResult> {
@@ -35,15 +35,16 @@ async function coldOpenInProcess(context: BenchContext): Promise<PhaseResult> {
   const params = { sessionId: main.sessionId, sessionKey: main.sessionKey, messages: [], tokenBudget: 32_000 };
   const phase = new Phase("open.cold.in-process");
   for (let index = 0; index < COLD_OPENS_IN_PROCESS; index++) {
-    closeSharedDatabase(context.databasePath);
+    await closeShared(context.target);
     await phase.time(() => context.host.engine().assemble(params));
   }
-  return phase.finish({ values: { note: "closeSharedDatabase, then first engine + first assemble (32k budget)" } });
+  const closed = context.target.kind === "sqlite" ? "the shared connection closed" : "the shared pool ended (new connections, schema check)";
+  return phase.finish({ values: { note: `${closed}, then first engine + first assemble (32k budget)` } });
 }
 
-function coldOpenNewProcess(context: BenchContext): PhaseResult {
+async function coldOpenNewProcess(context: BenchContext): Promise<PhaseResult> {
   const main = conversationOf(context, "main");
-  closeSharedDatabase(context.databasePath);
+  await closeShared(context.target);
   const phase = new Phase("open.cold.new-process");
   const samples: number[] = [];
   const processSamples: number[] = [];
@@ -51,7 +52,7 @@ function coldOpenNewProcess(context: BenchContext): PhaseResult {
     const started = performance.now();
     const output = execFileSync(
       process.execPath,
-      [...scriptArgs(import.meta.url, "../cold-open-child"), context.databasePath, main.sessionId, main.sessionKey],
+      [...scriptArgs(import.meta.url, "../cold-open-child"), locationOf(context.target), main.sessionId, main.sessionKey],
       { encoding: "utf8", cwd: ROOT },
     );
     processSamples.push(performance.now() - started);

@@ -50,7 +50,7 @@ export async function runRecallQualityPhase(context: BenchContext): Promise<Phas
     const started = performance.now();
     const session = await storeQualitySession(`recall-${name}`, corpus.plan, corpus.turns, {
       compactEvery: COMPACT_EVERY, tokenBudget: storedAside ? 8_000 : 32_000, startTime: Date.UTC(2026, 3, 1),
-      databasePath: context.databasePath, config: storedAside ? SMALL_WINDOW_SETTINGS : DEEP_DAG_SETTINGS, extractive: true,
+      databasePath: context.db.sqlite!.path, config: storedAside ? SMALL_WINDOW_SETTINGS : DEEP_DAG_SETTINGS, extractive: true,
     });
     // Maintenance indexes what waits, as the turns after would.
     await session.host.engine().maintain({ sessionId: corpus.plan.sessionId, sessionKey: corpus.plan.sessionKey });

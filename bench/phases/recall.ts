@@ -4,7 +4,7 @@
  * the bounded direct path answered by the instant model: what is measured is the DAG walk and source reads.
  */
 import type { AgentTool } from "../../src/host/openclaw-types.js";
-import { type BenchContext, conversationOf, databaseOf, wantsSample } from "../context.js";
+import { type BenchContext, conversationOf, wantsSample } from "../context.js";
 import { Phase, type PhaseResult, pending } from "../measure.js";
 
 export async function runRecallPhases(context: BenchContext): Promise<PhaseResult[]> {
@@ -12,7 +12,7 @@ export async function runRecallPhases(context: BenchContext): Promise<PhaseResul
   const toolContext = { agentId: compacted.agentId, sessionKey: compacted.sessionKey, sessionId: compacted.sessionId };
   const describe = context.host.tool("lcm_describe", toolContext);
   const expand = context.host.tool("lcm_expand_query", toolContext);
-  const summaryIds = sampleSummaryIds(context, compacted.sessionId, context.repetitions);
+  const summaryIds = await sampleSummaryIds(context, compacted.sessionId, context.repetitions);
   const noSummaries = "the dataset has no summaries (compaction, issue 3)";
   return [
     !describe ? pending("describe", "lcm_describe is not registered yet (issue 4)")
@@ -25,8 +25,8 @@ export async function runRecallPhases(context: BenchContext): Promise<PhaseResul
 }
 
 /** Summary ids spread evenly over the conversation's summaries (every depth). */
-function sampleSummaryIds(context: BenchContext, sessionId: string, count: number): string[] {
-  const rows = databaseOf(context).all<{ summary_id: string }>(
+async function sampleSummaryIds(context: BenchContext, sessionId: string, count: number): Promise<string[]> {
+  const rows = await context.db.all<{ summary_id: string }>(
     `SELECT summary_id FROM summaries WHERE conversation_id = (SELECT conversation_id FROM conversations WHERE session_id = ?)
      ORDER BY id`,
     sessionId,

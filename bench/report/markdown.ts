@@ -95,7 +95,7 @@ function scalingRow(sizes: SizeResult[], name: string): string {
   return `| ${name} p95 relative to 10k (same context) | <= ${SCALING_LIMIT}× | ${cells.join(" | ")} | ${result} |`;
 }
 
-function phaseCell(phase: PhaseResult | undefined): string {
+export function phaseCell(phase: PhaseResult | undefined): string {
   if (!phase) return "—";
   if (phase.status !== "measured") return phase.status;
   const parts: string[] = [];
@@ -122,7 +122,7 @@ function phaseCell(phase: PhaseResult | undefined): string {
   return [parts.join(", "), [loop, rss].filter(Boolean).join(", ")].filter(Boolean).join(" · ");
 }
 
-function storageTable(sizes: SizeResult[]): string[] {
+export function storageTable(sizes: SizeResult[]): string[] {
   const largest = [...sizes].reverse().find((size) => size.phases.some((phase) => phase.name === "storage" && phase.status === "measured"));
   const storage = largest?.phases.find((phase) => phase.name === "storage");
   if (!largest || !storage?.values) return [];
@@ -146,7 +146,7 @@ function storageTable(sizes: SizeResult[]): string[] {
   return lines;
 }
 
-function formatFigure(value: number): string {
+export function formatFigure(value: number): string {
   if (value >= 1_000) return Math.round(value).toLocaleString("en");
   if (value >= 100) return value.toFixed(0);
   if (value >= 10) return value.toFixed(1);
