@@ -98,7 +98,7 @@ const context: BenchContext = { host, target, db: openBenchDatabase(target), man
 const phases: PhaseResult[] = [];
 for (const group of groups) {
   const started = performance.now();
-  const results = await GROUPS[group]!(context);
+  const results = await runGroup(group);
   phases.push(...results);
   log(`  ${sizeLabel(size)} ${group}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   for (const phase of results) log(`    ${describePhase(phase)}`);
@@ -148,6 +148,20 @@ function describePhase(phase: PhaseResult): string {
   const cpuOf = (key: string) => phase.values?.[key.replace(/Ms$/, "CpuMs")];
   if (blocks.length > 0) parts.push(`longest block per hook (its CPU): ${blocks.map(([key, value]) => `${key.replace(/\.eventLoopMaxMs$/, "")} ${value} (${cpuOf(key)})`).join(", ")} ms`);
   return parts.join(" · ");
+}
+
+/**
+ * One phase group; a group that throws is recorded as failed (its error in the table) and the size goes on with the
+ * next group, so one store missing on a backend does not hide the figures of the others.
+ */
+async function runGroup(group: string): Promise<PhaseResult[]> {
+  try {
+    return await GROUPS[group]!(context);
+  } catch (error) {
+    const reason = `the ${group} phases failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300);
+    log(`  ${sizeLabel(size)} ${group} FAILED: ${error instanceof Error ? error.stack : String(error)}`);
+    return [{ name: group, status: "pending", reason }];
+  }
 }
 
 function skipped(name: string, reason: string): PhaseResult {

@@ -31,12 +31,18 @@ export async function runMcpPhases(context: BenchContext): Promise<PhaseResult[]
 
   const start = new Phase("mcp.start");
   const client = new Client({ name: "lcm-bench", version: "1.0.0" });
-  await start.time(async () => {
-    await client.connect(new StdioClientTransport({
-      command: process.execPath, args: [bin, "mcp", ...database, "--agent", main.agentId], stderr: "ignore",
-    }));
-    await client.listTools();
-  });
+  // The server's notes and errors, kept to say why it stopped should it stop.
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, "mcp", ...database, "--agent", main.agentId], stderr: "pipe" });
+  let serverOutput = "";
+  transport.stderr?.on("data", (chunk: Buffer) => { serverOutput = (serverOutput + chunk.toString()).slice(-2_000); });
+  try {
+    await start.time(async () => {
+      await client.connect(transport);
+      await client.listTools();
+    });
+  } catch (error) {
+    throw new Error(`lcm mcp did not start: ${error instanceof Error ? error.message : String(error)}; its output: ${serverOutput.trim()}`);
+  }
   const results: PhaseResult[] = [start.finish()];
   try {
     for (const grepCase of CASES) {
