@@ -7,6 +7,7 @@
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
+import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgStore } from "./pg-store.js";
 
@@ -51,7 +52,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     writable: true,
     readOnlyNotice: null,
     store: new PgStore(database),
-    compaction: notYet("compaction"),
+    compaction: new PgCompactionStore(database),
     retrieval: notYet("retrieval"),
     searchIndex: notYet("searchIndex"),
     grants: notYet("grants"),
