@@ -7,7 +7,12 @@
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
+import type { SearchIndex } from "../store/search-index.js";
+import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgGrantStore } from "./pg-grant-store.js";
+import { PgSessionStore } from "./pg-session-store.js";
+import { PgStatusStore } from "./pg-status-store.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
@@ -46,6 +51,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       void work.catch(() => {}).finally(() => pending.delete(work));
     },
   };
+  const searchIndex: SearchIndex = notYet("searchIndex");
   return {
     database,
     kind: "postgres",
@@ -53,13 +59,13 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     writable: true,
     readOnlyNotice: null,
     store: new PgStore(database),
-    compaction: notYet("compaction"),
+    compaction: new PgCompactionStore(database),
     retrieval: notYet("retrieval"),
-    searchIndex: notYet("searchIndex"),
-    grants: notYet("grants"),
-    status: notYet("status"),
+    searchIndex,
+    grants: new PgGrantStore(database),
+    status: new PgStatusStore(database, searchIndex),
     integrity: notYet("integrity"),
-    sessions: notYet("sessions"),
+    sessions: new PgSessionStore(database),
     retention: notYet("retention"),
     operator: notYet("operator"),
     repairs: notYet("repairs"),
