@@ -8,6 +8,9 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgFileIndex } from "./pg-file-index.js";
+import { PgRetrievalStore } from "./pg-retrieval-store.js";
+import { PgSearchIndex } from "./pg-search-index.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -44,6 +47,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       void work.catch(() => {}).finally(() => pending.delete(work));
     },
   };
+  const searchIndex = new PgSearchIndex(database, new PgFileIndex(database));
   return {
     database,
     location: database.location,
@@ -51,8 +55,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     readOnlyNotice: null,
     store: notYet("store"),
     compaction: notYet("compaction"),
-    retrieval: notYet("retrieval"),
-    searchIndex: notYet("searchIndex"),
+    retrieval: new PgRetrievalStore(database, { index: searchIndex }),
+    searchIndex,
     grants: notYet("grants"),
     status: notYet("status"),
     integrity: notYet("integrity"),
