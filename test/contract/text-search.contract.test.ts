@@ -5,6 +5,7 @@
  * same text. Runs on each backend of backendKinds() (test/helpers/backends.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { analyzeDocument } from "../../src/text/text-analysis.js";
 import { QueryMatcher } from "../../src/text/text-matcher.js";
 import { parseTextQuery, queryTerms } from "../../src/text/text-query.js";
 import type { MessageHitRow } from "../../src/store/retrieval-store.js";
@@ -62,6 +63,18 @@ describe.each(backendKinds())("the full-text contract on %s", (kind) => {
       expect(expected.length, `${text} matches something`).toBeGreaterThan(0);
       expect(listed.rows.map((row: MessageHitRow) => row.messageId).sort((a, b) => a - b), text).toEqual(expect.arrayContaining(expected));
     }
+  });
+
+  it("gives ranking the same document statistics and frequencies as the analysis counts", async () => {
+    const retrieval = await store(TEXTS.length);
+    const terms = queryTerms(parseTextQuery("deploy billing")!);
+    const prepared = await retrieval.prepareText("messages", terms);
+    const analysed = TEXTS.map((text) => analyzeDocument(text));
+    expect(prepared.documents).toBe(TEXTS.length);
+    expect(prepared.averageWords).toBeCloseTo(analysed.reduce((sum, document) => sum + document.wordCount, 0) / TEXTS.length, 9);
+    const holding = (word: string) => analysed.filter((document) => `${document.words} ${document.derived}`.split(" ").includes(word)).length;
+    expect(prepared.frequencies).toEqual([holding("deploy"), holding("billing")]);
+    expect(prepared.frequencies).toEqual([2, 1]);
   });
 
   it("reads rows by window with their searchable text, newest first", async () => {
