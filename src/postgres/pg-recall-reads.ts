@@ -4,10 +4,10 @@
  * and where retention archived what recall cannot show. Ported from the SQLite store's reads, one statement each.
  */
 import type { ConversationId, ConversationRecord, MessageId, SummaryId } from "../records.js";
-import { orNull, readAssemblyRecord, readBootstrapState, readCompactionOutcome, readSessionReset } from "../store/conversation-columns.js";
 import type { ArchivedLocation } from "../store/retention-store.js";
 import type { MessageText, SummaryLineage } from "../store/retrieval-store.js";
-import { fromPgText, fromPgTextOrNull, type PgDatabase, toPgText } from "./pg-database.js";
+import { fromPgText, type PgDatabase, toPgText } from "./pg-database.js";
+import { type PgConversationRow, toConversation } from "./pg-rows.js";
 
 /** Bound on the climb from a leaf to its root (depths stay far below this). */
 const MAX_DAG_DEPTH = 64;
@@ -138,7 +138,7 @@ export class PgRecallReads {
   }
 
   async findConversationBySessionKey(agentId: string, sessionKey: string): Promise<ConversationRecord | null> {
-    const row = await this.db.row<Record<string, unknown>>(
+    const row = await this.db.row<PgConversationRow>(
       "SELECT * FROM conversations WHERE agent_id = $1 AND session_key = $2 ORDER BY archived_at IS NOT NULL, updated_at DESC LIMIT 1",
       [toPgText(agentId), toPgText(sessionKey)],
     );
@@ -158,25 +158,4 @@ function archivedText(messageId: number, seq: number, conversationId: number, ar
   const content = `[archived by retention: message ${messageId} (seq ${seq}) of conversation ${conversationId} is in ` +
     `${archivePath} (gzip JSONL, the line with "messageId":${messageId}); only the summaries above it remain here]`;
   return { content, tokenCount: Math.ceil(content.length / 4) };
-}
-
-/** A conversation row as a record (pg-core's row mapping replaces this once it lands: one mapping for every store). */
-function toConversation(row: Record<string, unknown>): ConversationRecord {
-  const text = (name: string) => fromPgText(row[name] as string);
-  const textOrNull = (name: string) => fromPgTextOrNull(row[name] as string | null);
-  const number = (name: string) => row[name] as number;
-  const numberOrNull = (name: string) => row[name] as number | null;
-  return {
-    conversationId: number("conversation_id"), agentId: text("agent_id"), sessionId: text("session_id"), sessionKey: textOrNull("session_key"),
-    createdAt: number("created_at"), updatedAt: number("updated_at"), lastIngestAt: numberOrNull("last_ingest_at"),
-    messageCount: number("message_count"), messageTokens: number("message_tokens"), contextTokens: number("context_tokens"),
-    contextRawTokens: number("context_raw_tokens"), contextItemCount: number("context_items"), lastTokenBudget: numberOrNull("last_token_budget"),
-    lastWindowTokens: numberOrNull("last_window_tokens"), lastReserveTokens: numberOrNull("last_reserve_tokens"),
-    bootstrapState: orNull(readBootstrapState(row.bootstrap_state as string | null)),
-    lastCompaction: orNull(readCompactionOutcome(row.last_compaction as string | null)),
-    lastAssembly: orNull(readAssemblyRecord(row.last_assembly as string | null)),
-    sessionStartedAt: numberOrNull("session_started_at"), lastReset: orNull(readSessionReset(row.last_reset as string | null)),
-    previousConversationId: numberOrNull("previous_conversation_id"), archivedAt: numberOrNull("archived_at"),
-    archiveReason: textOrNull("archive_reason"), endedAt: numberOrNull("ended_at"), endReason: textOrNull("end_reason"),
-  };
 }
