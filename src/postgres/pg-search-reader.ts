@@ -30,8 +30,8 @@ export class PgSearchReader {
         "timeout",
         `The search's ${what} ran past its ${this.timeoutMs} ms limit on PostgreSQL and was stopped; nothing was returned for it. ` +
           `Narrow the search (a rarer word, "since"/"before", one conversation) and try again.`,
-        { timeoutMs: this.timeoutMs },
-        { cause: error },
+        // No `cause`: the server is fine, and the driver's error (SQLSTATE 57014) would read as a storage failure.
+        { timeoutMs: this.timeoutMs, sqlState: QUERY_CANCELED },
       );
     }
   }
