@@ -10,7 +10,10 @@ import type { LcmBackend, StorageControl } from "../store/backend.js";
 import type { SearchIndex } from "../store/search-index.js";
 import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgFileIndex } from "./pg-file-index.js";
 import { PgGrantStore } from "./pg-grant-store.js";
+import { PgRetrievalStore } from "./pg-retrieval-store.js";
+import { PgSearchIndex } from "./pg-search-index.js";
 import { PgSessionStore } from "./pg-session-store.js";
 import { PgStatusStore } from "./pg-status-store.js";
 import { PgStore } from "./pg-store.js";
@@ -51,7 +54,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       void work.catch(() => {}).finally(() => pending.delete(work));
     },
   };
-  const searchIndex: SearchIndex = notYet("searchIndex");
+  const searchIndex = new PgSearchIndex(database, new PgFileIndex(database));
   return {
     database,
     kind: "postgres",
@@ -60,7 +63,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     readOnlyNotice: null,
     store: new PgStore(database),
     compaction: new PgCompactionStore(database),
-    retrieval: notYet("retrieval"),
+    retrieval: new PgRetrievalStore(database, { index: searchIndex }),
     searchIndex,
     grants: new PgGrantStore(database),
     status: new PgStatusStore(database, searchIndex),
