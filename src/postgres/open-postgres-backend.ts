@@ -8,6 +8,10 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgIntegrityStore } from "./pg-integrity-store.js";
+import { PgOperatorStore } from "./pg-operator-store.js";
+import { PgRepairStore } from "./pg-repair-store.js";
+import { PgRetentionStore } from "./pg-retention-store.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -55,11 +59,11 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     searchIndex: notYet("searchIndex"),
     grants: notYet("grants"),
     status: notYet("status"),
-    integrity: notYet("integrity"),
+    integrity: new PgIntegrityStore(database),
     sessions: notYet("sessions"),
-    retention: notYet("retention"),
-    operator: notYet("operator"),
-    repairs: notYet("repairs"),
+    retention: new PgRetentionStore(database),
+    operator: new PgOperatorStore(database),
+    repairs: new PgRepairStore(database),
     exports: notYet("exports"),
     imports: notYet("imports"),
     peerImport: notYet("peerImport"),
