@@ -7,11 +7,13 @@
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
+import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgIntegrityStore } from "./pg-integrity-store.js";
 import { PgOperatorStore } from "./pg-operator-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
 import { PgRetentionStore } from "./pg-retention-store.js";
+import { PgStore } from "./pg-store.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -53,8 +55,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     location: database.location,
     writable: true,
     readOnlyNotice: null,
-    store: notYet("store"),
-    compaction: notYet("compaction"),
+    store: new PgStore(database),
+    compaction: new PgCompactionStore(database),
     retrieval: notYet("retrieval"),
     searchIndex: notYet("searchIndex"),
     grants: notYet("grants"),
