@@ -206,6 +206,15 @@ export const BackupOutputSchema = Type.Object({
   }),
 });
 
+/** `lcm migrate <direction>`: rows copied per table (transfer/table-migration.ts). */
+export const MigrateOutputSchema = Type.Object({
+  direction: Type.Union([Type.Literal("sqlite-to-postgres"), Type.Literal("postgres-to-sqlite")]),
+  source: Type.String({ minLength: 1 }), target: Type.String({ minLength: 1 }), copied: Count, durationMs: Count,
+  /** Messages and summaries the SQLite target's full-text index took in (0 towards PostgreSQL, which indexes itself). */
+  indexed: Count,
+  tables: Type.Array(Type.Object({ table: Type.String(), sourceRows: Count, copied: Count, alreadyThere: Count })),
+});
+
 const ExportedConversationSchema = Type.Object({
   conversationId: Count, agentId: Type.String(), sessionId: Type.String(), messages: Count, summaries: Count, contextItems: Count,
   largeFiles: Count, missingFiles: Count,

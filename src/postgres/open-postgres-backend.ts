@@ -14,6 +14,7 @@ import { PgOperatorStore } from "./pg-operator-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
 import { PgRetentionStore } from "./pg-retention-store.js";
 import { PgStore } from "./pg-store.js";
+import { PgTableCopy } from "./pg-table-copy.js";
 
 /**
  * - "shared": the process's pool for this URL (the gateway: every turn's engine, the tools, status), which close()
@@ -52,6 +53,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
   };
   return {
     database,
+    kind: "postgres",
     location: database.location,
     writable: true,
     readOnlyNotice: null,
@@ -70,11 +72,13 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     imports: notYet("imports"),
     peerImport: notYet("peerImport"),
     backup: notYet("backup"),
+    tableCopy: new PgTableCopy(database),
     storage,
-    close: () => {
+    close: async () => {
       if (options.shared) return;
       // Work that asked to keep the connections (a maintenance pass) ends first; the pool then closes.
-      void Promise.allSettled([...pending]).then(() => database.close());
+      await Promise.allSettled([...pending]);
+      await database.close();
     },
   };
 }

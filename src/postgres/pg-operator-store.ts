@@ -4,30 +4,20 @@
  * summaries (summaries_conversation_seq); summaryNodes reads one conversation's summaries, their parent links and its
  * context items once. Host text (ids, summary text) comes back through fromPgText.
  */
-import type { ConversationId, ConversationRecord, SummaryKind, SummaryLevel } from "../records.js";
-import { orNull, readAssemblyRecord, readBootstrapState, readCompactionOutcome, readSessionReset } from "../store/conversation-columns.js";
+import type { ConversationId, SummaryKind, SummaryLevel } from "../records.js";
 import type { ConversationListing, DatabaseFileInfo, OperatorStore, SummaryNode } from "../store/operator-store.js";
-import { fromPgText, fromPgTextOrNull, type PgDatabase, toPgText } from "./pg-database.js";
+import { fromPgText, type PgDatabase, toPgText } from "./pg-database.js";
 import { PG_SCHEMA_VERSION } from "./pg-migrations.js";
+import { type PgConversationRow, toConversation } from "./pg-rows.js";
 import { pgSpace } from "./pg-space.js";
-
-/** A conversations row as PostgreSQL returns it (BIGINT as numbers: pg-database.ts). */
-interface ConversationRow {
-  conversation_id: number; agent_id: string; session_id: string; session_key: string | null; created_at: number; updated_at: number;
-  last_ingest_at: number | null; message_count: number; message_tokens: number; context_tokens: number; context_raw_tokens: number;
-  context_items: number; last_token_budget: number | null; last_window_tokens: number | null; last_reserve_tokens: number | null;
-  bootstrap_state: string | null; last_compaction: string | null; last_assembly: string | null; session_started_at: number | null;
-  last_reset: string | null; previous_conversation_id: number | null; archived_at: number | null; archive_reason: string | null;
-  ended_at: number | null; end_reason: string | null;
-}
 
 export class PgOperatorStore implements OperatorStore {
   constructor(private readonly database: PgDatabase) {}
 
   async listConversations(filter: { agentId?: string; limit: number }): Promise<ConversationListing[]> {
     const rows = filter.agentId === undefined
-      ? await this.database.rows<ConversationRow>("SELECT * FROM conversations ORDER BY updated_at DESC, conversation_id DESC LIMIT $1", [filter.limit])
-      : await this.database.rows<ConversationRow>(
+      ? await this.database.rows<PgConversationRow>("SELECT * FROM conversations ORDER BY updated_at DESC, conversation_id DESC LIMIT $1", [filter.limit])
+      : await this.database.rows<PgConversationRow>(
           "SELECT * FROM conversations WHERE agent_id = $1 ORDER BY updated_at DESC, conversation_id DESC LIMIT $2",
           [toPgText(filter.agentId), filter.limit],
         );
@@ -101,21 +91,4 @@ export class PgOperatorStore implements OperatorStore {
       freePages: null,
     };
   }
-}
-
-function toConversation(row: ConversationRow): ConversationRecord {
-  return {
-    conversationId: row.conversation_id, agentId: fromPgText(row.agent_id), sessionId: fromPgText(row.session_id),
-    sessionKey: fromPgTextOrNull(row.session_key), createdAt: row.created_at, updatedAt: row.updated_at, lastIngestAt: row.last_ingest_at,
-    messageCount: row.message_count, messageTokens: row.message_tokens, contextTokens: row.context_tokens,
-    contextRawTokens: row.context_raw_tokens, contextItemCount: row.context_items, lastTokenBudget: row.last_token_budget,
-    lastWindowTokens: row.last_window_tokens, lastReserveTokens: row.last_reserve_tokens,
-    // As on SQLite: an unreadable column reads as unset; `lcm doctor` reports and repairs it.
-    bootstrapState: orNull(readBootstrapState(row.bootstrap_state)),
-    lastCompaction: orNull(readCompactionOutcome(row.last_compaction)),
-    lastAssembly: orNull(readAssemblyRecord(row.last_assembly)),
-    sessionStartedAt: row.session_started_at, lastReset: orNull(readSessionReset(row.last_reset)),
-    previousConversationId: row.previous_conversation_id, archivedAt: row.archived_at, archiveReason: fromPgTextOrNull(row.archive_reason),
-    endedAt: row.ended_at, endReason: fromPgTextOrNull(row.end_reason),
-  };
 }

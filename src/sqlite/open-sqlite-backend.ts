@@ -24,6 +24,7 @@ import { SqliteSearchIndex } from "./sqlite-search-index.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 import { SqliteStatusStore } from "./sqlite-status-store.js";
 import { SqliteStore } from "./sqlite-store.js";
+import { SqliteTableCopy } from "./sqlite-table-copy.js";
 import { isStorageFailure } from "./storage-failure.js";
 
 /**
@@ -63,6 +64,7 @@ export function sqliteBackendOn(
 ): SqliteBackend {
   return {
     database,
+    kind: "sqlite",
     location: database.path,
     writable: options.writable ?? true,
     readOnlyNotice: options.readOnlyNotice ?? null,
@@ -81,9 +83,11 @@ export function sqliteBackendOn(
     imports: new SqliteImportStore(database),
     peerImport: new SqlitePeerImportStore(database),
     backup: { backupTo: (targetPath, backupOptions) => backupDatabase(database.raw, database.path, targetPath, backupOptions) },
+    tableCopy: new SqliteTableCopy(database),
     storage: sqliteStorageControl,
     close: () => {
       if (!options.shared) database.close();
+      return Promise.resolve();
     },
   };
 }

@@ -18,6 +18,7 @@ import type { SearchIndex } from "./search-index.js";
 import type { SessionLifecycleStore } from "./session-store.js";
 import type { StatusStore } from "./status-store.js";
 import type { LcmStore } from "./store.js";
+import type { TableCopyStore } from "./table-copy.js";
 
 /** How the backend's writes meet a busy or failing database; the engine decides with it what to retry and what to report. */
 export interface StorageControl {
@@ -30,7 +31,9 @@ export interface StorageControl {
 }
 
 export interface LcmBackend {
-  /** Where the data is, as the person configured it (a file path, or ":memory:"). */
+  /** Which database holds the data: an embedded SQLite file, or a PostgreSQL server several gateways share. */
+  readonly kind: "sqlite" | "postgres";
+  /** Where the data is, as the person configured it (a file path, ":memory:", or a postgres:// URL without its password). */
   readonly location: string;
   /** False when this opening only reads (a read-only file, another writer's lock, a reading command). */
   readonly writable: boolean;
@@ -56,7 +59,12 @@ export interface LcmBackend {
   readonly peerImport: PeerImportStore;
   /** `lcm backup`: an online copy of the database and its stored files. */
   readonly backup: BackupStore;
+  /** Every table of the model read and written as it is, ids kept: `lcm migrate` between backends. */
+  readonly tableCopy: TableCopyStore;
   readonly storage: StorageControl;
-  /** Releases this opening: a connection of its own closes; the gateway's shared one stays open for the process. */
-  close(): void;
+  /**
+   * Releases this opening: a connection (or pool) of its own closes; the gateway's shared one stays open for the
+   * process. SQLite closes at once; PostgreSQL's pool ends when the promise settles (a command awaits it before exiting).
+   */
+  close(): Promise<void>;
 }

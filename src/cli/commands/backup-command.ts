@@ -16,7 +16,6 @@ export type BackupOutput = BackupResult & { source: string; filesDirectory: stri
 
 export async function backupCommand(runtime: CliRuntime, target: string, options: { force: boolean }): Promise<CommandOutput<BackupOutput>> {
   requireFolderOf(target);
-  const { config } = runtime.settings;
   const stores = runtime.open("read");
   const progress = runtime.progress("Backing up");
   let result: BackupResult;
@@ -31,7 +30,7 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
   }
   const { files } = result;
   const lines = [
-    `Backed up ${config.databasePath} to ${result.path}: ${bytes(result.bytes)}, ${count(result.pages)} pages, ` +
+    `Backed up ${runtime.databaseLabel} to ${result.path}: ${bytes(result.bytes)}, ${count(result.pages)} pages, ` +
       `${result.method === "backup-api" ? "SQLite's online backup" : "VACUUM INTO"}, checked, in ${count(result.durationMs)} ms (mode ${result.mode}).`,
     files.directory === null
       ? "No stored files."
@@ -43,7 +42,7 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
     if (files.missing.length > 20) lines.push(`- … and ${count(files.missing.length - 20)} more (--json lists them all)`);
   }
   return {
-    data: { ...result, source: config.databasePath, filesDirectory: files.directory },
+    data: { ...result, source: runtime.databaseLabel, filesDirectory: files.directory },
     text: lines.join("\n"),
     ...(files.missing.length > 0 ? { exitCode: EXIT.problemsFound } : {}),
   };

@@ -1,0 +1,115 @@
+/**
+ * `lcm migrate sqlite-to-postgres <sqlite-file> <postgres-url>` and `lcm migrate postgres-to-sqlite <postgres-url>
+ * <sqlite-file>`: every table of the model copied, ids kept (transfer/table-migration.ts), with a progress bar per
+ * table. Idempotent and resumable: run again after an interruption, it copies what is missing and nothing twice. A
+ * target holding other data is refused with nothing changed. Stored files stay where they are (their rows name them
+ * by absolute path on PostgreSQL); each backend builds its own search index from the copied rows.
+ */
+import type { Command } from "commander";
+import type { LcmBackend } from "../../store/backend.js";
+import type { TableCopyReport } from "../../transfer/table-migration.js";
+import { type CliEnvironment, type CliRuntime, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
+import { count, positiveInteger } from "../format.js";
+
+export type MigrateDirection = "sqlite-to-postgres" | "postgres-to-sqlite";
+
+export type MigrateOutput = TableCopyReport & {
+  direction: MigrateDirection;
+  /** Messages and summaries the target's full-text index took in afterwards (SQLite target; PostgreSQL's indexes itself). */
+  indexed: number;
+};
+
+interface MigrateOptions { json?: boolean; batchRows?: string }
+
+/** Adds `lcm migrate` and its two directions. */
+export function defineMigrateCommands(lcm: Command, environment: CliEnvironment): void {
+  const group = lcm.command("migrate")
+    .description("Copy everything between a SQLite file and a PostgreSQL database, ids kept (idempotent and resumable)")
+    .addHelpText("after", `
+Stop the gateways that write the source first. The target must be empty, or what an interrupted run of the same
+migration left (run it again: it finishes what is missing). Stored files stay where they are.`);
+  const direction = (name: MigrateDirection, from: string, to: string, description: string) =>
+    group.command(name).description(description)
+      .argument(from, from === "<sqlite-file>" ? "the LCM SQLite database to copy" : "the PostgreSQL database to copy (postgres://…)")
+      .argument(to, to === "<sqlite-file>" ? "the SQLite file to write (created when missing)" : "the PostgreSQL database to write (postgres://…; empty, or a previous run's)")
+      .option("--batch-rows <n>", "rows per transaction", "500")
+      .option("--json", "print one JSON document instead of text")
+      .action((source: string, target: string, options: MigrateOptions) =>
+        runCommand(environment, `migrate ${name}`, options as CommonOptions, (runtime) =>
+          migrateCommand(runtime, name, source, target, positiveInteger(options.batchRows ?? "500", "--batch-rows"))));
+  direction("sqlite-to-postgres", "<sqlite-file>", "<postgres-url>", "Copy an LCM SQLite database into a PostgreSQL database");
+  direction("postgres-to-sqlite", "<postgres-url>", "<sqlite-file>", "Copy an LCM PostgreSQL database into a SQLite file");
+}
+
+export async function migrateCommand(
+  runtime: CliRuntime, direction: MigrateDirection, sourceLocation: string, targetLocation: string, batchRows: number,
+): Promise<CommandOutput<MigrateOutput>> {
+  // Loaded when a migration runs: the other commands never load the PostgreSQL backend or the copy.
+  const [{ copyAllTables }, { openPostgres, openSqliteSource, openSqliteTarget }] = await Promise.all([
+    import("../../transfer/table-migration.js"), import("../migrate-backends.js"),
+  ]);
+  const opened: { backend: LcmBackend; end: () => Promise<void> }[] = [];
+  const open = (kind: "sqlite-source" | "sqlite-target" | "postgres", location: string, argument: string): LcmBackend => {
+    if (kind === "postgres") {
+      const backend = openPostgres(location, argument);
+      opened.push({ backend, end: () => backend.closed() });
+      return backend;
+    }
+    const backend = kind === "sqlite-source" ? openSqliteSource(location, argument) : openSqliteTarget(location, argument);
+    opened.push({ backend, end: async () => backend.close() });
+    return backend;
+  };
+  const progress = runtime.progress("Migrating");
+  try {
+    const source = direction === "sqlite-to-postgres" ? open("sqlite-source", sourceLocation, "<sqlite-file>") : open("postgres", sourceLocation, "<postgres-url>");
+    const target = direction === "sqlite-to-postgres" ? open("postgres", targetLocation, "<postgres-url>") : open("sqlite-target", targetLocation, "<sqlite-file>");
+    const report = await copyAllTables(source.tableCopy, target.tableCopy, {
+      batchRows, onProgress: (table, done, total) => progress.update(done, total, `${table} rows`),
+    });
+    progress.stop();
+    const indexed = direction === "postgres-to-sqlite" ? await indexCopiedRows(runtime, target) : 0;
+    return { data: { ...report, direction, indexed }, text: describe(report, direction, indexed) };
+  } finally {
+    progress.stop();
+    for (const { end } of opened.reverse()) await end();
+  }
+}
+
+/** Brings the SQLite target's full-text index up to the copied rows, so the file is searchable as it is. */
+async function indexCopiedRows(runtime: CliRuntime, backend: LcmBackend): Promise<number> {
+  const index = backend.searchIndex;
+  const remaining = async () => await index.pendingMessages() + await index.pendingSummaries();
+  const waiting = await remaining();
+  const progress = runtime.progress("Indexing");
+  let left = waiting;
+  try {
+    while (left > 0) {
+      await index.indexPending({ maxRows: 10_000 });
+      const now = await remaining();
+      if (now >= left) break;
+      left = now;
+      progress.update(waiting - left, waiting, "rows indexed");
+    }
+  } finally {
+    progress.stop();
+  }
+  return waiting - left;
+}
+
+function describe(report: TableCopyReport, direction: MigrateDirection, indexed: number): string {
+  const resumed = report.tables.some((table) => table.alreadyThere > 0);
+  const lines = [
+    report.copied === 0 && resumed
+      ? `Nothing to copy: ${report.target} already holds every row of ${report.source}.`
+      : `Copied ${count(report.copied)} rows from ${report.source} to ${report.target} in ${count(report.durationMs)} ms` +
+        `${resumed ? " (resuming an earlier run)" : ""}.`,
+  ];
+  for (const table of report.tables) {
+    if (table.sourceRows === 0) continue;
+    lines.push(`  ${table.table}: ${count(table.copied)} copied${table.alreadyThere > 0 ? `, ${count(table.alreadyThere)} already there` : ""} (source: ${count(table.sourceRows)})`);
+  }
+  lines.push(direction === "sqlite-to-postgres"
+    ? "Stored files stay where they are; the PostgreSQL rows name them by absolute path. The gateway indexes the copied rows for search."
+    : `Stored files stay where they are. ${count(indexed)} messages and summaries indexed for search.`);
+  return lines.join("\n");
+}

@@ -1,0 +1,108 @@
+/**
+ * The PostgreSQL side of the table copy (store/table-copy.ts): a table's rows read in primary-key order, and written
+ * with their ids in one transaction per batch (multi-row INSERT … ON CONFLICT (key) DO NOTHING), then the identity
+ * sequences set past the largest copied id. Text keys are collated "C" (migration 5), so key order is SQLite's. Text
+ * travels as it is elsewhere: NUL-safe on the way in (toPgText), decoded on the way out. Stored-file paths are absolute
+ * here already.
+ */
+import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, type TableCopyStore } from "../store/table-copy.js";
+import { fromPgText, type PgDatabase, type PgParam, toPgText } from "./pg-database.js";
+
+/** PostgreSQL takes at most 65,535 parameters in one statement. */
+const MAX_PARAMETERS = 65_535;
+
+export class PgTableCopy implements TableCopyStore {
+  constructor(private readonly database: PgDatabase) {}
+
+  get location(): string {
+    return this.database.location;
+  }
+
+  async columnsOf(table: CopiedTable): Promise<string[]> {
+    const rows = await this.database.rows<{ column_name: string }>(
+      "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
+      [table.name],
+    );
+    return rows.map((row) => row.column_name);
+  }
+
+  async readRows(table: CopiedTable, afterKey: CopiedRow | null, limit: number): Promise<CopiedRow[]> {
+    const after = afterKey === null ? "" : `WHERE ${keyTuple(table)} > ${placeholders(1, table.key.length)}`;
+    const sql = `SELECT ${table.columns.join(", ")} FROM ${table.name} ${after} ORDER BY ${table.key.join(", ")} LIMIT $${(afterKey?.length ?? 0) + 1}`;
+    const rows = await this.arrays(sql, [...encoded(afterKey ?? []), limit]);
+    return rows.map(decoded);
+  }
+
+  async rowAt(table: CopiedTable, key: CopiedRow): Promise<CopiedRow | null> {
+    const sql = `SELECT ${table.columns.join(", ")} FROM ${table.name} WHERE ${keyTuple(table)} = ${placeholders(1, table.key.length)}`;
+    const row = (await this.arrays(sql, encoded(key)))[0];
+    return row === undefined ? null : decoded(row);
+  }
+
+  async countRows(table: CopiedTable, throughKey?: CopiedRow): Promise<number> {
+    const through = throughKey === undefined ? "" : `WHERE ${keyTuple(table)} <= ${placeholders(1, table.key.length)}`;
+    const row = await this.database.row<{ rows: number }>(`SELECT count(*) AS rows FROM ${table.name} ${through}`, encoded(throughKey ?? []));
+    return row?.rows ?? 0;
+  }
+
+  async lastKey(table: CopiedTable): Promise<CopiedRow | null> {
+    const descending = table.key.map((column) => `${column} DESC`).join(", ");
+    const row = (await this.arrays(`SELECT ${table.key.join(", ")} FROM ${table.name} ORDER BY ${descending} LIMIT 1`, []))[0];
+    return row === undefined ? null : decoded(row);
+  }
+
+  async writeRows(table: CopiedTable, rows: readonly CopiedRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / table.columns.length));
+    return this.database.transaction(async (tx) => {
+      let inserted = 0;
+      for (let start = 0; start < rows.length; start += perStatement) {
+        const chunk = rows.slice(start, start + perStatement);
+        const values = chunk.map((_row, index) => placeholders(index * table.columns.length + 1, table.columns.length)).join(", ");
+        inserted += await tx.run(
+          `INSERT INTO ${table.name} (${table.columns.join(", ")}) VALUES ${values} ON CONFLICT (${table.key.join(", ")}) DO NOTHING`,
+          chunk.flatMap((row) => encoded(row)),
+        );
+      }
+      return inserted;
+    });
+  }
+
+  /** Each identity's sequence continues after the largest id the table holds (ids were copied as they were). */
+  async finishCopy(): Promise<void> {
+    await this.database.transaction(async (tx) => {
+      for (const table of COPIED_TABLES) {
+        if (table.identity === null) continue;
+        await tx.run(
+          `SELECT setval(pg_get_serial_sequence($1, $2), coalesce(max(${table.identity}), 0) + 1, false) FROM ${table.name}`,
+          [table.name, table.identity],
+        );
+      }
+    });
+  }
+
+  /** Rows as arrays in column order (the driver's array mode). */
+  private async arrays(sql: string, params: readonly PgParam[]): Promise<CopiedValue[][]> {
+    await this.database.ready();
+    const pool = await this.database.pool();
+    const result = await pool.query<CopiedValue[]>({ text: sql, values: params as unknown[], rowMode: "array" });
+    return result.rows;
+  }
+}
+
+function encoded(row: CopiedRow): PgParam[] {
+  return row.map((value) => (typeof value === "string" ? toPgText(value) : value));
+}
+
+function decoded(row: CopiedValue[]): CopiedRow {
+  return row.map((value) => (typeof value === "string" ? fromPgText(value) : value));
+}
+
+function keyTuple(table: CopiedTable): string {
+  return `(${table.key.join(", ")})`;
+}
+
+/** `($first, $first+1, …)`, `count` of them. */
+function placeholders(first: number, count: number): string {
+  return `(${Array.from({ length: count }, (_, index) => `$${first + index}`).join(", ")})`;
+}

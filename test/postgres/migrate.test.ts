@@ -1,0 +1,195 @@
+/**
+ * `lcm migrate` through the CLI against the test server: a SQLite database made by the engine (turns, leaf and
+ * condensed summaries, a stored file, a grant) copied to PostgreSQL row for row with its ids; run again, nothing new;
+ * killed with SIGKILL halfway, run again, complete and equal; a target with other data refused with nothing changed;
+ * and back to SQLite: a file that passes the integrity check, assembles the same context and finds the same details.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MigrateOutput } from "../../src/cli/commands/migrate-command.js";
+import { EXIT } from "../../src/cli/exit-codes.js";
+import { GrepOutputSchema, MigrateOutputSchema } from "../../src/cli/output-schemas.js";
+import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import { PgDatabase } from "../../src/postgres/pg-database.js";
+import { openSqliteBackend } from "../../src/sqlite/open-sqlite-backend.js";
+import { COPIED_TABLES, type CopiedRow, type TableCopyStore } from "../../src/store/table-copy.js";
+import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js";
+import { createTestPostgresDatabase } from "../helpers/backends.js";
+import { createTestEngine } from "../helpers/engine.js";
+import { assistantMessage, toolCallMessage, toolResultMessage, userMessage } from "../helpers/messages.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { playTurn } from "../helpers/turn-driver.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BIN = join(ROOT, "src/cli/bin.ts");
+const OUTPUT = Array.from({ length: 300 }, (_, line) => `deploy step ${line}: ${line === 123 ? "the vault token rotated" : "ok"}`).join("\n");
+const HOSTILE = "nul\u0000here, line\u2028separator, astral \u{1F600}, and U+FDD0 \uFDD0 itself";
+
+let sourcePath: string;
+const opened: { close(): Promise<void> | void }[] = [];
+
+/** A SQLite database from the engine: 2 sessions, compacted into leaves and condensed summaries, a stored file, a grant. */
+beforeAll(async () => {
+  sourcePath = join(tempDir(), "lcm.db");
+  const turns = exchanges(60, 40);
+  turns.splice(10, 0, userMessage(HOSTILE),
+    toolCallMessage([{ id: "call_deploy", name: "exec", arguments: { command: "deploy" } }]), toolResultMessage("call_deploy", "exec", OUTPUT));
+  const harness = await buildDatabase({
+    databasePath: sourcePath, compact: true, config: { leafChunkTokens: 400, largeFileTokenThreshold: 200, condensedMinFanout: 2 },
+    sessions: [{ sessionKey: "agent:main:main", sessionId: "s1", messages: turns }, { sessionKey: "agent:main:other", sessionId: "s2", messages: exchanges(8, 10, "o") }],
+  });
+  for (const turn of [1, 2]) {
+    await playTurn(harness.newEngine, [userMessage(`late question ${turn}`), assistantMessage(`late answer ${turn}`)], { sessionId: "s1" });
+  }
+  const source = openSqliteBackend(sourcePath, "private");
+  await source.grants.createGrant({
+    grantId: "grant_one", agentId: "main", childSessionKey: "agent:main:subagent:lcm-expand-1", conversationIds: [1, 2], tokenCap: 4_000,
+    createdAt: 1_000, expiresAt: 9_000_000_000_000,
+  });
+  source.close();
+}, 120_000);
+
+afterAll(async () => {
+  for (const item of opened.splice(0)) await item.close();
+});
+
+function postgresCopy(url: string): TableCopyStore {
+  const backend = openPostgresBackend(url, "private");
+  opened.push({ close: () => backend.database.close() });
+  return backend.tableCopy;
+}
+
+function sqliteCopy(path: string): TableCopyStore {
+  const backend = openSqliteBackend(path, "private");
+  opened.push(backend);
+  return backend.tableCopy;
+}
+
+async function allRows(store: TableCopyStore): Promise<Record<string, CopiedRow[]>> {
+  const tables: Record<string, CopiedRow[]> = {};
+  for (const table of COPIED_TABLES) tables[table.name] = await store.readRows(table, null, 1_000_000);
+  return tables;
+}
+
+/** Every table of both databases equal, row for row (numbers kept as numbers, text as text). */
+async function expectSameRows(left: TableCopyStore, right: TableCopyStore): Promise<Record<string, CopiedRow[]>> {
+  const [leftRows, rightRows] = [await allRows(left), await allRows(right)];
+  for (const table of COPIED_TABLES) expect(rightRows[table.name], table.name).toEqual(leftRows[table.name]);
+  return leftRows;
+}
+
+function migrate(args: string[], code: number = EXIT.ok): Promise<MigrateOutput> {
+  return runJson<MigrateOutput>(["migrate", ...args], MigrateOutputSchema, { code });
+}
+
+describe("lcm migrate sqlite-to-postgres and back", () => {
+  it("copies every row with its ids, copies nothing the second time, and comes back as a SQLite file that works the same", async () => {
+    const url = await createTestPostgresDatabase();
+    const first = await migrate(["sqlite-to-postgres", sourcePath, url]);
+    const rows = await expectSameRows(sqliteCopy(sourcePath), postgresCopy(url));
+    // What the database holds: turns, both kinds of summaries with their links, a stored file, the grant, hostile text.
+    expect(rows.summaries!.map((row) => row[3])).toContain("condensed");
+    expect(rows.summaries!.map((row) => row[3])).toContain("leaf");
+    expect(rows.summary_parents!.length).toBeGreaterThan(0);
+    expect(rows.context_items!.some((row) => row[3] !== null)).toBe(true);
+    expect(rows.large_files).toHaveLength(1);
+    expect(rows.expansion_grants).toHaveLength(1);
+    expect(rows.committed_turns!.length).toBeGreaterThan(0);
+    expect(rows.messages!.map((row) => row[4])).toContain(HOSTILE);
+    const total = COPIED_TABLES.reduce((sum, table) => sum + rows[table.name]!.length, 0);
+    expect(first.copied).toBe(total);
+    expect(first.tables.find((table) => table.table === "messages")).toMatchObject({ copied: rows.messages!.length, alreadyThere: 0 });
+
+    const second = await migrate(["sqlite-to-postgres", sourcePath, url]);
+    expect(second.copied).toBe(0);
+    expect(second.tables.find((table) => table.table === "messages")).toMatchObject({ copied: 0, alreadyThere: rows.messages!.length });
+
+    // Ids generated on PostgreSQL from now on come after the copied ones.
+    const database = new PgDatabase(url, { poolSize: 1 });
+    opened.push(database);
+    const next = await database.row<{ id: number }>(
+      "INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('main', 'fresh', 1, 1) RETURNING conversation_id AS id");
+    expect(next!.id).toBe(Math.max(...rows.conversations!.map((row) => Number(row[0]))) + 1);
+    await database.run("DELETE FROM conversations WHERE conversation_id = $1", [next!.id]);
+
+    const backPath = join(tempDir(), "back.db");
+    const back = await migrate(["postgres-to-sqlite", url, backPath]);
+    expect(back.copied).toBe(total);
+    expect(back.indexed).toBeGreaterThan(0);
+    await expectSameRows(sqliteCopy(sourcePath), sqliteCopy(backPath));
+    const check = new DatabaseSync(backPath, { readOnly: true });
+    expect(check.prepare("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    expect(check.prepare("PRAGMA foreign_key_check").all()).toEqual([]);
+    check.close();
+
+    // The copy assembles the same context as the original and finds the same details.
+    const assembled = async (path: string) => (await createTestEngine({ databasePath: path }).newEngine()
+      .assemble({ sessionId: "s1", sessionKey: "agent:main:main", messages: [], tokenBudget: 8_000 })).messages;
+    expect(await assembled(backPath)).toEqual(await assembled(sourcePath));
+    for (const scope of ["both", "files"]) {
+      const grep = async (path: string) => (await runJson<{ matches: unknown[] }>(
+        ["grep", scope === "files" ? "vault token rotated" : "markert17", "--scope", scope, "--db", path], GrepOutputSchema)).matches;
+      const found = await grep(backPath);
+      expect(found.length, scope).toBeGreaterThan(0);
+      expect(found).toEqual(await grep(sourcePath));
+    }
+  }, 180_000);
+
+  it("killed with SIGKILL halfway, it finishes on the next run with every row once", async () => {
+    const url = await createTestPostgresDatabase();
+    const watcher = new PgDatabase(url, { poolSize: 1 });
+    opened.push(watcher);
+    const child = spawn(process.execPath, ["--import", "tsx", BIN, "migrate", "sqlite-to-postgres", sourcePath, url, "--batch-rows", "1"], {
+      cwd: ROOT, env: { ...process.env, HOME: "/nonexistent-home", LCM_PROGRESS: "0" }, stdio: ["ignore", "pipe", "pipe"], detached: true,
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    let killedAt = -1;
+    for (let polls = 0; polls < 20_000 && child.exitCode === null; polls++) {
+      const copied = (await watcher.row<{ n: number }>("SELECT count(*) AS n FROM messages").catch(() => null))?.n ?? 0;
+      if (copied > 0) {
+        process.kill(-child.pid!, "SIGKILL");
+        killedAt = copied;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await exited;
+    expect(killedAt, "the child was killed while it copied messages").toBeGreaterThan(0);
+    const sourceRows = await allRows(sqliteCopy(sourcePath));
+    const partial = (await watcher.row<{ n: number }>("SELECT count(*) AS n FROM messages"))!.n;
+    expect(partial).toBeLessThan(sourceRows.messages!.length);
+    expect(await watcher.row<{ n: number }>("SELECT count(*) AS n FROM summaries")).toEqual({ n: 0 });
+
+    const resumed = await migrate(["sqlite-to-postgres", sourcePath, url]);
+    expect(resumed.tables.find((table) => table.table === "messages")).toMatchObject({
+      alreadyThere: partial, copied: sourceRows.messages!.length - partial,
+    });
+    await expectSameRows(sqliteCopy(sourcePath), postgresCopy(url));
+  }, 180_000);
+
+  it("refuses a target holding other data, and changes nothing in it", async () => {
+    const url = await createTestPostgresDatabase();
+    const other = join(tempDir(), "other.db");
+    await buildDatabase({ databasePath: other, sessions: [{ sessionKey: "agent:main:main", sessionId: "elsewhere", messages: exchanges(3) }] });
+    await migrate(["sqlite-to-postgres", other, url]);
+    const before = await allRows(postgresCopy(url));
+    const run = await runLcm(["migrate", "sqlite-to-postgres", sourcePath, url]);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain("already holds data that is not a copy of");
+    expect(run.stderr).toContain("table conversations, key conversation_id=1");
+    expect(run.stderr).toContain("nothing was copied");
+    expect(await allRows(postgresCopy(url))).toEqual(before);
+
+    const badUrl = await runLcm(["migrate", "sqlite-to-postgres", sourcePath, "mysql://somewhere/db"]);
+    expect(badUrl.code).toBe(EXIT.usage);
+    expect(badUrl.stderr).toContain("must be a PostgreSQL URL");
+    const missing = join(tempDir(), "none.db");
+    const noSource = await runLcm(["migrate", "sqlite-to-postgres", missing, url]);
+    expect(noSource.code).toBe(EXIT.noDatabase);
+    expect(existsSync(missing)).toBe(false);
+  }, 180_000);
+});
