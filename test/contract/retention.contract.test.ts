@@ -135,32 +135,69 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     await opened.backend.retention.reclaimSpace({ full: false });
   });
 
-  it.runIf(kind === "postgres")("skips a conversation another gateway holds, at once, reports it skipped, and takes it on the next run", async () => {
-    const held = await plantConversation(sql);
-    const free = await plantConversation(sql, { sessionId: "free" });
-    const gone = await plantConversation(sql, { sessionId: "gone", endedAt: PLANTED_BASE_TIME + 20_000 });
+  /** Holds conversations' advisory locks on a connection of its own, as another gateway compacting them would. */
+  const holdLocks = async (conversationIds: number[]) => {
     const other = new PgDatabase(opened.location, { poolSize: 1 });
     const client = await (await other.pool()).connect();
+    for (const id of conversationIds) await client.query("SELECT pg_advisory_lock($1, $2)", [LCM_LOCK_NAMESPACE, id]);
+    return {
+      release: async () => {
+        await client.query("SELECT pg_advisory_unlock_all()");
+        client.release();
+        await other.close();
+      },
+    };
+  };
+
+  it.runIf(kind === "postgres")("skips a conversation another gateway holds, at once, reports it skipped, and prunes it on the next run", async () => {
+    const held = await plantConversation(sql);
+    const free = await plantConversation(sql, { sessionId: "free" });
+    const locks = await holdLocks([held.conversationId]);
     try {
-      for (const id of [held.conversationId, gone.conversationId]) await client.query("SELECT pg_advisory_lock($1, $2)", [LCM_LOCK_NAMESPACE, id]);
       const started = Date.now();
-      const report = await service({ retentionMaxAgeDays: 30, retentionPruneEndedSessions: true }).run({ apply: true });
-      expect(Date.now() - started).toBeLessThan(10_000); // no wait for the locks (the statement timeout is 30 s)
-      expect(report.busyConversations.sort()).toEqual([held.conversationId, gone.conversationId].sort());
-      expect(report.conversations).toEqual([]);
+      const report = await service({ retentionMaxAgeDays: 30 }).run({ apply: true });
+      expect(Date.now() - started).toBeLessThan(10_000); // no wait for the lock (the statement timeout is 30 s)
+      expect(report.busyConversations).toEqual([held.conversationId]);
       expect(report.messages.count).toBe(8);
       expect((await messageRows(held.conversationId)).every((row) => row.archive_id === null)).toBe(true);
       expect((await messageRows(free.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
-      expect(await sql.rows("SELECT 1 FROM conversations WHERE conversation_id = $1 AND archived_at IS NULL", [gone.conversationId])).toHaveLength(1);
-      await client.query("SELECT pg_advisory_unlock_all()");
-      const next = await service({ retentionMaxAgeDays: 30, retentionPruneEndedSessions: true }).run({ apply: true });
-      expect(next.busyConversations).toEqual([]);
-      expect(next.conversations.map((entry) => entry.conversationId)).toEqual([gone.conversationId]);
-      expect((await messageRows(held.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
-      expect(await findings()).toEqual([]);
     } finally {
-      client.release();
-      await other.close();
+      await locks.release();
     }
+    const next = await service({ retentionMaxAgeDays: 30 }).run({ apply: true });
+    expect(next.busyConversations).toEqual([]);
+    expect(next.messages.count).toBe(8);
+    expect((await messageRows(held.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
+    expect(await findings()).toEqual([]);
+  });
+
+  it.runIf(kind === "postgres")("neither begins nor steps a whole-conversation deletion while another gateway holds it", async () => {
+    const gone = await plantConversation(sql, { sessionId: "gone", endedAt: PLANTED_BASE_TIME + 20_000 });
+    const [candidate] = await opened.backend.retention.endedConversations(NOW, 10);
+    const archive = {
+      kind: "conversation" as const, path: join(directory, "a.jsonl.gz"), createdAt: NOW, conversationId: gone.conversationId, reason: "ended-session",
+      messageCount: 12, seqStart: null, seqEnd: null, byteSize: 1,
+    };
+    let locks = await holdLocks([gone.conversationId]);
+    try {
+      expect(await opened.backend.retention.beginConversationDeletion(archive, candidate!.updatedAt)).toBe("busy");
+      expect(await opened.backend.retention.unfinishedDeletions()).toEqual([]);
+    } finally {
+      await locks.release();
+    }
+    const archiveId = await opened.backend.retention.beginConversationDeletion(archive, candidate!.updatedAt);
+    expect(typeof archiveId).toBe("number");
+    locks = await holdLocks([gone.conversationId]);
+    const slice = { expired: () => false, waitFor: <T>(work: () => Promise<T>) => work() };
+    try {
+      expect(await opened.backend.retention.deleteConversationStep(archiveId as number, slice)).toEqual({ deleted: 0, removedFilePaths: [], finished: false, busy: true });
+      expect(await messageRows(gone.conversationId)).toHaveLength(12);
+    } finally {
+      await locks.release();
+    }
+    const step = await opened.backend.retention.deleteConversationStep(archiveId as number, slice);
+    expect(step).toMatchObject({ finished: true, busy: false });
+    expect(await sql.rows("SELECT 1 FROM conversations WHERE conversation_id = $1", [gone.conversationId])).toEqual([]);
+    expect(await opened.backend.retention.unfinishedDeletions()).toEqual([]);
   });
 });
