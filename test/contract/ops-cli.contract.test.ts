@@ -11,6 +11,8 @@ import { DoctorOutputSchema, RetentionOutputSchema, StatusOutputSchema } from ".
 import type { StatusOutput } from "../../src/cli/commands/status-command.js";
 import type { RetentionOutput } from "../../src/cli/commands/retention-command.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
+import { PgDatabase } from "../../src/postgres/pg-database.js";
+import { LCM_LOCK_NAMESPACE } from "../../src/postgres/pg-queryable.js";
 import { backendKinds, openTestBackend, type TestBackend } from "../helpers/backends.js";
 import { type BackendSql, backendSql } from "../helpers/backend-sql.js";
 import { createTestEngine } from "../helpers/engine.js";
@@ -94,6 +96,23 @@ describe.each(backendKinds())("lcm repair, status and retention on %s", (kind) =
     expect(undone.code, undone.stderr).toBe(EXIT.ok);
     expect(await dagRows(sql)).toEqual(before);
     expect(await doctorFindings()).toEqual([]);
+  });
+
+  it.runIf(kind === "postgres")("fails a repair at once with exit 6 while another gateway holds the conversation, changing nothing", async () => {
+    const before = await dagRows(sql);
+    const [row] = await sql.rows<{ conversation_id: number }>("SELECT conversation_id FROM summaries WHERE summary_id = $1", [shown.leaf]);
+    const other = new PgDatabase(opened.location, { poolSize: 1 });
+    const client = await (await other.pool()).connect();
+    try {
+      await client.query("SELECT pg_advisory_lock($1, $2)", [LCM_LOCK_NAMESPACE, row!.conversation_id]);
+      const run = await runLcm(["repair", "rewrite", shown.leaf, "--text", "A new text.", "--apply", ...target]);
+      expect(run.code).toBe(EXIT.unavailable);
+      expect(run.stderr).toContain("another gateway is compacting or repairing it; nothing was changed. Retry in a moment.");
+      expect(await dagRows(sql)).toEqual(before);
+    } finally {
+      client.release();
+      await other.close();
+    }
   });
 
   it("states the database's size in bytes and how freed room goes back, in lcm status", async () => {
