@@ -218,7 +218,7 @@ export class SqliteRetentionStore implements RetentionStore {
   /**
    * Deletes the next small batch of a conversation's rows, in the order nothing is left pointing at a deleted row:
    * context items, summaries (newest first: a condensed summary is newer than those it condenses), messages, large
-   * files (their paths go to `removedFilePaths`), turns. Returns the rows deleted; 0 once only the row itself is left.
+   * files (their paths go to `removedFilePaths`), turns, repair records. Returns the rows deleted; 0 once only the row itself is left.
    */
   private deleteNextRows(conversationId: number, archiveId: number, removedFilePaths: string[]): number {
     const items = this.db.tuples<[number]>(
@@ -262,9 +262,15 @@ export class SqliteRetentionStore implements RetentionStore {
       }
       return files.length;
     }
-    return this.db.run(
+    const turns = this.db.run(
       `DELETE FROM committed_turns WHERE conversation_id = ?1 AND advancement_key IN
          (SELECT advancement_key FROM committed_turns WHERE conversation_id = ?1 LIMIT ?2)`,
+      conversationId, DELETE_BATCH.turns,
+    ).changes;
+    if (turns > 0) return turns;
+    // Undo records of repairs to its summaries (they reference the conversation: without this its row could not go).
+    return this.db.run(
+      "DELETE FROM summary_repairs WHERE repair_id IN (SELECT repair_id FROM summary_repairs WHERE conversation_id = ?1 LIMIT ?2)",
       conversationId, DELETE_BATCH.turns,
     ).changes;
   }

@@ -96,11 +96,16 @@ describe.each(backendKinds())("retention on %s", (kind) => {
        VALUES ('file_gone', $1, 'hash', 12, 3, $2, 'a file', 'none', 'tool', 0)`, [gone.conversationId, file],
     );
     await sql.run("INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count) VALUES ($1, 'turn-1', 0, 12)", [gone.conversationId]);
+    // A repair was once made to one of its summaries: its undo record names the conversation.
+    await sql.run(
+      "INSERT INTO summary_repairs (conversation_id, summary_id, kind, created_at, detail, before, after) VALUES ($1, $2, 'rewrite', 0, '{}', '{}', '{}')",
+      [gone.conversationId, gone.summaryIds.leaves[0]],
+    );
     const report = await service({ retentionPruneEndedSessions: true }).run({ apply: true });
     expect(report.conversations.map((entry) => [entry.conversationId, entry.messages])).toEqual([[gone.conversationId, 12]]);
     expect(report.removedFiles).toBe(1);
     expect(existsSync(file)).toBe(false);
-    for (const table of ["messages", "summaries", "context_items", "large_files", "committed_turns", "conversations"]) {
+    for (const table of ["messages", "summaries", "context_items", "large_files", "committed_turns", "summary_repairs", "conversations"]) {
       expect(await sql.rows(`SELECT 1 FROM ${table} WHERE conversation_id = $1`, [gone.conversationId])).toEqual([]);
     }
     expect((await messageRows(kept.conversationId)).length).toBe(12);
