@@ -9,10 +9,13 @@ import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgFileIndex } from "./pg-file-index.js";
 import { PgIntegrityStore } from "./pg-integrity-store.js";
 import { PgOperatorStore } from "./pg-operator-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
 import { PgRetentionStore } from "./pg-retention-store.js";
+import { PgRetrievalStore } from "./pg-retrieval-store.js";
+import { PgSearchIndex } from "./pg-search-index.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
@@ -51,6 +54,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       void work.catch(() => {}).finally(() => pending.delete(work));
     },
   };
+  const searchIndex = new PgSearchIndex(database, new PgFileIndex(database));
   return {
     database,
     kind: "postgres",
@@ -59,8 +63,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     readOnlyNotice: null,
     store: new PgStore(database),
     compaction: new PgCompactionStore(database),
-    retrieval: notYet("retrieval"),
-    searchIndex: notYet("searchIndex"),
+    retrieval: new PgRetrievalStore(database, { index: searchIndex }),
+    searchIndex,
     grants: notYet("grants"),
     status: notYet("status"),
     integrity: new PgIntegrityStore(database),

@@ -8,6 +8,7 @@
  * (UNIQUE (conversation_id, identity_key), the committed turn's primary key) rather than by a single writer.
  */
 import { LCM_LOCK_NAMESPACE, type PgQueryable } from "./pg-queryable.js";
+import { SEARCH_MIGRATION } from "./pg-search-schema.js";
 
 interface PgMigration {
   version: number;
@@ -223,6 +224,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
       `CREATE INDEX summary_repairs_summary ON summary_repairs (summary_id)`,
     ],
   },
+  SEARCH_MIGRATION,
   {
     version: 4,
     name: "lcm_json_type: the JSON type of stored text, NULL when it is not JSON (the integrity checks)",
