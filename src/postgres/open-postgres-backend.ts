@@ -12,6 +12,10 @@ import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgFileIndex } from "./pg-file-index.js";
 import { PgGrantStore } from "./pg-grant-store.js";
+import { PgIntegrityStore } from "./pg-integrity-store.js";
+import { PgOperatorStore } from "./pg-operator-store.js";
+import { PgRepairStore } from "./pg-repair-store.js";
+import { PgRetentionStore } from "./pg-retention-store.js";
 import { PgRetrievalStore } from "./pg-retrieval-store.js";
 import { PgSearchIndex } from "./pg-search-index.js";
 import { PgSessionStore } from "./pg-session-store.js";
@@ -67,11 +71,11 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     searchIndex,
     grants: new PgGrantStore(database),
     status: new PgStatusStore(database, searchIndex),
-    integrity: notYet("integrity"),
+    integrity: new PgIntegrityStore(database),
     sessions: new PgSessionStore(database),
-    retention: notYet("retention"),
-    operator: notYet("operator"),
-    repairs: notYet("repairs"),
+    retention: new PgRetentionStore(database),
+    operator: new PgOperatorStore(database),
+    repairs: new PgRepairStore(database),
     exports: notYet("exports"),
     imports: notYet("imports"),
     peerImport: notYet("peerImport"),

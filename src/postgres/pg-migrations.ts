@@ -226,6 +226,21 @@ export const PG_MIGRATIONS: PgMigration[] = [
   },
   SEARCH_MIGRATION,
   {
+    version: 4,
+    name: "lcm_json_type: the JSON type of stored text, NULL when it is not JSON (the integrity checks)",
+    statements: [
+      // PostgreSQL 15 has no IS JSON: a cast that fails is caught here, so one bad row does not fail the whole check.
+      // The json type only validates (\u0000 escapes included, which jsonb would refuse) and json_typeof reads the top.
+      `CREATE OR REPLACE FUNCTION lcm_json_type(value TEXT) RETURNS TEXT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+      BEGIN
+        RETURN json_typeof(value::json);
+      EXCEPTION WHEN others THEN
+        RETURN NULL;
+      END
+      $$`,
+    ],
+  },
+  {
     version: 5,
     name: "identifier keys compare byte by byte, as in SQLite",
     // Text primary keys (file, grant, advancement and import-map keys, archived ids) are machine identifiers: the C
