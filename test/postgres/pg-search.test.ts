@@ -61,6 +61,21 @@ describe("PostgreSQL search", () => {
     expect(seqs((await search("capybara-5150", { mode: "regex" })).matches)).toEqual([4]);
   });
 
+  it("indexes a changed text again without holding the watermark back", async () => {
+    await insertMessages(opened, ["original wording here", "second row"]);
+    await backend.searchIndex.indexPending();
+    await backend.database.run("UPDATE messages SET content = 'rewritten with marmot-88' WHERE message_id = 1");
+    const index = new PgSearchIndex(backend.database, new PgFileIndex(backend.database));
+    expect(await index.pendingMessages()).toBe(1);
+    expect(await index.through("messages")).toEqual({ through: 2, newest: 2 });
+    await index.indexPending();
+    expect(await index.pendingMessages()).toBe(0);
+    expect(seqs((await search("marmot-88", { mode: "regex" })).matches)).toEqual([1]);
+    expect(seqs((await search("original")).matches)).toEqual([]);
+    const stats = await backend.database.row("SELECT documents, total_words FROM search_index_stats WHERE name = 'messages'");
+    expect(stats).toEqual({ documents: 2, total_words: 6 });
+  });
+
   it("lets two gateways index one backlog at once: every row once, the statistics exact", async () => {
     await insertMessages(opened, Array.from({ length: 1_200 }, (_, index) => `message ${index} about topic${index % 7}`));
     const other = opened.reopen() as PostgresBackend;
