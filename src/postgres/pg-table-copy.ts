@@ -7,19 +7,28 @@
  */
 import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, type TableCopyStore } from "../store/table-copy.js";
 import { fromPgText, type PgDatabase, type PgParam, toPgText } from "./pg-database.js";
+import { PgReadSnapshot } from "./pg-read-snapshot.js";
 
 /** PostgreSQL takes at most 65,535 parameters in one statement. */
 const MAX_PARAMETERS = 65_535;
 
 export class PgTableCopy implements TableCopyStore {
-  constructor(private readonly database: PgDatabase) {}
+  private readonly reader: PgReadSnapshot;
+
+  constructor(private readonly database: PgDatabase) {
+    this.reader = new PgReadSnapshot(database);
+  }
+
+  readSnapshot<T>(body: () => Promise<T>): Promise<T> {
+    return this.reader.run(body);
+  }
 
   get location(): string {
     return this.database.location;
   }
 
   async columnsOf(table: CopiedTable): Promise<string[]> {
-    const rows = await this.database.rows<{ column_name: string }>(
+    const rows = await this.reader.rows<{ column_name: string }>(
       "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
       [table.name],
     );
@@ -41,7 +50,7 @@ export class PgTableCopy implements TableCopyStore {
 
   async countRows(table: CopiedTable, throughKey?: CopiedRow): Promise<number> {
     const through = throughKey === undefined ? "" : `WHERE ${keyTuple(table)} <= ${placeholders(1, table.key.length)}`;
-    const row = await this.database.row<{ rows: number }>(`SELECT count(*) AS rows FROM ${table.name} ${through}`, encoded(throughKey ?? []));
+    const [row] = await this.reader.rows<{ rows: number }>(`SELECT count(*) AS rows FROM ${table.name} ${through}`, encoded(throughKey ?? []));
     return row?.rows ?? 0;
   }
 
@@ -81,12 +90,8 @@ export class PgTableCopy implements TableCopyStore {
     });
   }
 
-  /** Rows as arrays in column order (the driver's array mode). */
-  private async arrays(sql: string, params: readonly PgParam[]): Promise<CopiedValue[][]> {
-    await this.database.ready();
-    const pool = await this.database.pool();
-    const result = await pool.query<CopiedValue[]>({ text: sql, values: params as unknown[], rowMode: "array" });
-    return result.rows;
+  private arrays(sql: string, params: readonly PgParam[]): Promise<CopiedValue[][]> {
+    return this.reader.arrays<CopiedValue[]>(sql, params);
   }
 }
 

@@ -45,13 +45,13 @@ export async function migrateCommand(
   runtime: CliRuntime, direction: MigrateDirection, sourceLocation: string, targetLocation: string, batchRows: number,
 ): Promise<CommandOutput<MigrateOutput>> {
   // Loaded when a migration runs: the other commands never load the PostgreSQL backend or the copy.
-  const [{ copyAllTables }, { openPostgres, openSqliteSource, openSqliteTarget }] = await Promise.all([
-    import("../../transfer/table-migration.js"), import("../migrate-backends.js"),
+  const [{ copyAllTables }, { openPostgresForCli, openSqliteSource, openSqliteTarget }] = await Promise.all([
+    import("../../transfer/table-migration.js"), import("../postgres-target.js"),
   ]);
   const opened: { backend: LcmBackend; end: () => Promise<void> }[] = [];
   const open = (kind: "sqlite-source" | "sqlite-target" | "postgres", location: string, argument: string): LcmBackend => {
     if (kind === "postgres") {
-      const backend = openPostgres(location, argument);
+      const backend = openPostgresForCli(location, argument);
       opened.push({ backend, end: () => backend.closed() });
       return backend;
     }

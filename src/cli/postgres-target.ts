@@ -1,12 +1,14 @@
 /**
- * Where `lcm migrate` opens its two databases (a composition root, like cli-runtime.ts): the SQLite file and the
- * PostgreSQL database named on its command line, whatever --db and LCM_DATABASE_PATH say. A SQLite target that does
- * not exist yet is created; a PostgreSQL database gets LCM's schema on the first statement.
+ * Where the CLI opens a PostgreSQL database (a composition root, like cli-runtime.ts): `openPostgresForCli` for any
+ * command (its backup a portable SQLite file, transfer/table-backup.ts), and the two databases of `lcm migrate`, named
+ * on its command line whatever --db and LCM_DATABASE_PATH say. A SQLite target that does not exist yet is created; a
+ * PostgreSQL database gets LCM's schema on the first statement.
  */
 import { existsSync } from "node:fs";
-import { openPostgresBackend } from "../postgres/open-postgres-backend.js";
+import { openPostgresBackend, type PostgresBackend } from "../postgres/open-postgres-backend.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
+import { backupByTableCopy } from "../transfer/table-backup.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 /** The SQLite file a migration reads (it writes only to bring an older LCM schema up to date, as any command does). */
@@ -20,13 +22,20 @@ export function openSqliteTarget(path: string, argument: string): LcmBackend {
   return openSqliteBackend(path, { command: "write", pathSource: `the ${argument} argument` });
 }
 
-/** A PostgreSQL database by its URL (a pool of its own, ended when the command closes it). */
-export function openPostgres(url: string, argument: string): LcmBackend & { closed(): Promise<void> } {
+/**
+ * A PostgreSQL database by its URL for one command: a pool of its own (`closed()` ends it), and `lcm backup` writing a
+ * portable SQLite file. `argument` names where the URL came from, for the message when it is not one.
+ */
+export function openPostgresForCli(url: string, argument: string): PostgresBackend & { closed(): Promise<void> } {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new CliError(EXIT.usage, `${argument} must be a PostgreSQL URL (postgres://user:password@host:5432/database), got ${JSON.stringify(redacted(url))}.`);
   }
-  const backend = openPostgresBackend(url, "private", { applicationName: "openclaw-lcm migrate" });
-  return Object.assign(backend, { closed: () => backend.database.close() });
+  const backend = openPostgresBackend(url, "private", { applicationName: "openclaw-lcm cli" });
+  return {
+    ...backend,
+    backup: backupByTableCopy(backend.tableCopy, (path) => openSqliteBackend(path, "private")),
+    closed: () => backend.database.close(),
+  };
 }
 
 function redacted(text: string): string {
