@@ -15,7 +15,8 @@ import { parseArgs } from "node:util";
 import { resolveConfig } from "../src/config.js";
 import { closeAllDatabases } from "../src/sqlite/connection-registry.js";
 import type { AgentTool, ContextEngine, HostLlm, LlmCompleteParams, PluginApi, ToolContext, ToolFactory } from "../src/host/openclaw-types.js";
-import { openBackend, register } from "../src/plugin.js";
+import { register } from "../src/plugin.js";
+import { openSqliteBackend } from "../src/sqlite/open-sqlite-backend.js";
 import { ExtractiveSummarizer } from "../src/summarize/extractive-summarizer.js";
 import { DefaultTokenEstimator } from "../src/tokens/default-token-estimator.js";
 import { RECALL_DETAIL, demoSession } from "./demo-session.js";
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
   register(api);
   const newEngine = () => engineFactory!({});
   const config = resolveConfig(pluginConfig, process.env);
-  const services = openBackend(config);
+  const services = openSqliteBackend(config.databasePath, "shared");
 
   console.log(`LCM demo: ${TURNS} scripted turns, assemble budget ${ASSEMBLE_BUDGET}, database ${databasePath}`);
   console.log(`Summaries by: ${useAnthropic ? `Anthropic ${process.env.LCM_SUMMARY_MODEL}` : "the deterministic extractive summarizer (fake host llm)"}`);
@@ -141,7 +142,7 @@ function printHowToLook(databasePath: string, temporary: boolean): void {
   if (temporary) console.log(`Remove it with: rm -r ${dirname(databasePath)}`);
 }
 
-type Services = ReturnType<typeof openBackend>;
+type Services = ReturnType<typeof openSqliteBackend>;
 
 /**
  * Collects the plugin's compaction log lines: counts for the table and the final summary, and with --verbose one

@@ -10,6 +10,8 @@ import { LcmError } from "./errors.js";
 export interface LcmConfig {
   enabled: boolean;
   databasePath: string;
+  /** A PostgreSQL URL (postgres://…): the database is PostgreSQL, and databasePath is not used. Unset: SQLite. */
+  databaseUrl: string | undefined;
   filesDirectory: string;
   contextThreshold: number;
   freshTailCount: number;
@@ -69,6 +71,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "When false the context engine is not registered (OpenClaw keeps its built-in engine); stored history stays untouched." },
   { key: "databasePath", env: "LCM_DATABASE_PATH", type: "string", label: "Database path",
     help: "SQLite file holding every message and summary. Default: lcm-context.db in $OPENCLAW_STATE_DIR, else in ~/.openclaw; an LCM database already at lcm.db there keeps being used. A file that is not LCM's is never modified." },
+  { key: "databaseUrl", env: "LCM_DATABASE_URL", type: "string", label: "PostgreSQL URL",
+    help: "postgres://user:password@host:port/database: store everything in PostgreSQL instead of the SQLite file, so that several gateways share one history (docs/operations.md, \"PostgreSQL\"). Unset (the default): SQLite at databasePath." },
   { key: "filesDirectory", env: "LCM_FILES_DIRECTORY", type: "string", label: "Large-file directory",
     help: "Where intercepted large files are stored. Default: <database name>-files/ beside the database (lcm-context-files/ for lcm-context.db), so two databases never share one." },
   { key: "contextThreshold", env: "LCM_CONTEXT_THRESHOLD", type: "number", defaultValue: 0.75, min: 0, max: 1,
@@ -188,6 +192,11 @@ export function defaultArchiveDirectory(databasePath: string): string {
   return join(dirname(databasePath), `${basename(databasePath).replace(/\.(db|sqlite3?)$/i, "")}-archive`);
 }
 
+/** A URL as a message may show it: without the password. */
+function redactedUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
+}
+
 function expandHome(path: string): string {
   return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
@@ -236,6 +245,9 @@ export function resolveConfig(
     } else {
       values[setting.key] = setting.defaultValue;
     }
+  }
+  if (values.databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(values.databaseUrl as string)) {
+    throw new LcmError("invalid_config", `databaseUrl must be a PostgreSQL URL (postgres://user:password@host:port/database), got "${redactedUrl(values.databaseUrl as string)}".`);
   }
   const databasePath = expandHome((values.databasePath as string | undefined) ?? (options.defaultDatabasePath ?? defaultDatabasePath)(env));
   values.databasePath = databasePath;

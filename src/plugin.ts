@@ -13,7 +13,9 @@ import type { CompletionModel, Logger } from "./contracts.js";
 import type { IntegrityChecker } from "./integrity/integrity-checker.js";
 import { systemClock } from "./contracts.js";
 import { databaseProblemOf, describeDatabaseProblem } from "./sqlite/database-problem.js";
-import { openSqliteBackend, type SqliteBackend } from "./sqlite/open-sqlite-backend.js";
+import { openPostgresBackend } from "./postgres/open-postgres-backend.js";
+import { redactUrl } from "./postgres/pg-database.js";
+import { openSqliteBackend } from "./sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "./store/backend.js";
 import { chooseDefaultDatabasePath } from "./sqlite/default-database-path.js";
 import { ENGINE_ID, LcmContextEngine } from "./engine/lcm-context-engine.js";
@@ -61,8 +63,13 @@ export const INSPECTOR_PATH = "/lcm/inspector";
 
 export const PLUGIN_ID = "lcm";
 
-/** The backend on the shared read-write connection; throws LcmError("unavailable") when the database cannot be written. */
-export function openBackend(config: LcmConfig): SqliteBackend {
+/**
+ * The backend on the process's shared connection: PostgreSQL when databaseUrl is set (its pool connects on the first
+ * statement, so a server that is down fails the hooks' writes, not the opening), else the SQLite file, which throws
+ * LcmError("unavailable") here when it cannot be written.
+ */
+export function openBackend(config: LcmConfig): LcmBackend {
+  if (config.databaseUrl) return openPostgresBackend(config.databaseUrl, "shared");
   return openSqliteBackend(config.databasePath, "shared");
 }
 
@@ -295,7 +302,7 @@ class DatabaseAccess {
   private readonly cause: string;
 
   constructor(private readonly config: LcmConfig, private readonly logger: Logger) {
-    this.cause = `database-unavailable:${config.databasePath}:`;
+    this.cause = `database-unavailable:${config.databaseUrl ? redactUrl(config.databaseUrl) : config.databasePath}:`;
   }
 
   forWriting(): LcmBackend {
@@ -312,7 +319,7 @@ class DatabaseAccess {
   /** Read-write, or read-only when the file may only be read (`readOnlyNotice` then says why and the fix). */
   forReading(): LcmBackend {
     try {
-      const backend = openSqliteBackend(this.config.databasePath, "shared-readable");
+      const backend = this.config.databaseUrl ? openBackend(this.config) : openSqliteBackend(this.config.databasePath, "shared-readable");
       if (backend.readOnlyNotice) this.warn(backend.readOnlyNotice);
       return backend;
     } catch (error) {
@@ -324,6 +331,10 @@ class DatabaseAccess {
   /** What is wrong with the database, where, and the fix, for any error opening it threw. */
   problemText(error: unknown): string {
     if (databaseProblemOf(error)) return (error as Error).message;
+    if (this.config.databaseUrl) {
+      return `PostgreSQL at ${redactUrl(this.config.databaseUrl)} cannot be used: ${describeError(error)}. Check that the server is up and ` +
+        "that databaseUrl (or LCM_DATABASE_URL) names it; turns wait in OpenClaw's outbox meanwhile.";
+    }
     return describeDatabaseProblem(this.config.databasePath, { kind: "cannot-open", reason: describeError(error) });
   }
 
@@ -362,7 +373,7 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
   api.registerGatewayMethod?.(STATUS_METHOD, createStatusRpc(() => {
     const { config, wiring } = live.current();
     // Asking must not create the database (opening the path would): none yet is an answer of its own.
-    if (!hasDatabaseFile(config.databasePath)) return statusWithoutDatabase(config, systemClock);
+    if (!config.databaseUrl && !hasDatabaseFile(config.databasePath)) return statusWithoutDatabase(config, systemClock);
     const { backend } = readable();
     return new StatusService({
       conversations: backend.store, sessions: backend.retrieval, status: backend.status, config, clock: systemClock, readOnlyNotice: backend.readOnlyNotice,

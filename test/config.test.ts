@@ -41,6 +41,23 @@ describe("resolveConfig", () => {
     expect(resolveConfig({}, { LCM_DATABASE_PATH: "/data/env.db" }, chooser).databasePath).toBe("/data/env.db");
   });
 
+  it("takes a PostgreSQL URL from databaseUrl or LCM_DATABASE_URL, and refuses anything else without showing its password", () => {
+    expect(resolveConfig({}, {}).databaseUrl).toBeUndefined();
+    expect(resolveConfig({ databaseUrl: "postgres://lcm@db.internal:5432/lcm" }, {}).databaseUrl).toBe("postgres://lcm@db.internal:5432/lcm");
+    expect(resolveConfig({ databaseUrl: "postgres://a@x/one" }, { LCM_DATABASE_URL: "postgresql://b@y/two" }).databaseUrl).toBe("postgresql://b@y/two");
+    const refused = (() => {
+      try {
+        resolveConfig({ databaseUrl: "mysql://admin:hunter2@db/lcm" }, {});
+      } catch (error) {
+        return error as LcmError;
+      }
+      throw new Error("accepted a MySQL URL");
+    })();
+    expect(refused.code).toBe("invalid_config");
+    expect(refused.message).toContain("databaseUrl must be a PostgreSQL URL");
+    expect(refused.message).not.toContain("hunter2");
+  });
+
   it("gives every database its own large-file directory", () => {
     expect(resolveConfig({ databasePath: "/data/team.sqlite" }, {}).filesDirectory).toBe("/data/team-files");
     expect(resolveConfig({ databasePath: "/data/lcm.db", filesDirectory: "/blobs" }, {}).filesDirectory).toBe("/blobs");

@@ -31,6 +31,8 @@ export interface CliConfig {
 
 export interface CliConfigInput {
   db?: string | undefined;
+  /** `--database-url`: PostgreSQL, whatever LCM_DATABASE_URL and the config say. */
+  databaseUrl?: string | undefined;
   /** An explicit openclaw.json path (`--config`). */
   configPath?: string | undefined;
   env: NodeJS.ProcessEnv;
@@ -44,6 +46,8 @@ export function resolveCliConfig(input: CliConfigInput): CliConfig {
   const warn = input.warn ?? (() => {});
   const env = { ...input.env };
   if (input.db !== undefined) delete env.LCM_DATABASE_PATH;
+  // --db names a SQLite file: it wins over a PostgreSQL URL from the environment or the config; --database-url over both.
+  if (input.db !== undefined || input.databaseUrl !== undefined) delete env.LCM_DATABASE_URL;
   const source: DatabasePathSource = input.db !== undefined ? "--db" : env.LCM_DATABASE_PATH?.trim() ? "LCM_DATABASE_PATH" : "default";
   // With the database named elsewhere, the config only adds settings: a broken one is reported and skipped.
   const pathGiven = source !== "default";
@@ -52,8 +56,13 @@ export function resolveCliConfig(input: CliConfigInput): CliConfig {
     : readOpenClawConfig(input.configPath, input.env, pathGiven ? warn : undefined);
   let pluginConfig = opened.pluginConfig;
   const fromConfig = source === "default" && typeof pluginConfig.databasePath === "string";
+  const chosen = (settings: Record<string, unknown>): Record<string, unknown> => {
+    if (input.databaseUrl !== undefined) return { ...settings, databaseUrl: input.databaseUrl };
+    if (input.db !== undefined) return { ...withoutKey(settings, "databaseUrl"), databasePath: resolve(input.db) };
+    return settings;
+  };
   const resolveWith = (settings: Record<string, unknown>) => resolveConfig(
-    input.db !== undefined ? { ...settings, databasePath: resolve(input.db) } : settings, env,
+    chosen(settings), env,
     { defaultDatabasePath: (environment) => chooseDefaultDatabasePath(environment, silentLogger), reportProblem: (problem) => warn(problem) },
   );
   const where = opened.path ?? "the OpenClaw config";
@@ -111,4 +120,9 @@ function lcmEntryOf(config: unknown): Record<string, unknown> {
 
 function expandHome(path: string): string {
   return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+}
+
+function withoutKey(settings: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _dropped, ...rest } = settings;
+  return rest;
 }

@@ -15,6 +15,8 @@ import { countedIntegrityChecker } from "../services/integrity-service.js";
 import { inspectDatabaseFile } from "../sqlite/database-file.js";
 import { assertNotDatabaseFile } from "../sqlite/database-target.js";
 import { MIGRATIONS } from "../sqlite/migrations.js";
+import { openPostgresBackend } from "../postgres/open-postgres-backend.js";
+import { redactUrl } from "../postgres/pg-database.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
 import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
@@ -44,6 +46,8 @@ export interface CliEnvironment {
 /** The options every command takes. */
 export interface CommonOptions {
   db?: string;
+  /** A PostgreSQL URL (`--database-url`): the command's database is PostgreSQL. */
+  databaseUrl?: string;
   config?: string;
   json?: boolean;
 }
@@ -85,17 +89,26 @@ export class CliRuntime {
 
   get settings(): CliConfig {
     this.cliConfig ??= resolveCliConfig({
-      db: this.options.db, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig,
+      db: this.options.db, databaseUrl: this.options.databaseUrl, configPath: this.options.config, env: this.environment.env, hostConfig: this.environment.hostConfig,
       warn: (message) => this.note(`warning: ${message}`),
     });
     return this.cliConfig;
+  }
+
+  /** The database as messages name it: the file's path, or the PostgreSQL URL without its password. */
+  get databaseLabel(): string {
+    const { databaseUrl, databasePath } = this.settings.config;
+    return databaseUrl ? redactUrl(databaseUrl) : databasePath;
   }
 
   /** Opens the database (once per command) the way the command needs it. */
   open(mode: AccessMode): CliStores {
     if (this.opened) return this.opened;
     const { config, databasePathSource } = this.settings;
-    const backend = openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
+    // PostgreSQL: the server arbitrates writers (no file lock to read around), so every command opens it the same way.
+    const backend = config.databaseUrl
+      ? openPostgresBackend(config.databaseUrl, "private", { poolSize: 2, applicationName: "lcm-cli" })
+      : openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
     if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
     this.opened = {
       backend, readOnly: !backend.writable, readOnlyNotice: backend.readOnlyNotice,
@@ -111,8 +124,12 @@ export class CliRuntime {
     return this.opened;
   }
 
-  /** Whether an LCM database (or another file) is at the configured path: a missing or empty file is none. */
+  /**
+   * Whether an LCM database (or another file) is at the configured path: a missing or empty file is none. A PostgreSQL
+   * database is always there to ask (its schema is made on the first statement).
+   */
   hasDatabase(): boolean {
+    if (this.settings.config.databaseUrl) return true;
     const state = inspectDatabaseFile(this.settings.config.databasePath);
     return state.kind !== "missing" && state.kind !== "new";
   }
@@ -122,6 +139,7 @@ export class CliRuntime {
    * a command that only reads cannot see its earlier imports (reading it needs the upgrade a write does).
    */
   predatesImports(): boolean {
+    if (this.settings.config.databaseUrl) return false;
     const state = inspectDatabaseFile(this.settings.config.databasePath);
     const imports = MIGRATIONS.find((migration) => migration.name.startsWith("imports from other stores"))?.version ?? Number.POSITIVE_INFINITY;
     return state.kind === "ours" && state.schemaVersion < imports;
@@ -150,6 +168,7 @@ export class CliRuntime {
    * it keeps beside it (whatever path names it); `what` names the output in the message.
    */
   refuseDatabaseTarget(target: string, what: string): void {
+    if (this.settings.config.databaseUrl) return;
     assertNotDatabaseFile(target, this.settings.config.databasePath, what);
   }
 
@@ -174,10 +193,11 @@ export class CliRuntime {
     this.environment.stderr.write(`lcm: ${text}\n`);
   }
 
-  close(): void {
-    this.opened?.backend.close();
+  async close(): Promise<void> {
+    const opened = this.opened;
     this.opened = null;
-    for (const scratch of this.scratches.splice(0)) scratch.close();
+    await opened?.backend.close();
+    for (const scratch of this.scratches.splice(0)) await scratch.close();
   }
 }
 
@@ -197,7 +217,7 @@ export async function runCommand<T>(
     if (options.json) write(environment.stdout, JSON.stringify({ error: { code, exitCode, message } }, null, 2));
     environment.setExitCode(exitCode);
   } finally {
-    runtime.close();
+    await runtime.close().catch((error: unknown) => environment.stderr.write(`lcm ${name}: closing the database failed: ${describeError(error)}\n`));
   }
 }
 

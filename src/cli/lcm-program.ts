@@ -27,7 +27,8 @@ lcm export writes a file; lcm import <source> is a dry run unless --apply (impor
 failed: run it again to retry it, what was stored stays).
 
 The database: --db, else LCM_DATABASE_PATH, else plugins.entries.lcm.config.databasePath in openclaw.json,
-else the plugin's default (~/.openclaw/lcm-context.db).`;
+else the plugin's default (~/.openclaw/lcm-context.db). PostgreSQL instead: --database-url, else LCM_DATABASE_URL,
+else plugins.entries.lcm.config.databaseUrl (--db names a file and wins over both).`;
 
 /** Adds the `lcm` subcommands to `lcm` (a Command named lcm: the bin's program, or the one made under openclaw). */
 export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Command {
@@ -39,6 +40,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
   const command = (name: string, description: string): Command =>
     lcm.command(name).description(description)
       .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+      .option("--database-url <url>", "PostgreSQL (postgres://…) instead of a file (default: LCM_DATABASE_URL, openclaw.json's databaseUrl)")
       .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
       .option("--json", "print one JSON document instead of text");
 
@@ -173,6 +175,7 @@ export function defineLcmCommands(lcm: Command, environment: CliEnvironment): Co
 
   lcm.command("mcp").description("Serve the history to MCP clients (Claude Code, Codex, …): recall tools and resources, over stdio or --http")
     .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+    .option("--database-url <url>", "PostgreSQL (postgres://…) instead of a file (default: LCM_DATABASE_URL, openclaw.json's databaseUrl)")
     .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
     .option("--agent <id>", "serve this agent's conversations (repeatable)", (id: string, ids: string[]) => [...ids, id], [] as string[])
     .option("--all-agents", "serve every agent's conversations")

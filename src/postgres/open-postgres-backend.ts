@@ -8,6 +8,7 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
 /**
@@ -47,10 +48,11 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
   };
   return {
     database,
+    kind: "postgres",
     location: database.location,
     writable: true,
     readOnlyNotice: null,
-    store: notYet("store"),
+    store: new PgStore(database),
     compaction: notYet("compaction"),
     retrieval: notYet("retrieval"),
     searchIndex: notYet("searchIndex"),
@@ -67,10 +69,11 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     backup: notYet("backup"),
     tableCopy: new PgTableCopy(database),
     storage,
-    close: () => {
+    close: async () => {
       if (options.shared) return;
       // Work that asked to keep the connections (a maintenance pass) ends first; the pool then closes.
-      void Promise.allSettled([...pending]).then(() => database.close());
+      await Promise.allSettled([...pending]);
+      await database.close();
     },
   };
 }

@@ -53,6 +53,8 @@ export class PgDatabase implements PgQueryable {
         statement_timeout: this.options.statementTimeoutMs ?? 30_000,
         connectionTimeoutMillis: 10_000,
         idleTimeoutMillis: 30_000,
+        // Idle connections never keep a process alive (a CLI command, a test's child): only work in flight does.
+        allowExitOnIdle: true,
         // BIGINT ids and millisecond times fit a JS number exactly (below 2^53): read them as numbers, not strings.
         types: { getTypeParser: ((oid: number, format?: "text" | "binary") => oid === 20 ? Number : pg.types.getTypeParser(oid, format as "text")) as never },
       };

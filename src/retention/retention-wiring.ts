@@ -19,15 +19,16 @@ export interface RetentionWiring {
   onWorkerThread?: boolean;
 }
 
-export function retentionServiceOn(backend: Pick<LcmBackend, "location" | "retention" | "store" | "exports">, wiring: RetentionWiring): RetentionService {
+export function retentionServiceOn(backend: Pick<LcmBackend, "kind" | "location" | "retention" | "store" | "exports">, wiring: RetentionWiring): RetentionService {
   const { config, clock, logger } = wiring;
   const service: RetentionService = new RetentionService({
     store: backend.retention, conversations: backend.store,
     exportConversation: (conversationId) => exportConversationRecords(backend.exports, conversationId),
     archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock, logger,
     ...(wiring.sliceMs === undefined ? {} : { sliceMs: wiring.sliceMs }),
-    // A worker has a connection of its own: none can share an in-memory database.
-    ...(!wiring.onWorkerThread || backend.location === ":memory:" ? {} : {
+    // A worker has a connection of its own: none can share an in-memory database. PostgreSQL's work runs on the
+    // server, its statements awaited without blocking the event loop: no worker thread is needed for it.
+    ...(!wiring.onWorkerThread || backend.kind !== "sqlite" || backend.location === ":memory:" ? {} : {
       runner: (budget: RetentionBudget) => runOnRetentionThread({
         databasePath: backend.location, archiveDirectory: config.retentionArchiveDirectory, budget,
         settings: {

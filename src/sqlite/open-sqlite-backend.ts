@@ -64,6 +64,7 @@ export function sqliteBackendOn(
 ): SqliteBackend {
   return {
     database,
+    kind: "sqlite",
     location: database.path,
     writable: options.writable ?? true,
     readOnlyNotice: options.readOnlyNotice ?? null,
@@ -86,6 +87,7 @@ export function sqliteBackendOn(
     storage: sqliteStorageControl,
     close: () => {
       if (!options.shared) database.close();
+      return Promise.resolve();
     },
   };
 }

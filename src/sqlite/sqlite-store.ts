@@ -3,7 +3,6 @@
  * caches them by SQL text); every multi-table write is one IMMEDIATE transaction with a synchronous body.
  * Hot reads are index-driven and bounded by LIMIT, so their cost follows what is read, not the history size.
  */
-import { createHash } from "node:crypto";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Database } from "./database.js";
 import type { EncodedMessage, StoredPart } from "../messages/message-codec.js";
@@ -23,6 +22,7 @@ import type {
 } from "../records.js";
 import type { ImportedHistoryStore, ImportedMessageToMatch } from "../store/imported-history-store.js";
 import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
+import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { SqliteImportedHistoryStore } from "./sqlite-imported-history-store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
 import {
@@ -424,42 +424,4 @@ export class SqliteStore implements LcmStore, ImportedHistoryStore {
     }
     return parents;
   }
-}
-
-/** A short, stable tag of the entry that opened a turn, for identities scoped to the turn. */
-function turnTagOf(admissionEntryId: string): string {
-  return createHash("sha256").update(admissionEntryId).digest("base64url").slice(0, 12);
-}
-
-/** Messages per write transaction: each chunk holds the event loop for a few milliseconds. */
-export const CHUNK_MESSAGES = 500;
-/** Characters of content per write transaction (one huge message is still one chunk). */
-export const CHUNK_CHARS = 4_000_000;
-
-function chunksOf(messages: EncodedMessage[]): EncodedMessage[][] {
-  const chunks: EncodedMessage[][] = [];
-  let current: EncodedMessage[] = [];
-  let chars = 0;
-  for (const message of messages) {
-    if (current.length > 0 && (current.length >= CHUNK_MESSAGES || chars + message.content.length > CHUNK_CHARS)) {
-      chunks.push(current);
-      current = [];
-      chars = 0;
-    }
-    current.push(message);
-    chars += message.content.length;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
-
-/** Far above any model's window, far below 2^53: the most tokens a recorded budget states. */
-const MAX_RECORDED_TOKENS = 1_000_000_000_000;
-
-/**
- * A host's token count as it may be stored: a whole number up to MAX_RECORDED_TOKENS, else nothing. An integer
- * above 2^53 would be stored but never read back (node:sqlite refuses it), breaking every later hook of the session.
- */
-function recordableTokens(value: number | undefined): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.min(Math.floor(value), MAX_RECORDED_TOKENS) : undefined;
 }

@@ -31,7 +31,9 @@ export interface StorageControl {
 }
 
 export interface LcmBackend {
-  /** Where the data is, as the person configured it (a file path, or ":memory:"). */
+  /** Which database holds the data: an embedded SQLite file, or a PostgreSQL server several gateways share. */
+  readonly kind: "sqlite" | "postgres";
+  /** Where the data is, as the person configured it (a file path, ":memory:", or a postgres:// URL without its password). */
   readonly location: string;
   /** False when this opening only reads (a read-only file, another writer's lock, a reading command). */
   readonly writable: boolean;
@@ -60,6 +62,9 @@ export interface LcmBackend {
   /** Every table of the model read and written as it is, ids kept: `lcm migrate` between backends. */
   readonly tableCopy: TableCopyStore;
   readonly storage: StorageControl;
-  /** Releases this opening: a connection of its own closes; the gateway's shared one stays open for the process. */
-  close(): void;
+  /**
+   * Releases this opening: a connection (or pool) of its own closes; the gateway's shared one stays open for the
+   * process. SQLite closes at once; PostgreSQL's pool ends when the promise settles (a command awaits it before exiting).
+   */
+  close(): Promise<void>;
 }

@@ -13,7 +13,7 @@ import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { FakePluginApi } from "../fakes/fake-plugin-api.js";
 import { FakeTranscriptSource } from "../fakes/fake-transcript-source.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { CHUNK_MESSAGES } from "../../src/sqlite/sqlite-store.js";
+import { CHUNK_MESSAGES } from "../../src/store/turn-chunks.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
 

@@ -55,11 +55,7 @@ export async function openTestBackend(kind: BackendKind): Promise<TestBackend> {
   const opened: LcmBackend[] = [];
   const track = (backend: LcmBackend) => (opened.push(backend), backend);
   const closeAll = async () => {
-    for (const backend of opened.splice(0)) {
-      backend.close();
-      const database = (backend as { database?: { close?: () => unknown } }).database;
-      if (kind === "postgres") await (database as PgDatabase | undefined)?.close();
-    }
+    for (const backend of opened.splice(0)) await backend.close();
   };
   if (kind === "sqlite") {
     const path = tempDatabasePath();

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { fromPgText, isPgStorageFailure, PgDatabase, toPgText } from "../../src/postgres/pg-database.js";
-import { PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
 
 const opened: PgDatabase[] = [];
@@ -39,7 +39,7 @@ describe("PostgreSQL schema", () => {
     const pools = [open(url), open(url), open(url), open(url)];
     await Promise.all(pools.map((database) => database.ready()));
     const versions = await pools[0]!.rows<{ version: number }>("SELECT version FROM lcm_schema_migrations ORDER BY version");
-    expect(versions.map((row) => row.version)).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, index) => index + 1));
+    expect(versions.map((row) => row.version)).toEqual(PG_MIGRATIONS.map((migration) => migration.version));
   });
 
   it("refuses a database a newer build migrated, naming both versions", async () => {

@@ -44,7 +44,7 @@ function findBin(): string | null {
 }
 
 /** Starts a new cluster; `settings` are extra server settings (name → value). */
-export async function startPostgres(options: { settings?: Record<string, string>; log?: (line: string) => void } = {}): Promise<PostgresServer> {
+export async function startPostgres(options: { settings?: Record<string, string>; log?: (line: string) => void; port?: number } = {}): Promise<PostgresServer> {
   const bin = ensurePostgres(options.log);
   const asRoot = process.getuid?.() === 0;
   const folder = mkdtempSync(join(tmpdir(), "lcm-pg-"));
@@ -56,7 +56,7 @@ export async function startPostgres(options: { settings?: Record<string, string>
   const run = (program: string, args: string[]) => (asRoot ? ["setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", join(bin, program), ...args]] : [join(bin, program), args]) as [string, string[]];
   const [initProgram, initArgs] = run("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
   execFileSync(initProgram, initArgs, { stdio: "pipe" });
-  const port = await freePort();
+  const port = options.port ?? await freePort();
   const settings: Record<string, string> = {
     listen_addresses: "127.0.0.1", port: String(port), unix_socket_directories: folder,
     fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "300", shared_buffers: "256MB",
@@ -99,7 +99,7 @@ async function waitReady(bin: string, port: number, failed: () => string | null)
   }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -1,7 +1,7 @@
 // A child process for the crash and concurrency suites: drives the BUILT plugin (dist/) through register(api)
 // and the engine hooks, and acknowledges each completed operation on stdout with a synchronous write, so the
 // parent knows exactly what was acknowledged when it kills this process with SIGKILL at a random moment.
-//   node crash-child.mjs <databasePath> <sessionId> <firstTurn> <lastTurn> <mode> [filesDirectory]
+//   node crash-child.mjs <databasePath | postgres://…> <sessionId> <firstTurn> <lastTurn> <mode> [filesDirectory]
 // mode: commit (commitTurn per turn) | ingest (ingestBatch per turn) | mixed (alternating, with replays)
 import { writeSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -23,7 +23,7 @@ const noteError = (line) => {
 const api = {
   id: "lcm", registrationMode: "full",
   pluginConfig: {
-    databasePath, ...(filesDirectory ? { filesDirectory } : {}),
+    ...(databasePath.startsWith("postgres") ? { databaseUrl: databasePath } : { databasePath }), ...(filesDirectory ? { filesDirectory } : {}),
     freshTailCount: 4, leafChunkTokens: 400, leafMinFanout: 4, largeFileTokenThreshold: 300,
   },
   logger: { info: () => {}, warn: (line) => /failed/.test(line) && noteError(line), error: noteError, debug: () => {} },

@@ -16,14 +16,13 @@ export type BackupOutput = BackupResult & { source: string; filesDirectory: stri
 
 export async function backupCommand(runtime: CliRuntime, target: string, options: { force: boolean }): Promise<CommandOutput<BackupOutput>> {
   requireFolderOf(target);
-  const { config } = runtime.settings;
   const stores = runtime.open("read");
   const progress = runtime.progress("Backing up");
   let result: BackupResult;
   try {
     result = await stores.backend.backup.backupTo(target, {
       overwrite: options.force,
-      onProgress: (copied, total) => progress.update(copied, total, stores.backend.location === config.databasePath ? "pages" : "rows"),
+      onProgress: (copied, total) => progress.update(copied, total, stores.backend.kind === "sqlite" ? "pages" : "rows"),
       onFileProgress: (handled, total) => progress.update(handled, total, "stored files"),
     });
   } finally {
@@ -32,9 +31,9 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
   const { files } = result;
   const lines = [
     result.method === "table-copy"
-      ? `Backed up ${stores.backend.location} to ${result.path}, a SQLite file: ${bytes(result.bytes)}, ${count(result.rows ?? 0)} rows copied ` +
+      ? `Backed up ${runtime.databaseLabel} to ${result.path}, a SQLite file: ${bytes(result.bytes)}, ${count(result.rows ?? 0)} rows copied ` +
         `from one snapshot, in ${count(result.durationMs)} ms (mode ${result.mode}). Open it with --db, or restore it with lcm migrate sqlite-to-postgres.`
-      : `Backed up ${config.databasePath} to ${result.path}: ${bytes(result.bytes)}, ${count(result.pages)} pages, ` +
+      : `Backed up ${runtime.databaseLabel} to ${result.path}: ${bytes(result.bytes)}, ${count(result.pages)} pages, ` +
         `${result.method === "backup-api" ? "SQLite's online backup" : "VACUUM INTO"}, checked, in ${count(result.durationMs)} ms (mode ${result.mode}).`,
     files.directory === null
       ? "No stored files."
@@ -46,7 +45,7 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
     if (files.missing.length > 20) lines.push(`- … and ${count(files.missing.length - 20)} more (--json lists them all)`);
   }
   return {
-    data: { ...result, source: config.databasePath, filesDirectory: files.directory },
+    data: { ...result, source: runtime.databaseLabel, filesDirectory: files.directory },
     text: lines.join("\n"),
     ...(files.missing.length > 0 ? { exitCode: EXIT.problemsFound } : {}),
   };

@@ -20,7 +20,7 @@ export async function conversationsCommand(runtime: CliRuntime, options: { agent
   const listed = await stores.operator.listConversations({ ...(options.agent ? { agentId: options.agent } : {}), limit: options.limit });
   const rows = listed.map((listing) => conversationRow(listing, config.defaultTokenBudget));
   const text = rows.length === 0
-    ? `No conversations stored${options.agent ? ` for agent ${options.agent}` : ""} in ${config.databasePath}.`
+    ? `No conversations stored${options.agent ? ` for agent ${options.agent}` : ""} in ${runtime.databaseLabel}.`
     : table(
         ["ID", "AGENT", "SESSION", "MESSAGES", "TOKENS", "CONTEXT", "BUDGET", "SUMMARIES", "LAST ACTIVITY", "FLAGS"],
         rows.map((row) => [
@@ -30,5 +30,5 @@ export async function conversationsCommand(runtime: CliRuntime, options: { agent
         ]),
         new Set([0, 3, 4, 5, 6]),
       ) + (rows.length === options.limit ? `\n(first ${options.limit}; pass --limit for more)` : "");
-  return { data: { databasePath: config.databasePath, count: rows.length, limit: options.limit, conversations: rows }, text };
+  return { data: { databasePath: runtime.databaseLabel, count: rows.length, limit: options.limit, conversations: rows }, text };
 }

@@ -46,7 +46,7 @@ export async function doctorCommand(runtime: CliRuntime, options: { conversation
   const { report, plan, applied, remaining } = outcome;
   const left = remaining ? remaining.findings : report.findings;
   const data: DoctorOutput = {
-    databasePath: runtime.settings.config.databasePath,
+    databasePath: runtime.databaseLabel,
     indexesChecked: !stores.readOnly,
     conversationsChecked: report.conversationsChecked,
     checksRun: report.checksRun,

@@ -50,7 +50,6 @@ export async function exportCommand(
     throw new CliError(EXIT.usage, "Name one conversation (lcm export <conversation>) or one agent (--agent <id>), not both and not neither.");
   }
   const path = resolve(options.out);
-  const { config } = runtime.settings;
   runtime.refuseDatabaseTarget(path, "export");
   if (existsSync(path) && !options.force) throw new CliError(EXIT.usage, `${path} exists; pass --force to replace it, or choose another --out.`);
   const { exports } = runtime.open("read").backend;
@@ -64,7 +63,7 @@ async function writeExport(
   const { config } = runtime.settings;
   const { path } = options;
   const ids = target.conversation !== undefined ? [target.conversation] : await exports.conversationIdsOfAgent(target.agent!);
-  if (ids.length === 0) throw new CliError(EXIT.notFound, `Agent ${target.agent} has no conversations in ${config.databasePath}; \`lcm conversations\` lists the stored ones.`);
+  if (ids.length === 0) throw new CliError(EXIT.notFound, `Agent ${target.agent} has no conversations in ${runtime.databaseLabel}; \`lcm conversations\` lists the stored ones.`);
   let totalMessages = 0;
   for (const id of ids) totalMessages += (await exports.conversationCounts(id))?.messages ?? 0;
 
@@ -134,7 +133,7 @@ async function writeExport(
       : "");
   return {
     data: {
-      format: options.format, lossless, missingFileIds: missingFiles.map((file) => file.fileId), path, databasePath: config.databasePath,
+      format: options.format, lossless, missingFileIds: missingFiles.map((file) => file.fileId), path, databasePath: runtime.databaseLabel,
       bytes: written, durationMs, conversations: exported,
     },
     text,

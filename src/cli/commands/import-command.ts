@@ -20,6 +20,7 @@ nothing, and an interrupted one resumes where it stopped.`);
 export function withCommonOptions(command: Command): Command {
   return command
     .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+    .option("--database-url <url>", "PostgreSQL (postgres://…) instead of a file (default: LCM_DATABASE_URL, openclaw.json's databaseUrl)")
     .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
     .option("--json", "print one JSON document instead of text");
 }

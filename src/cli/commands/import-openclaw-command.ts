@@ -120,7 +120,7 @@ function report(
   const tally = `${count(byStatus["up-to-date"])} already up to date, ${count(byStatus.ignored)} ignored by the session patterns, ${count(byStatus.empty)} empty`;
   const text = apply
     ? [
-      `Backfilled ${count(sessions)} OpenClaw sessions from ${stateDir} into ${config.databasePath}${run.databaseCreated ? " (created)" : ""}: ` +
+      `Backfilled ${count(sessions)} OpenClaw sessions from ${stateDir} into ${runtime.databaseLabel}${run.databaseCreated ? " (created)" : ""}: ` +
         `${count(importedMessages)} messages stored in ${count(byStatus.imported)} sessions, ${tally}, in ${count(durationMs)} ms.`,
       ...found, ...problems, ...unread,
       ...(byStatus.failed > 0 ? ["Run it again to retry the failed sessions: what was stored stays, and each session continues where it stopped."] : []),
@@ -128,7 +128,7 @@ function report(
     : [
       `Dry run: ${count(sessions)} OpenClaw sessions in ${stateDir}; ${count(importedMessages)} messages would be stored in ` +
         `${count(byStatus.imported)} sessions (${count(results.filter((result) => result.status === "imported" && result.conversationId === null).length)} ` +
-        `new conversations) into ${config.databasePath}${existsSync(config.databasePath) ? "" : " (would be created)"}, ${tally}.`,
+        `new conversations) into ${runtime.databaseLabel}${existsSync(config.databasePath) ? "" : " (would be created)"}, ${tally}.`,
       ...found,
       ...results.filter((result) => result.status === "imported")
         .map((result) => `  would import ${name(result)}: ${count(result.imported)} messages` +
@@ -140,7 +140,7 @@ function report(
     ];
   return {
     data: {
-      dryRun: !apply, stateDir, databasePath: config.databasePath, databaseCreated: run.databaseCreated, sessions,
+      dryRun: !apply, stateDir, databasePath: runtime.databaseLabel, databaseCreated: run.databaseCreated, sessions,
       importedMessages, reader, agents: survey.agents, unread: survey.unread, byStatus, indexed: run.indexed, durationMs, results,
     },
     text: text.join("\n"),

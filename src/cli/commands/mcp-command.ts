@@ -31,7 +31,7 @@ export async function runMcpCommand(environment: CliEnvironment, options: Common
         ? `mcp: bearer token (made up for this run; set ${TOKEN_VARIABLE} to choose one): ${settings.http.token}`
         : `mcp: bearer token from ${TOKEN_VARIABLE}`);
       // Last: the address line tells a supervisor (or a test) that the server is ready.
-      runtime.note(`mcp: serving ${served} of ${runtime.settings.config.databasePath} (${access}) at ${listener.url}`);
+      runtime.note(`mcp: serving ${served} of ${runtime.databaseLabel} (${access}) at ${listener.url}`);
       await stopSignal();
       await listener.close();
     } else {
@@ -42,7 +42,7 @@ export async function runMcpCommand(environment: CliEnvironment, options: Common
         stdin.once("close", resolve);
       });
       await server.connect(new StdioServerTransport(stdin as NodeJS.ReadStream, environment.stdout));
-      runtime.note(`mcp: serving ${served} of ${runtime.settings.config.databasePath} (${access}) over stdio`);
+      runtime.note(`mcp: serving ${served} of ${runtime.databaseLabel} (${access}) over stdio`);
       await Promise.race([closed, stopSignal()]);
       await server.close();
     }

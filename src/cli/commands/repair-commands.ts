@@ -13,6 +13,7 @@ const repairs = () => import("./repair-command.js");
 export function defineRepairCommands(lcm: Command, environment: CliEnvironment): void {
   lcm.command("inspect").description("The web inspector on 127.0.0.1: conversations, the summary DAG, the context, search, files; --write allows repairs")
     .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+    .option("--database-url <url>", "PostgreSQL (postgres://…) instead of a file (default: LCM_DATABASE_URL, openclaw.json's databaseUrl)")
     .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
     .option("--json", "print one JSON document when it stops")
     .option("--port <n>", "the port on 127.0.0.1 (default: a free one)", "0")
@@ -26,6 +27,7 @@ export function defineRepairCommands(lcm: Command, environment: CliEnvironment):
   const command = (name: string, description: string): Command =>
     group.command(name).description(description)
       .option("--db <path>", "the database file (default: LCM_DATABASE_PATH, openclaw.json, ~/.openclaw/lcm-context.db)")
+      .option("--database-url <url>", "PostgreSQL (postgres://…) instead of a file (default: LCM_DATABASE_URL, openclaw.json's databaseUrl)")
       .option("--config <path>", "the openclaw.json to read plugins.entries.lcm.config from")
       .option("--json", "print one JSON document instead of text");
   const run = <T>(name: string, options: CommonOptions, body: Parameters<typeof runCommand<T>>[3]) =>

@@ -40,7 +40,7 @@ export async function retentionCommand(runtime: CliRuntime, options: { apply: bo
     lines.push("This file was created before incremental vacuum: freed pages are reused but the file does not shrink; --vacuum rewrites it once.");
   }
   return {
-    data: { ...report, databasePath: config.databasePath, archiveDirectory: config.retentionArchiveDirectory, fullVacuum },
+    data: { ...report, databasePath: runtime.databaseLabel, archiveDirectory: config.retentionArchiveDirectory, fullVacuum },
     text: lines.join("\n"),
   };
 }

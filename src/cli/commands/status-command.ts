@@ -28,7 +28,7 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
   });
   const status = await service.snapshot(conversationId === undefined ? {} : { conversationId });
   if (conversationId !== undefined && status.conversation === null) {
-    throw new CliError(EXIT.notFound, `No conversation ${conversationId} is stored in ${config.databasePath}; list them with \`lcm conversations\`.`);
+    throw new CliError(EXIT.notFound, `No conversation ${conversationId} is stored in ${runtime.databaseLabel}; list them with \`lcm conversations\`.`);
   }
   const info = await stores.operator.fileInfo();
   const file = {
@@ -44,7 +44,7 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
     `File: schema ${file.schemaVersion} · ${bytes(file.sizeBytes)}${file.walBytes > 0 ? ` + ${bytes(file.walBytes)} write-ahead log` : ""} · ` +
       `${count(file.pageCount)} pages of ${bytes(file.pageSize)} (${count(file.freePages)} free) · journal ${file.journalMode} · path from ${databasePathSource}`,
   ].join("\n");
-  return { data: { databasePath: config.databasePath, databasePathSource, file, status }, text };
+  return { data: { databasePath: runtime.databaseLabel, databasePathSource, file, status }, text };
 }
 
 /** Whether the file's header marks it a WAL database (bytes 18 and 19 are 2). */

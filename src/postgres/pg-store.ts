@@ -1,0 +1,269 @@
+/**
+ * The PostgreSQL backend of the core store contracts (LcmStore: conversations, messages, the context, summary reads,
+ * stored large files), ported from sqlite/sqlite-store.ts with the same records, counters and identity rules. Writes
+ * of messages are pg-message-writer.ts (one transaction per chunk, the conversation's row locked first); reads are one
+ * or two statements on the pool, index-driven and bounded by LIMIT like SQLite's.
+ */
+import type { EncodedMessage, StoredPart } from "../messages/message-codec.js";
+import type {
+  BootstrapState,
+  CompactionOutcome,
+  ContextItemRecord,
+  ConversationId,
+  ConversationKey,
+  ConversationRecord,
+  FileId,
+  LargeFileRecord,
+  MessageId,
+  MessageRecord,
+  SummaryRecord,
+} from "../records.js";
+import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
+import { chunksOf, recordableTokens } from "../store/turn-chunks.js";
+import { fromPgText, type PgDatabase, toPgText, toPgTextOrNull } from "./pg-database.js";
+import { appendLocked, claimTurn, lockConversation, recordTurnProgress } from "./pg-message-writer.js";
+import {
+  CONTEXT_ITEM_COLUMNS,
+  groupRows,
+  LARGE_FILE_COLUMNS,
+  MESSAGE_COLUMNS,
+  PART_COLUMNS,
+  type PgContextItemRow,
+  type PgConversationRow,
+  type PgLargeFileRow,
+  type PgMessageRow,
+  type PgPartRow,
+  type PgSummaryRow,
+  SUMMARY_COLUMNS,
+  toContextItem,
+  toConversation,
+  toLargeFile,
+  toMessage,
+  toPart,
+  toSummary,
+} from "./pg-rows.js";
+
+export class PgStore implements LcmStore {
+  constructor(readonly database: PgDatabase) {}
+
+  // ── conversations ───────────────────────────────────────────────────────────────────────────────────────
+
+  async getOrCreateConversation(key: ConversationKey, now: number): Promise<ConversationRecord> {
+    const existing = await this.findConversation(key);
+    if (existing) return existing;
+    // Two gateways creating the same session's conversation at once: the partial unique index keeps one live row.
+    await this.database.run(
+      `INSERT INTO conversations (agent_id, session_id, session_key, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $4) ON CONFLICT (agent_id, session_id) WHERE archived_at IS NULL DO NOTHING`,
+      [toPgText(key.agentId), toPgText(key.sessionId), toPgTextOrNull(key.sessionKey), now],
+    );
+    const created = await this.findConversation(key);
+    if (!created) throw new Error(`The conversation of agent ${key.agentId}, session ${key.sessionId} was archived while it was being created; retry.`);
+    return created;
+  }
+
+  async findConversation(key: Pick<ConversationKey, "agentId" | "sessionId">): Promise<ConversationRecord | null> {
+    const row = await this.database.row<PgConversationRow>(
+      "SELECT * FROM conversations WHERE agent_id = $1 AND session_id = $2 AND archived_at IS NULL",
+      [toPgText(key.agentId), toPgText(key.sessionId)],
+    );
+    return row ? toConversation(row) : null;
+  }
+
+  async getConversation(conversationId: ConversationId): Promise<ConversationRecord | null> {
+    const row = await this.database.row<PgConversationRow>("SELECT * FROM conversations WHERE conversation_id = $1", [conversationId]);
+    return row ? toConversation(row) : null;
+  }
+
+  async listConversations(filter: { agentId?: string; limit?: number } = {}): Promise<ConversationRecord[]> {
+    const limit = filter.limit ?? 1_000;
+    const rows = filter.agentId === undefined
+      ? await this.database.rows<PgConversationRow>("SELECT * FROM conversations ORDER BY updated_at DESC, conversation_id DESC LIMIT $1", [limit])
+      : await this.database.rows<PgConversationRow>(
+          "SELECT * FROM conversations WHERE agent_id = $1 ORDER BY updated_at DESC, conversation_id DESC LIMIT $2",
+          [toPgText(filter.agentId), limit],
+        );
+    return rows.map(toConversation);
+  }
+
+  async setBootstrapState(conversationId: ConversationId, state: BootstrapState): Promise<void> {
+    await this.database.run("UPDATE conversations SET bootstrap_state = $1 WHERE conversation_id = $2", [JSON.stringify(state), conversationId]);
+  }
+
+  async setLastCompaction(conversationId: ConversationId, outcome: CompactionOutcome): Promise<void> {
+    await this.database.run("UPDATE conversations SET last_compaction = $1 WHERE conversation_id = $2", [JSON.stringify(outcome), conversationId]);
+  }
+
+  /** One statement: fields left undefined keep their value, and a write that would change nothing touches no row. */
+  async recordBudget(conversationId: ConversationId, budget: BudgetRecord): Promise<void> {
+    await this.database.run(
+      `UPDATE conversations SET last_token_budget = coalesce($2, last_token_budget), last_window_tokens = coalesce($3, last_window_tokens),
+         last_reserve_tokens = coalesce($4, last_reserve_tokens), last_assembly = coalesce($5, last_assembly)
+       WHERE conversation_id = $1 AND (
+         coalesce($2, last_token_budget) IS DISTINCT FROM last_token_budget OR coalesce($3, last_window_tokens) IS DISTINCT FROM last_window_tokens OR
+         coalesce($4, last_reserve_tokens) IS DISTINCT FROM last_reserve_tokens OR coalesce($5, last_assembly) IS DISTINCT FROM last_assembly)`,
+      [
+        conversationId, recordableTokens(budget.tokenBudget) ?? null, recordableTokens(budget.windowTokens) ?? null,
+        recordableTokens(budget.reserveTokens) ?? null, budget.assembly ? JSON.stringify(budget.assembly) : null,
+      ],
+    );
+  }
+
+  // ── messages ────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** In chunks (store/turn-chunks.ts), each its own transaction. */
+  async appendMessages(conversationId: ConversationId, messages: EncodedMessage[], now: number): Promise<AppendResult> {
+    const total: AppendResult = { inserted: 0, duplicates: 0 };
+    for (const chunk of chunksOf(messages)) {
+      const result = await this.database.transaction(async (tx) => appendLocked(tx, conversationId, await lockConversation(tx, conversationId), chunk, now));
+      total.inserted += result.inserted;
+      total.duplicates += result.duplicates;
+    }
+    return total;
+  }
+
+  /**
+   * Each chunk is one transaction that locks the conversation, claims the advancement key and stores its messages. A
+   * turn of several chunks records how many of its messages are stored; a retry with the same key (from this gateway
+   * or another) resumes there, and the turn counts as committed (a replay answers "duplicate") once the last is in.
+   */
+  async commitTurn(
+    conversationId: ConversationId, turn: TurnIdentity, messages: EncodedMessage[], now: number,
+  ): Promise<{ status: "committed" | "duplicate" } & AppendResult> {
+    const chunks = chunksOf(messages);
+    const total: AppendResult = { inserted: 0, duplicates: 0 };
+    let offset = 0;
+    for (const [index, chunk] of chunks.entries()) {
+      const isLast = index === chunks.length - 1;
+      const result = await this.database.transaction(async (tx) => {
+        const locked = await lockConversation(tx, conversationId);
+        const claim = await claimTurn(tx, conversationId, turn, messages.length, now);
+        if (claim.kind === "complete") return null;
+        // A resumed turn skips what it stored before (its count only grows, in the same transaction as the rows).
+        const from = Math.min(chunk.length, Math.max(0, claim.storedMessages - offset));
+        const appended = await appendLocked(tx, conversationId, locked, chunk.slice(from), now, claim.turnTag, offset + from);
+        await recordTurnProgress(tx, conversationId, turn.advancementKey, isLast ? null : Math.max(claim.storedMessages, offset + chunk.length));
+        return appended;
+      });
+      if (result === null) return { status: "duplicate", inserted: total.inserted, duplicates: messages.length - total.inserted };
+      total.inserted += result.inserted;
+      total.duplicates += result.duplicates;
+      offset += chunk.length;
+    }
+    if (chunks.length === 0) {
+      const claimed = await this.database.transaction(async (tx) => {
+        await lockConversation(tx, conversationId);
+        const claim = await claimTurn(tx, conversationId, turn, 0, now);
+        if (claim.kind === "open") await recordTurnProgress(tx, conversationId, turn.advancementKey, null);
+        return claim;
+      });
+      if (claimed.kind === "complete") return { status: "duplicate", inserted: 0, duplicates: 0 };
+    }
+    return { status: "committed", ...total };
+  }
+
+  async hasCommittedTurns(conversationId: ConversationId): Promise<boolean> {
+    return (await this.database.row("SELECT 1 AS found FROM committed_turns WHERE conversation_id = $1 LIMIT 1", [conversationId])) !== null;
+  }
+
+  async findExistingIdentities(conversationId: ConversationId, identityKeys: string[]): Promise<Set<string>> {
+    if (identityKeys.length === 0) return new Set();
+    const rows = await this.database.rows<{ identity_key: string }>(
+      "SELECT identity_key FROM messages WHERE conversation_id = $1 AND identity_key = ANY($2::text[])",
+      [conversationId, identityKeys.map(toPgText)],
+    );
+    return new Set(rows.map((row) => fromPgText(row.identity_key)));
+  }
+
+  async getMessages(messageIds: MessageId[]): Promise<MessageRecord[]> {
+    const ids = messageIds.filter(Number.isSafeInteger);
+    if (ids.length === 0) return [];
+    const rows = await this.database.rows<PgMessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE message_id = ANY($1::bigint[])`, [ids]);
+    const parts = await this.partsFor(rows.map((row) => row.message_id));
+    const byId = new Map(rows.map((row) => [row.message_id, toMessage(row, parts.get(row.message_id) ?? [])]));
+    return messageIds.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async getMessagesBySeq(conversationId: ConversationId, fromSeq: number, toSeq: number, limit: number): Promise<MessageRecord[]> {
+    const rows = await this.database.rows<PgMessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq LIMIT $4`,
+      [conversationId, fromSeq, toSeq, limit],
+    );
+    const parts = await this.partsFor(rows.map((row) => row.message_id));
+    return rows.map((row) => toMessage(row, parts.get(row.message_id) ?? []));
+  }
+
+  private async partsFor(messageIds: number[]): Promise<Map<number, StoredPart[]>> {
+    if (messageIds.length === 0) return new Map();
+    const rows = await this.database.rows<PgPartRow>(
+      `SELECT ${PART_COLUMNS} FROM message_parts WHERE message_id = ANY($1::bigint[]) ORDER BY message_id, ordinal`, [messageIds],
+    );
+    return groupRows(rows, (row) => row.message_id, toPart);
+  }
+
+  // ── context items ───────────────────────────────────────────────────────────────────────────────────────
+
+  async listContextNewestFirst(conversationId: ConversationId, beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
+    const rows = await this.database.rows<PgContextItemRow>(
+      `SELECT ${CONTEXT_ITEM_COLUMNS} FROM context_items WHERE conversation_id = $1 AND ordinal < $2 ORDER BY ordinal DESC LIMIT $3`,
+      [conversationId, beforeOrdinal ?? Number.MAX_SAFE_INTEGER, limit],
+    );
+    return rows.map(toContextItem);
+  }
+
+  async listContextOldestFirst(conversationId: ConversationId, afterOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
+    const rows = await this.database.rows<PgContextItemRow>(
+      `SELECT ${CONTEXT_ITEM_COLUMNS} FROM context_items WHERE conversation_id = $1 AND ordinal > $2 ORDER BY ordinal ASC LIMIT $3`,
+      [conversationId, afterOrdinal ?? Number.MIN_SAFE_INTEGER, limit],
+    );
+    return rows.map(toContextItem);
+  }
+
+  // ── large files (rows are written with their message, pg-message-writer.ts) ─────────────────────────────
+
+  async getLargeFile(fileId: FileId): Promise<LargeFileRecord | null> {
+    const row = await this.database.row<PgLargeFileRow>(`SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE file_id = $1`, [toPgText(fileId)]);
+    return row ? toLargeFile(row) : null;
+  }
+
+  async findLargeFileByHash(conversationId: ConversationId, contentHash: string): Promise<LargeFileRecord | null> {
+    const row = await this.database.row<PgLargeFileRow>(
+      `SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE conversation_id = $1 AND content_hash = $2`, [conversationId, toPgText(contentHash)],
+    );
+    return row ? toLargeFile(row) : null;
+  }
+
+  async listLargeFiles(conversationId: ConversationId, limit = 1_000): Promise<LargeFileRecord[]> {
+    const rows = await this.database.rows<PgLargeFileRow>(
+      `SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE conversation_id = $1 ORDER BY created_at, file_id LIMIT $2`, [conversationId, limit],
+    );
+    return rows.map(toLargeFile);
+  }
+
+  // ── summaries (reads) ───────────────────────────────────────────────────────────────────────────────────
+
+  async getSummariesByRowIds(rowIds: number[]): Promise<SummaryRecord[]> {
+    const ids = rowIds.filter(Number.isSafeInteger);
+    if (ids.length === 0) return [];
+    const rows = await this.database.rows<PgSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM summaries WHERE id = ANY($1::bigint[])`, [ids]);
+    const parents = await this.parentsFor(rows.map((row) => row.id));
+    const byId = new Map(rows.map((row) => [row.id, toSummary(row, parents.get(row.id) ?? [])]));
+    return rowIds.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async getSummary(summaryId: string): Promise<SummaryRecord | null> {
+    const row = await this.database.row<PgSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM summaries WHERE summary_id = $1`, [toPgText(summaryId)]);
+    if (!row) return null;
+    return toSummary(row, (await this.parentsFor([row.id])).get(row.id) ?? []);
+  }
+
+  private async parentsFor(summaryRowIds: number[]): Promise<Map<number, string[]>> {
+    if (summaryRowIds.length === 0) return new Map();
+    const rows = await this.database.rows<{ summary_id: number; parent: string }>(
+      `SELECT p.summary_id, s.summary_id AS parent FROM summary_parents p JOIN summaries s ON s.id = p.parent_summary_id
+       WHERE p.summary_id = ANY($1::bigint[]) ORDER BY p.summary_id, p.ordinal`,
+      [summaryRowIds],
+    );
+    return groupRows(rows, (row) => row.summary_id, (row) => row.parent);
+  }
+}
