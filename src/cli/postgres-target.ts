@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { openPostgresBackend, type PostgresBackend } from "../postgres/open-postgres-backend.js";
+import type { PgOptions } from "../postgres/pg-database.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
 import { backupByTableCopy } from "../transfer/table-backup.js";
@@ -23,19 +24,15 @@ export function openSqliteTarget(path: string, argument: string): LcmBackend {
 }
 
 /**
- * A PostgreSQL database by its URL for one command: a pool of its own (`closed()` ends it), and `lcm backup` writing a
+ * A PostgreSQL database by its URL for one command: a pool of its own (close() ends it), and `lcm backup` writing a
  * portable SQLite file. `argument` names where the URL came from, for the message when it is not one.
  */
-export function openPostgresForCli(url: string, argument: string): PostgresBackend & { closed(): Promise<void> } {
+export function openPostgresForCli(url: string, argument: string, options: PgOptions = {}): PostgresBackend {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new CliError(EXIT.usage, `${argument} must be a PostgreSQL URL (postgres://user:password@host:5432/database), got ${JSON.stringify(redacted(url))}.`);
   }
-  const backend = openPostgresBackend(url, "private", { applicationName: "openclaw-lcm cli" });
-  return {
-    ...backend,
-    backup: backupByTableCopy(backend.tableCopy, (path) => openSqliteBackend(path, "private")),
-    closed: () => backend.database.close(),
-  };
+  const backend = openPostgresBackend(url, "private", { applicationName: "lcm-cli", ...options });
+  return { ...backend, backup: backupByTableCopy(backend.tableCopy, (path) => openSqliteBackend(path, "private")) };
 }
 
 function redacted(text: string): string {

@@ -8,6 +8,8 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgExportStore } from "./pg-export-store.js";
+import { PgImportStore } from "./pg-import-store.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
@@ -63,8 +65,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     retention: notYet("retention"),
     operator: notYet("operator"),
     repairs: notYet("repairs"),
-    exports: notYet("exports"),
-    imports: notYet("imports"),
+    exports: new PgExportStore(database),
+    imports: new PgImportStore(database),
     peerImport: notYet("peerImport"),
     backup: notYet("backup"),
     tableCopy: new PgTableCopy(database),

@@ -49,7 +49,7 @@ async function backupTo(source: TableCopyStore, openSqliteFile: (path: string) =
       if (short) throw new LcmError("storage", `The backup copy holds ${short.copied} of the ${short.sourceRows} rows of ${short.table}; nothing was written to the target.`);
       rows = report.copied;
     } finally {
-      copy.close();
+      await copy.close();
     }
     const copied = await copyFiles(files, filesTarget, partialFiles, options.onFileProgress);
     chmodSync(partial, 0o600);

@@ -59,7 +59,7 @@ describe.each(backendKinds())("backup and restore on %s", (kind) => {
   function backupStore(): BackupStore {
     if (kind === "sqlite") return opened.backend.backup;
     const backend = openPostgresForCli(opened.location, "the test URL");
-    closers.push(() => backend.closed());
+    closers.push(() => backend.close());
     return backend.backup;
   }
 
