@@ -7,9 +7,12 @@
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
+import type { ImportedHistoryStore } from "../store/imported-history-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgExportStore } from "./pg-export-store.js";
 import { PgImportStore } from "./pg-import-store.js";
+import { PgImportedHistoryStore } from "./pg-imported-history-store.js";
+import { PgPeerImportStore } from "./pg-peer-import-store.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
@@ -54,7 +57,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     location: database.location,
     writable: true,
     readOnlyNotice: null,
-    store: new PgStore(database),
+    store: withImportedHistory(new PgStore(database), new PgImportedHistoryStore(database)),
     compaction: notYet("compaction"),
     retrieval: notYet("retrieval"),
     searchIndex: notYet("searchIndex"),
@@ -67,7 +70,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     repairs: notYet("repairs"),
     exports: new PgExportStore(database),
     imports: new PgImportStore(database),
-    peerImport: notYet("peerImport"),
+    peerImport: new PgPeerImportStore(database),
     backup: notYet("backup"),
     tableCopy: new PgTableCopy(database),
     storage,
@@ -78,6 +81,17 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       await database.close();
     },
   };
+}
+
+/**
+ * The core store, answering bootstrap's questions about imported history too (store/imported-history-store.ts), as
+ * SqliteStore does: bootstrap finds the two methods on the backend's store.
+ */
+function withImportedHistory<T extends object>(store: T, history: ImportedHistoryStore): T & ImportedHistoryStore {
+  return Object.assign(Object.create(store) as T, {
+    importedMessagesToMatch: history.importedMessagesToMatch.bind(history),
+    saveTranscriptMatches: history.saveTranscriptMatches.bind(history),
+  });
 }
 
 /** A store this build does not have on PostgreSQL: every call fails with a clear error instead of a wrong answer. */
