@@ -6,13 +6,14 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname as tempDirOf, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MigrateOutput } from "../../src/cli/commands/migrate-command.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { GrepOutputSchema, MigrateOutputSchema } from "../../src/cli/output-schemas.js";
+import type { BackupOutput } from "../../src/cli/commands/backup-command.js";
+import { BackupOutputSchema, GrepOutputSchema, MigrateOutputSchema } from "../../src/cli/output-schemas.js";
 import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { openSqliteBackend } from "../../src/sqlite/open-sqlite-backend.js";
@@ -125,6 +126,14 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
       "INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('main', 'fresh', 1, 1) RETURNING conversation_id AS id");
     expect(next!.id).toBe(Math.max(...rows.conversations!.map((row) => Number(row[0]))) + 1);
     await database.run("DELETE FROM conversations WHERE conversation_id = $1", [next!.id]);
+
+    // lcm backup on the PostgreSQL database: a portable SQLite file with the stored file beside it, the same rows.
+    const backupPath = join(tempDir(), "nightly.db");
+    const backup = await runJson<BackupOutput>(["backup", backupPath, "--database-url", url], BackupOutputSchema);
+    expect(backup).toMatchObject({ method: "table-copy", rows: total, check: "ok", files: { copied: 1, missing: [] } });
+    const backedUp = await allRows(sqliteCopy(backupPath));
+    expect({ ...backedUp, large_files: [] }).toEqual({ ...await allRows(postgresCopy(url)), large_files: [] }); // as the engine left it
+    expect(String(backedUp.large_files![0]![7])).toBe(join(tempDirOf(backupPath), "nightly-files", "1", basename(String(rows.large_files![0]![7]))));
 
     const backPath = join(tempDir(), "back.db");
     const back = await migrate(["postgres-to-sqlite", url, backPath]);
