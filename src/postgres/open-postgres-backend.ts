@@ -15,6 +15,7 @@ import { PgOperatorStore } from "./pg-operator-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
 import { PgRetentionStore } from "./pg-retention-store.js";
 import { PgRetrievalStore } from "./pg-retrieval-store.js";
+import { PgSearchCheck } from "./pg-search-check.js";
 import { PgSearchIndex } from "./pg-search-index.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
@@ -67,7 +68,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     searchIndex,
     grants: notYet("grants"),
     status: notYet("status"),
-    integrity: new PgIntegrityStore(database),
+    integrity: new PgIntegrityStore(database, new PgSearchCheck(database)),
     sessions: notYet("sessions"),
     retention: new PgRetentionStore(database),
     operator: new PgOperatorStore(database),

@@ -123,6 +123,22 @@ describe.each(backendKinds())("integrity checks on %s", (kind) => {
     expect(sorted(found)).toEqual(sorted(corruption.expected(planted)));
   });
 
+  it("finds a message the full-text index lost, and the rebuild brings it back", async () => {
+    const planted = await plantConversation(sql);
+    await opened.backend.searchIndex.indexPending();
+    // Backend-specific: one row of SQLite's FTS5 table or of PostgreSQL's message_search (its queue is empty).
+    await sql.run(kind === "postgres" ? "DELETE FROM message_search WHERE message_id = $1" : "DELETE FROM messages_fts WHERE rowid = $1", [
+      planted.messageIds[5]!,
+    ]);
+    const integrity = checker();
+    const report = await integrity.check();
+    expect(report.findings.map((finding) => [finding.kind, finding.subject])).toEqual([["fts_out_of_sync", "messages"]]);
+    expect(await integrity.applyRepairs(integrity.planRepairs(report))).toEqual([{ kind: "rebuild_fts", table: "messages" }]);
+    expect((await integrity.check()).findings).toEqual([]);
+    await opened.backend.searchIndex.indexPending();
+    expect((await integrity.check()).findings).toEqual([]);
+  });
+
   it("repairs counters, out-of-range times and an unreadable cursor without losing the host's timestamp", async () => {
     const planted = await plantConversation(sql);
     await sql.run("UPDATE conversations SET context_tokens = 5, bootstrap_state = 'nope' WHERE conversation_id = $1", [planted.conversationId]);
