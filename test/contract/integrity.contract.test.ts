@@ -10,6 +10,10 @@ import { backendKinds, openTestBackend, type TestBackend } from "../helpers/back
 import { type BackendSql, backendSql } from "../helpers/backend-sql.js";
 import { type PlantedConversation, plantConversation } from "../helpers/planted-conversation.js";
 import { SteppingClock } from "../fakes/clocks.js";
+import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
+import { exchanges } from "../cli/cli-harness.js";
+import { createTestEngine } from "../helpers/engine.js";
+import { FAILING_MODEL, SESSION, SMALL_DAG_CONFIG } from "../repair/repair-fixture.js";
 
 interface Corruption {
   name: string;
@@ -113,6 +117,21 @@ describe.each(backendKinds())("integrity checks on %s", (kind) => {
     expect(report.findings).toEqual([]);
     expect(report.conversationsChecked).toBe(2);
     expect(report.complete).toBe(true);
+  });
+
+  it("finds nothing after turns and compaction by the engine on this backend", async () => {
+    const harness = createTestEngine({ backend: opened.backend, pluginLlm: FAILING_MODEL, config: SMALL_DAG_CONFIG });
+    await harness.newEngine().ingestBatch({ ...SESSION, messages: exchanges(60, 30) });
+    await harness.newEngine().assemble({ ...SESSION, messages: [], tokenBudget: 4_000 });
+    await harness.newEngine().compact({ ...SESSION, force: true, compactionTarget: "budget", tokenBudget: 1_500 });
+    resetSharedCircuitBreakers();
+    const [counts] = await sql.rows<{ summaries: number; condensed: number }>(
+      "SELECT count(*) AS summaries, sum(CASE WHEN kind = 'condensed' THEN 1 ELSE 0 END) AS condensed FROM summaries",
+    );
+    expect(Number(counts!.condensed)).toBeGreaterThan(0);
+    const report = await checker().check();
+    expect(report.findings).toEqual([]);
+    expect(report.conversationsChecked).toBe(1);
   });
 
   it.each(CORRUPTIONS)("finds $name", async (corruption) => {
