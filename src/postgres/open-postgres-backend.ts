@@ -7,9 +7,11 @@
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
+import type { SearchIndex } from "../store/search-index.js";
 import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgFileIndex } from "./pg-file-index.js";
+import { PgGrantStore } from "./pg-grant-store.js";
 import { PgIntegrityStore } from "./pg-integrity-store.js";
 import { PgOperatorStore } from "./pg-operator-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
@@ -17,6 +19,8 @@ import { PgRetentionStore } from "./pg-retention-store.js";
 import { PgRetrievalStore } from "./pg-retrieval-store.js";
 import { PgSearchCheck } from "./pg-search-check.js";
 import { PgSearchIndex } from "./pg-search-index.js";
+import { PgSessionStore } from "./pg-session-store.js";
+import { PgStatusStore } from "./pg-status-store.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
@@ -66,10 +70,10 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     compaction: new PgCompactionStore(database),
     retrieval: new PgRetrievalStore(database, { index: searchIndex }),
     searchIndex,
-    grants: notYet("grants"),
-    status: notYet("status"),
+    grants: new PgGrantStore(database),
+    status: new PgStatusStore(database, searchIndex),
     integrity: new PgIntegrityStore(database, new PgSearchCheck(database)),
-    sessions: notYet("sessions"),
+    sessions: new PgSessionStore(database),
     retention: new PgRetentionStore(database),
     operator: new PgOperatorStore(database),
     repairs: new PgRepairStore(database),

@@ -140,6 +140,13 @@ describe.each(backendKinds())("compaction on %s", (kind) => {
     expect(items.some((item) => item.depth !== null && item.depth >= 1)).toBe(true);
     expect(conversationRecord.messageCount).toBe(turns.flat().length);
     expect(await checkStoreInvariants(opened.backend, conversationRecord.conversationId)).toEqual([]);
+    // Status groups the summaries by depth: at least those the context shows, each with its tokens.
+    const stats = await opened.backend.status.summaryStats(conversationRecord.conversationId);
+    expect(stats.map((row) => row.depth)).toEqual([...new Set(stats.map((row) => row.depth))].sort());
+    for (const item of items.filter((entry) => entry.depth !== null)) {
+      expect(stats.find((row) => row.depth === item.depth)?.count).toBeGreaterThan(0);
+    }
+    expect(stats.every((row) => row.tokens > 0 && row.fallbackCount === 0)).toBe(true);
     const assembled = await harness.newEngine().assemble({ sessionId: "s1", messages: [], tokenBudget: 1_500 });
     expect(assembled.estimatedTokens).toBeLessThanOrEqual(1_500);
     expect(assembled.messages.length).toBeGreaterThan(0);
