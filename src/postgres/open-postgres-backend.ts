@@ -22,6 +22,7 @@ import { PgPeerImportStore } from "./pg-peer-import-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
 import { PgRetentionStore } from "./pg-retention-store.js";
 import { PgRetrievalStore } from "./pg-retrieval-store.js";
+import { PgSearchCheck } from "./pg-search-check.js";
 import { PgSearchIndex } from "./pg-search-index.js";
 import { PgSessionStore } from "./pg-session-store.js";
 import { PgStatusStore } from "./pg-status-store.js";
@@ -76,7 +77,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     searchIndex,
     grants: new PgGrantStore(database),
     status: new PgStatusStore(database, searchIndex),
-    integrity: new PgIntegrityStore(database),
+    integrity: new PgIntegrityStore(database, new PgSearchCheck(database)),
     sessions: new PgSessionStore(database),
     retention: new PgRetentionStore(database),
     operator: new PgOperatorStore(database),

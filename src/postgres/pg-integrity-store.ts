@@ -16,10 +16,7 @@ const FINDING_LIMIT = 50;
 /** Conversation columns doctor --repair may clear: unset is a state the engine handles (see clearUnreadableColumns). */
 const CLEARABLE_COLUMNS = ["bootstrap_state", "last_compaction"] as const;
 
-/**
- * What checks the full-text indexes, when the backend has indexes apart from their tables (the search index's own
- * verify and rebuild). Without one, ftsIntegrity finds nothing: the text is searched where it is stored.
- */
+/** What checks and rebuilds the full-text indexes (pg-search-check.ts); without one, ftsIntegrity finds nothing. */
 export interface PgSearchIndexCheck {
   verify(index: SearchIndexName): Promise<string | null>;
   rebuild(index: SearchIndexName): Promise<void>;

@@ -10,6 +10,10 @@ import { backendKinds, openTestBackend, type TestBackend } from "../helpers/back
 import { type BackendSql, backendSql } from "../helpers/backend-sql.js";
 import { type PlantedConversation, plantConversation } from "../helpers/planted-conversation.js";
 import { SteppingClock } from "../fakes/clocks.js";
+import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
+import { exchanges } from "../cli/cli-harness.js";
+import { createTestEngine } from "../helpers/engine.js";
+import { FAILING_MODEL, SESSION, SMALL_DAG_CONFIG } from "../repair/repair-fixture.js";
 
 interface Corruption {
   name: string;
@@ -115,12 +119,43 @@ describe.each(backendKinds())("integrity checks on %s", (kind) => {
     expect(report.complete).toBe(true);
   });
 
+  it("finds nothing after turns and compaction by the engine on this backend", async () => {
+    const harness = createTestEngine({ backend: opened.backend, pluginLlm: FAILING_MODEL, config: SMALL_DAG_CONFIG });
+    await harness.newEngine().ingestBatch({ ...SESSION, messages: exchanges(60, 30) });
+    await harness.newEngine().assemble({ ...SESSION, messages: [], tokenBudget: 4_000 });
+    await harness.newEngine().compact({ ...SESSION, force: true, compactionTarget: "budget", tokenBudget: 1_500 });
+    resetSharedCircuitBreakers();
+    const [counts] = await sql.rows<{ summaries: number; condensed: number }>(
+      "SELECT count(*) AS summaries, sum(CASE WHEN kind = 'condensed' THEN 1 ELSE 0 END) AS condensed FROM summaries",
+    );
+    expect(Number(counts!.condensed)).toBeGreaterThan(0);
+    const report = await checker().check();
+    expect(report.findings).toEqual([]);
+    expect(report.conversationsChecked).toBe(1);
+  });
+
   it.each(CORRUPTIONS)("finds $name", async (corruption) => {
     const planted = await plantConversation(sql);
     await corruption.plant(sql, planted);
     const report = await checker().check({ conversationId: planted.conversationId, includeIndexes: false });
     const found = report.findings.map((finding) => ({ kind: finding.kind, subject: finding.subject }));
     expect(sorted(found)).toEqual(sorted(corruption.expected(planted)));
+  });
+
+  it("finds a message the full-text index lost, and the rebuild brings it back", async () => {
+    const planted = await plantConversation(sql);
+    await opened.backend.searchIndex.indexPending();
+    // Backend-specific: one row of SQLite's FTS5 table or of PostgreSQL's message_search (its queue is empty).
+    await sql.run(kind === "postgres" ? "DELETE FROM message_search WHERE message_id = $1" : "DELETE FROM messages_fts WHERE rowid = $1", [
+      planted.messageIds[5]!,
+    ]);
+    const integrity = checker();
+    const report = await integrity.check();
+    expect(report.findings.map((finding) => [finding.kind, finding.subject])).toEqual([["fts_out_of_sync", "messages"]]);
+    expect(await integrity.applyRepairs(integrity.planRepairs(report))).toEqual([{ kind: "rebuild_fts", table: "messages" }]);
+    expect((await integrity.check()).findings).toEqual([]);
+    await opened.backend.searchIndex.indexPending();
+    expect((await integrity.check()).findings).toEqual([]);
   });
 
   it("repairs counters, out-of-range times and an unreadable cursor without losing the host's timestamp", async () => {
