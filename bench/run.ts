@@ -14,6 +14,7 @@
  *   npm run bench -- --backend postgres            the same phases on PostgreSQL (a server started on 127.0.0.1 for
  *                                                  the run, each size copied into a database of its own); results in
  *                                                  bench/results/latest-postgres.json and their own section of the docs
+ *   npm run bench -- --backend postgres --compare bench/results/runs/x.json   beside that SQLite run, not latest.json
  *   npm run bench -- --no-write                    print only; leave results and docs untouched
  *   npm run bench -- --report-only                 rewrite the chart and docs/benchmarks.md from latest.json
  *   npm run bench -- --help                        these lines
@@ -21,7 +22,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type SizeResult, parseSize, sizeLabel } from "./bars.js";
 import { datasetPaths, type DatasetManifest } from "./dataset.js";
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     repetitions: { type: "string", default: "200" },
     phases: { type: "string" },
     backend: { type: "string", default: "sqlite" },
+    compare: { type: "string" },
     rebuild: { type: "boolean", default: false },
     "no-write": { type: "boolean", default: false },
     "report-only": { type: "boolean", default: false },
@@ -150,9 +152,11 @@ const latest: LatestFile = { generatedAt: new Date().toISOString(), machine, see
 writeFileSync(LATEST, JSON.stringify(latest, null, 2) + "\n");
 const document = existsSync(DOCS) ? readFileSync(DOCS, "utf8") : "# Benchmarks\n";
 if (postgres) {
-  const sqliteSizes = existsSync(SQLITE_LATEST) ? (JSON.parse(readFileSync(SQLITE_LATEST, "utf8")) as LatestFile).sizes : [];
+  // The SQLite figures beside them: latest.json, or a run of the same sizes made at the same time (--compare).
+  const compared = values.compare ? resolve(ROOT, values.compare) : SQLITE_LATEST;
+  const sqliteSizes = existsSync(compared) ? (JSON.parse(readFileSync(compared, "utf8")) as LatestFile).sizes : [];
   const settings = Object.entries(BENCH_POSTGRES_SETTINGS).map(([name, value]) => `${name}=${value}`).join(", ") + ", shared_buffers=256MB, everything else at its default";
-  writeFileSync(DOCS, splicePostgres(document, postgresMarkdown(latest.sizes, sqliteSizes, machine, settings)));
+  writeFileSync(DOCS, splicePostgres(document, postgresMarkdown(latest.sizes, sqliteSizes, machine, settings, relative(ROOT, compared))));
   console.log(`wrote ${LATEST} and the PostgreSQL section of docs/benchmarks.md`);
 } else {
   writeFileSync(join(RESULTS_DIR, "latency.svg"), latencyChart(latest.sizes));

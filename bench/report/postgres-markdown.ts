@@ -12,7 +12,7 @@ export const POSTGRES_END = "<!-- bench:postgres:end -->";
 /** Issue 28's bar: every row of the bar at most this many times the SQLite figure. */
 export const POSTGRES_LIMIT = 2;
 
-export function postgresMarkdown(postgres: SizeResult[], sqlite: SizeResult[], machine: string, settings: string): string {
+export function postgresMarkdown(postgres: SizeResult[], sqlite: SizeResult[], machine: string, settings: string, sqliteSource: string): string {
   const sizes = [...postgres].sort((left, right) => left.size - right.size);
   const lines: string[] = [`Machine: ${machine}. Server: PostgreSQL ${sizes[0]?.postgresVersion ?? "?"} on 127.0.0.1, ${settings}.`, ""];
   lines.push("| size | measured | load avg (1 min) before → after | table copy from the SQLite dataset | then full-text indexing | then VACUUM ANALYZE | peak RSS |");
@@ -28,7 +28,8 @@ export function postgresMarkdown(postgres: SizeResult[], sqlite: SizeResult[], m
   }
   lines.push("", "### The bar on PostgreSQL beside SQLite", "");
   lines.push(
-    `Each size: the SQLite figure (bench/results/latest.json), the PostgreSQL one, and how many times worse PostgreSQL is ` +
+    `Each size: the SQLite figure (${sqliteSource}, measured ${sqlite.filter((size) => sizes.some((other) => other.size === size.size)).map((size) => `${size.label} ${size.measuredAt.slice(0, 16).replace("T", " ")}, load ${size.loadAverage.before} → ${size.loadAverage.after}`).join("; ")}), ` +
+      `the PostgreSQL one, and how many times worse PostgreSQL is ` +
       `(its time over SQLite's, or SQLite's rate over its rate). ✗ marks a ratio above ${POSTGRES_LIMIT}×, or a figure that does not count.`,
     "",
   );
