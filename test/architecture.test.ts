@@ -51,7 +51,7 @@ const ADAPTERS = new Set(["engine", "tools", "chat", "cli", "mcp", "inspector"])
 /** The backends: each implements store/'s contracts, and only they hold SQL (forbidden edges 3-5). */
 const BACKENDS = new Set(["sqlite", "postgres"]);
 /** The composition roots that may open the backend (forbidden edge 3). */
-const BACKEND_OPENERS = new Set(["plugin.ts", "cli/cli-runtime.ts", "cli/cli-config.ts", "cli/migrate-backends.ts", "retention/retention-worker.ts"]);
+const BACKEND_OPENERS = new Set(["plugin.ts", "cli/cli-runtime.ts", "cli/cli-config.ts", "cli/postgres-target.ts", "retention/retention-worker.ts"]);
 /** Readers of another program's SQLite file: node:sqlite and SQL of their own, and `sqlite/database-file.ts` only. */
 const PEER_READERS = new Set(["transfer/lossless-claw/peer-reader.ts", "transfer/lossless-claw/peer-schema.ts", "transfer/openclaw-agent-store.ts"]);
 /** The bin's probe of whether this Node has node:sqlite. */
@@ -67,7 +67,7 @@ const RULES = {
   engine: { short: "rule 2: only plugin.ts imports engine/", full: "Rule 2: only plugin.ts imports engine/ (only the root hands the hooks to the host)." },
   backend: {
     short: "rule 3: core → a backend",
-    full: "Rule 3: only plugin.ts, cli/cli-runtime.ts, cli/cli-config.ts, cli/migrate-backends.ts and retention/retention-worker.ts import sqlite/ or postgres/; the peer-format readers import sqlite/database-file.ts only. Take the stores through their contracts in store/.",
+    full: "Rule 3: only plugin.ts, cli/cli-runtime.ts, cli/cli-config.ts, cli/postgres-target.ts and retention/retention-worker.ts import sqlite/ or postgres/; the peer-format readers import sqlite/database-file.ts only. Take the stores through their contracts in store/.",
   },
   belowBackend: { short: "rule 4: a backend or the contracts import up", full: "Rule 4: sqlite/ and postgres/ import only store/ and layer 1 (never each other); store/ imports only layer 1. Move the shared type down into store/ or the kernel." },
   sql: {

@@ -15,7 +15,6 @@ import { countedIntegrityChecker } from "../services/integrity-service.js";
 import { inspectDatabaseFile } from "../sqlite/database-file.js";
 import { assertNotDatabaseFile } from "../sqlite/database-target.js";
 import { MIGRATIONS } from "../sqlite/migrations.js";
-import { openPostgresBackend } from "../postgres/open-postgres-backend.js";
 import { redactUrl } from "../postgres/pg-database.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
@@ -23,6 +22,7 @@ import { DefaultTokenEstimator } from "../tokens/default-token-estimator.js";
 import { type CliConfig, resolveCliConfig } from "./cli-config.js";
 import type { AccessMode } from "../sqlite/command-connection.js";
 import { CliError, EXIT, type ExitCode, exitCodeOf } from "./exit-codes.js";
+import { openPostgresForCli } from "./postgres-target.js";
 import { type Progress, progressBar } from "./progress.js";
 
 /** Where the CLI runs: the standalone bin or `openclaw lcm`. */
@@ -107,7 +107,7 @@ export class CliRuntime {
     const { config, databasePathSource } = this.settings;
     // PostgreSQL: the server arbitrates writers (no file lock to read around), so every command opens it the same way.
     const backend = config.databaseUrl
-      ? openPostgresBackend(config.databaseUrl, "private", { poolSize: 2, applicationName: "lcm-cli" })
+      ? openPostgresForCli(config.databaseUrl, "--database-url", { poolSize: 2, applicationName: "lcm-cli" })
       : openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
     if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
     this.opened = {

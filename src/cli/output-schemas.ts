@@ -194,8 +194,8 @@ export const CompactOutputSchema = Type.Object({
 });
 
 export const BackupOutputSchema = Type.Object({
-  path: Type.String(), source: Type.String(), bytes: Count, pages: Count,
-  method: Type.Union([Type.Literal("backup-api"), Type.Literal("vacuum-into")]), durationMs: Count, check: Type.Literal("ok"),
+  path: Type.String(), source: Type.String(), bytes: Count, pages: Count, rows: Type.Optional(Count),
+  method: Type.Union([Type.Literal("backup-api"), Type.Literal("vacuum-into"), Type.Literal("table-copy")]), durationMs: Count, check: Type.Literal("ok"),
   /** The backup file's permissions, the database's (octal text, "0600"). */
   mode: Type.String(),
   /** The backup's stored-files folder (`<backup name>-files` beside it); null when the database holds no stored file. */

@@ -7,13 +7,18 @@
 import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
+import type { ImportedHistoryStore } from "../store/imported-history-store.js";
 import type { SearchIndex } from "../store/search-index.js";
 import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
+import { PgExportStore } from "./pg-export-store.js";
 import { PgFileIndex } from "./pg-file-index.js";
 import { PgGrantStore } from "./pg-grant-store.js";
+import { PgImportStore } from "./pg-import-store.js";
+import { PgImportedHistoryStore } from "./pg-imported-history-store.js";
 import { PgIntegrityStore } from "./pg-integrity-store.js";
 import { PgOperatorStore } from "./pg-operator-store.js";
+import { PgPeerImportStore } from "./pg-peer-import-store.js";
 import { PgRepairStore } from "./pg-repair-store.js";
 import { PgRetentionStore } from "./pg-retention-store.js";
 import { PgRetrievalStore } from "./pg-retrieval-store.js";
@@ -66,7 +71,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     location: database.location,
     writable: true,
     readOnlyNotice: null,
-    store: new PgStore(database),
+    store: withImportedHistory(new PgStore(database), new PgImportedHistoryStore(database)),
     compaction: new PgCompactionStore(database),
     retrieval: new PgRetrievalStore(database, { index: searchIndex }),
     searchIndex,
@@ -77,9 +82,9 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     retention: new PgRetentionStore(database),
     operator: new PgOperatorStore(database),
     repairs: new PgRepairStore(database),
-    exports: notYet("exports"),
-    imports: notYet("imports"),
-    peerImport: notYet("peerImport"),
+    exports: new PgExportStore(database),
+    imports: new PgImportStore(database),
+    peerImport: new PgPeerImportStore(database),
     backup: notYet("backup"),
     tableCopy: new PgTableCopy(database),
     storage,
@@ -90,6 +95,17 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       await database.close();
     },
   };
+}
+
+/**
+ * The core store, answering bootstrap's questions about imported history too (store/imported-history-store.ts), as
+ * SqliteStore does: bootstrap finds the two methods on the backend's store.
+ */
+function withImportedHistory<T extends object>(store: T, history: ImportedHistoryStore): T & ImportedHistoryStore {
+  return Object.assign(Object.create(store) as T, {
+    importedMessagesToMatch: history.importedMessagesToMatch.bind(history),
+    saveTranscriptMatches: history.saveTranscriptMatches.bind(history),
+  });
 }
 
 /** A store this build does not have on PostgreSQL: every call fails with a clear error instead of a wrong answer. */

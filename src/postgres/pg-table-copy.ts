@@ -1,25 +1,32 @@
 /**
  * The PostgreSQL side of the table copy (store/table-copy.ts): a table's rows read in primary-key order, and written
- * with their ids in one transaction per batch (multi-row INSERT … ON CONFLICT (key) DO NOTHING), then the identity
+ * with their ids in one statement per batch (INSERT … SELECT FROM unnest(arrays) ON CONFLICT (key) DO NOTHING), then the identity
  * sequences set past the largest copied id. Text keys are collated "C" (migration 5), so key order is SQLite's. Text
  * travels as it is elsewhere: NUL-safe on the way in (toPgText), decoded on the way out. Stored-file paths are absolute
  * here already.
  */
 import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, type TableCopyStore } from "../store/table-copy.js";
 import { fromPgText, type PgDatabase, type PgParam, toPgText } from "./pg-database.js";
-
-/** PostgreSQL takes at most 65,535 parameters in one statement. */
-const MAX_PARAMETERS = 65_535;
+import { PgReadSnapshot } from "./pg-read-snapshot.js";
 
 export class PgTableCopy implements TableCopyStore {
-  constructor(private readonly database: PgDatabase) {}
+  private readonly reader: PgReadSnapshot;
+  private readonly types = new Map<string, string[]>();
+
+  constructor(private readonly database: PgDatabase) {
+    this.reader = new PgReadSnapshot(database);
+  }
+
+  readSnapshot<T>(body: () => Promise<T>): Promise<T> {
+    return this.reader.run(body);
+  }
 
   get location(): string {
     return this.database.location;
   }
 
   async columnsOf(table: CopiedTable): Promise<string[]> {
-    const rows = await this.database.rows<{ column_name: string }>(
+    const rows = await this.reader.rows<{ column_name: string }>(
       "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
       [table.name],
     );
@@ -41,7 +48,7 @@ export class PgTableCopy implements TableCopyStore {
 
   async countRows(table: CopiedTable, throughKey?: CopiedRow): Promise<number> {
     const through = throughKey === undefined ? "" : `WHERE ${keyTuple(table)} <= ${placeholders(1, table.key.length)}`;
-    const row = await this.database.row<{ rows: number }>(`SELECT count(*) AS rows FROM ${table.name} ${through}`, encoded(throughKey ?? []));
+    const [row] = await this.reader.rows<{ rows: number }>(`SELECT count(*) AS rows FROM ${table.name} ${through}`, encoded(throughKey ?? []));
     return row?.rows ?? 0;
   }
 
@@ -51,21 +58,37 @@ export class PgTableCopy implements TableCopyStore {
     return row === undefined ? null : decoded(row);
   }
 
+  /**
+   * One statement per batch: each column's values as one array parameter, expanded by unnest (a multi-row VALUES list
+   * of the same rows was parsed and planned per statement: 6.5k rows/s against 40k+ this way, measured at 100k messages).
+   */
   async writeRows(table: CopiedTable, rows: readonly CopiedRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / table.columns.length));
-    return this.database.transaction(async (tx) => {
-      let inserted = 0;
-      for (let start = 0; start < rows.length; start += perStatement) {
-        const chunk = rows.slice(start, start + perStatement);
-        const values = chunk.map((_row, index) => placeholders(index * table.columns.length + 1, table.columns.length)).join(", ");
-        inserted += await tx.run(
-          `INSERT INTO ${table.name} (${table.columns.join(", ")}) VALUES ${values} ON CONFLICT (${table.key.join(", ")}) DO NOTHING`,
-          chunk.flatMap((row) => encoded(row)),
-        );
-      }
-      return inserted;
-    });
+    const types = await this.arrayTypes(table);
+    const columns = table.columns.map((_column, index) => rows.map((row) => {
+      const value = row[index] ?? null;
+      return typeof value === "string" ? toPgText(value) : value;
+    }));
+    const unnest = types.map((type, index) => `$${index + 1}::${type}`).join(", ");
+    // One statement: its own transaction.
+    return this.database.run(
+      `INSERT INTO ${table.name} (${table.columns.join(", ")}) SELECT * FROM unnest(${unnest}) ON CONFLICT (${table.key.join(", ")}) DO NOTHING`,
+      columns,
+    );
+  }
+
+  /** The array type of each column, in the table's column order (read once per table). */
+  private async arrayTypes(table: CopiedTable): Promise<string[]> {
+    let types = this.types.get(table.name);
+    if (!types) {
+      const rows = await this.database.rows<{ column_name: string; data_type: string }>(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1", [table.name],
+      );
+      const byColumn = new Map(rows.map((row) => [row.column_name, row.data_type]));
+      types = table.columns.map((column) => `${byColumn.get(column) ?? "text"}[]`);
+      this.types.set(table.name, types);
+    }
+    return types;
   }
 
   /** Each identity's sequence continues after the largest id the table holds (ids were copied as they were). */
@@ -81,12 +104,8 @@ export class PgTableCopy implements TableCopyStore {
     });
   }
 
-  /** Rows as arrays in column order (the driver's array mode). */
-  private async arrays(sql: string, params: readonly PgParam[]): Promise<CopiedValue[][]> {
-    await this.database.ready();
-    const pool = await this.database.pool();
-    const result = await pool.query<CopiedValue[]>({ text: sql, values: params as unknown[], rowMode: "array" });
-    return result.rows;
+  private arrays(sql: string, params: readonly PgParam[]): Promise<CopiedValue[][]> {
+    return this.reader.arrays<CopiedValue[]>(sql, params);
   }
 }
 

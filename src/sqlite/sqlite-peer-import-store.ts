@@ -40,7 +40,7 @@ export class SqlitePeerImportStore implements PeerImportStore {
    */
   async beginSource(source: PeerSource, conversations: readonly SourceConversation[]): Promise<number> {
     return this.db.write(() => {
-      const known = this.findSource(source.kind, source.fingerprint, conversations);
+      const known = this.findSourceNow(source.kind, source.fingerprint, conversations);
       if (known !== null) {
         this.db.run("UPDATE import_sources SET fingerprint = ?, path = ?, schema_line = ? WHERE source_id = ?", source.fingerprint, source.path, source.schemaLine, known);
         return known;
@@ -56,7 +56,12 @@ export class SqlitePeerImportStore implements PeerImportStore {
    * The source this file is: the one of this fingerprint, else one holding any of its conversations (a peer that
    * pruned its oldest conversation has another fingerprint, but the same conversations). Null when none.
    */
-  findSource(kind: string, fingerprint: string, conversations: readonly SourceConversation[]): number | null {
+  async findSource(kind: string, fingerprint: string, conversations: readonly SourceConversation[]): Promise<number | null> {
+    return this.findSourceNow(kind, fingerprint, conversations);
+  }
+
+  /** findSource, read at once (inside beginSource's transaction, where no await may come). */
+  private findSourceNow(kind: string, fingerprint: string, conversations: readonly SourceConversation[]): number | null {
     const byFingerprint = this.db.get<{ source_id: number }>("SELECT source_id FROM import_sources WHERE kind = ? AND fingerprint = ?", kind, fingerprint);
     if (byFingerprint) return byFingerprint.source_id;
     for (const { source_id: sourceId } of this.db.all<{ source_id: number }>("SELECT source_id FROM import_sources WHERE kind = ? ORDER BY source_id", kind)) {
@@ -85,7 +90,11 @@ export class SqlitePeerImportStore implements PeerImportStore {
    * The LCM conversation a peer conversation became, how far its import got and the identity it was imported under
    * (null for rows written before identities were kept); null when not started.
    */
-  conversationState(sourceId: number, peerConversationId: number): { conversationId: number; cursor: ConversationCursor; identity: string | null } | null {
+  async conversationState(sourceId: number, peerConversationId: number): Promise<{ conversationId: number; cursor: ConversationCursor; identity: string | null } | null> {
+    return this.conversationStateNow(sourceId, peerConversationId);
+  }
+
+  private conversationStateNow(sourceId: number, peerConversationId: number): { conversationId: number; cursor: ConversationCursor; identity: string | null } | null {
     const row = this.db.get<{ target_id: number; target_key: string | null; state: string }>(
       "SELECT target_id, target_key, state FROM import_map WHERE source_id = ? AND entity = 'conversation' AND source_key = ?", sourceId, String(peerConversationId),
     );
@@ -109,7 +118,7 @@ export class SqlitePeerImportStore implements PeerImportStore {
   }
 
   /** Peer file ids already handled for this source (copied, or recorded as not copied). */
-  mappedFiles(sourceId: number, peerFileIds: readonly string[]): Set<string> {
+  async mappedFiles(sourceId: number, peerFileIds: readonly string[]): Promise<Set<string>> {
     const rows = this.db.all<{ source_key: string }>(
       "SELECT source_key FROM import_map WHERE source_id = ? AND entity = 'file' AND source_key IN (SELECT value FROM json_each(?))",
       sourceId, JSON.stringify(peerFileIds),
@@ -121,7 +130,7 @@ export class SqlitePeerImportStore implements PeerImportStore {
    * The files this source's peer files became in the conversation, by peer file id (the same file for two peer ids
    * of the same content): what references to them name.
    */
-  importedFiles(sourceId: number, conversationId: number): Map<string, ImportedFile> {
+  async importedFiles(sourceId: number, conversationId: number): Promise<Map<string, ImportedFile>> {
     const rows = this.db.all<{ source_key: string; file_id: string; file_name: string | null; mime_type: string | null; byte_size: number; exploration_summary: string }>(
       `SELECT i.source_key, f.file_id, f.file_name, f.mime_type, f.byte_size, f.exploration_summary
        FROM import_map i JOIN large_files f ON f.file_id = i.target_key
@@ -134,11 +143,11 @@ export class SqlitePeerImportStore implements PeerImportStore {
   }
 
   /** Another row holding the same content in the conversation (LCM stores one file per content). */
-  fileWithHash(conversationId: number, contentHash: string): string | null {
+  async fileWithHash(conversationId: number, contentHash: string): Promise<string | null> {
     return this.db.get<{ file_id: string }>("SELECT file_id FROM large_files WHERE conversation_id = ? AND content_hash = ?", conversationId, contentHash)?.file_id ?? null;
   }
 
-  fileIdTaken(fileId: string): boolean {
+  async fileIdTaken(fileId: string): Promise<boolean> {
     return this.db.get("SELECT 1 AS found FROM large_files WHERE file_id = ?", fileId) !== undefined;
   }
 
@@ -271,7 +280,11 @@ export class SqlitePeerImportStore implements PeerImportStore {
   }
 
   /** Row ids (summaries.id) of the peer summaries this source stored. */
-  summaryRowIds(sourceId: number, peerSummaryIds: readonly string[]): Map<string, number> {
+  async summaryRowIds(sourceId: number, peerSummaryIds: readonly string[]): Promise<Map<string, number>> {
+    return this.summaryRowIdsNow(sourceId, peerSummaryIds);
+  }
+
+  private summaryRowIdsNow(sourceId: number, peerSummaryIds: readonly string[]): Map<string, number> {
     const rows = this.db.all<{ source_key: string; target_id: number }>(
       "SELECT source_key, target_id FROM import_map WHERE source_id = ? AND entity = 'summary' AND source_key IN (SELECT value FROM json_each(?))",
       sourceId, JSON.stringify(peerSummaryIds),
@@ -294,7 +307,7 @@ export class SqlitePeerImportStore implements PeerImportStore {
       for (const summary of summaries) {
         if (stored > 0 && deadline.expired()) break;
         const unknown = summary.parentPeerIds.filter((peerId) => !rowIds.has(peerId));
-        if (unknown.length > 0) for (const [peerId, rowId] of this.summaryRowIds(sourceId, unknown)) rowIds.set(peerId, rowId);
+        if (unknown.length > 0) for (const [peerId, rowId] of this.summaryRowIdsNow(sourceId, unknown)) rowIds.set(peerId, rowId);
         const taken = this.db.get("SELECT 1 AS found FROM summaries WHERE summary_id = ?", summary.summaryId) !== undefined;
         const { lastInsertRowid: rowId } = this.db.run(
           `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at,
@@ -380,7 +393,7 @@ export class SqlitePeerImportStore implements PeerImportStore {
   }
 
   private advance(sourceId: number, peerConversationId: number, change: Partial<ConversationCursor>): void {
-    const current = this.conversationState(sourceId, peerConversationId)!.cursor;
+    const current = this.conversationStateNow(sourceId, peerConversationId)!.cursor;
     this.db.run(
       "UPDATE import_map SET state = ? WHERE source_id = ? AND entity = 'conversation' AND source_key = ?",
       JSON.stringify({ ...current, ...change }), sourceId, String(peerConversationId),

@@ -16,6 +16,17 @@ export class SqliteTableCopy implements TableCopyStore {
     return this.database.path;
   }
 
+  /** One read transaction on the connection (the copy's own): every read in it sees one committed state. */
+  async readSnapshot<T>(body: () => Promise<T>): Promise<T> {
+    if (this.database.raw.isTransaction) return body();
+    this.database.raw.exec("BEGIN DEFERRED");
+    try {
+      return await body();
+    } finally {
+      if (this.database.raw.isTransaction) this.database.raw.exec("COMMIT");
+    }
+  }
+
   async columnsOf(table: CopiedTable): Promise<string[]> {
     return this.database.all<{ name: string }>("SELECT name FROM pragma_table_info(?)", table.name).map((row) => row.name);
   }

@@ -9,6 +9,7 @@ export interface BackupOptions {
   overwrite?: boolean;
   /** Pages copied per step (the copy yields between steps). */
   pagesPerStep?: number;
+  /** Told as the copy goes: pages (SQLite), or rows of the table being copied (a table copy). */
   onProgress?: (copiedPages: number, totalPages: number) => void;
   /** Told after each stored file: files handled of those the copy names. */
   onFileProgress?: (handledFiles: number, totalFiles: number) => void;
@@ -33,8 +34,11 @@ export interface StoredFilesCopy {
 export interface BackupResult {
   path: string;
   bytes: number;
+  /** SQLite pages copied (0 for a table copy). */
   pages: number;
-  method: "backup-api" | "vacuum-into";
+  /** Rows copied, for a table copy (a backend without SQLite's page copy: transfer/table-backup.ts). */
+  rows?: number;
+  method: "backup-api" | "vacuum-into" | "table-copy";
   durationMs: number;
   check: "ok";
   /** The database file's permissions (the source's: 0600 for LCM's own), as octal text. */

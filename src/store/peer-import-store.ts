@@ -108,7 +108,8 @@ export interface PeerSource {
 
 /**
  * What an import from another program's database needs from LCM's store. Contract: the writes reject on a storage
- * failure with nothing of their transaction kept; the reads never change anything.
+ * failure with nothing of their transaction kept; the reads (all asynchronous: a server backend answers them over the
+ * network) never change anything.
  */
 export interface PeerImportStore {
   /** Registers the source, or finds it again (findSource) and records its current fingerprint and path; returns its id. */
@@ -117,22 +118,22 @@ export interface PeerImportStore {
    * The source this file is: the one of this fingerprint, else one holding any of its conversations (a peer that
    * pruned its oldest conversation has another fingerprint, but the same conversations). Null when none.
    */
-  findSource(kind: string, fingerprint: string, conversations: readonly SourceConversation[]): number | null;
+  findSource(kind: string, fingerprint: string, conversations: readonly SourceConversation[]): Promise<number | null>;
   finishSource(sourceId: number, now: number): Promise<void>;
   /**
    * The LCM conversation a peer conversation became, how far its import got and the identity it was imported under
    * (null for conversations imported before identities were kept); null when not started.
    */
-  conversationState(sourceId: number, peerConversationId: number): { conversationId: number; cursor: ConversationCursor; identity: string | null } | null;
+  conversationState(sourceId: number, peerConversationId: number): Promise<{ conversationId: number; cursor: ConversationCursor; identity: string | null } | null>;
   /** Creates the conversation, archived while it is imported, and its map entry (keeping the peer conversation's identity). */
   createConversation(sourceId: number, peerConversationId: number, identity: string, key: ConversationKey, createdAt: number, now: number): Promise<number>;
   /** Peer file ids already handled for this source (copied, or recorded as not copied). */
-  mappedFiles(sourceId: number, peerFileIds: readonly string[]): Set<string>;
+  mappedFiles(sourceId: number, peerFileIds: readonly string[]): Promise<Set<string>>;
   /** The files this source's peer files became in the conversation, by peer file id: what references to them name. */
-  importedFiles(sourceId: number, conversationId: number): Map<string, ImportedFile>;
+  importedFiles(sourceId: number, conversationId: number): Promise<Map<string, ImportedFile>>;
   /** Another file holding the same content in the conversation (LCM stores one file per content). */
-  fileWithHash(conversationId: number, contentHash: string): string | null;
-  fileIdTaken(fileId: string): boolean;
+  fileWithHash(conversationId: number, contentHash: string): Promise<string | null>;
+  fileIdTaken(fileId: string): Promise<boolean>;
   /** Stores file records (their content is on disk already) and records every peer file handled; ends the file phase. */
   storeFiles(sourceId: number, conversationId: number, peerConversationId: number, files: readonly PeerFileOutcome[]): Promise<void>;
   /**
@@ -148,7 +149,7 @@ export interface PeerImportStore {
   /** The conversation's messages stored so far by this source, by peer message id (read in pages, the event loop running between them). */
   importedMessages(sourceId: number, peerConversationId: number): Promise<Map<number, ImportedMessage>>;
   /** Internal ids of the peer summaries this source stored, by peer summary id (what a context item or an edge names). */
-  summaryRowIds(sourceId: number, peerSummaryIds: readonly string[]): Map<string, number>;
+  summaryRowIds(sourceId: number, peerSummaryIds: readonly string[]): Promise<Map<string, number>>;
   /**
    * Stores planned summaries (each after those it condenses) with their edges and map entries, in order, until
    * `deadline` has expired (at least one). A summary id another summary already holds gets `alternateId(peerSummaryId)`

@@ -97,6 +97,11 @@ export const STORED_PATH_COLUMN = { table: "large_files", column: "storage_path"
 export interface TableCopyStore {
   /** What the copy names this database by (a file path, or a URL without its password). */
   readonly location: string;
+  /**
+   * Runs `body` with every read of this store seeing one committed state (a copy taken while a gateway writes is one
+   * consistent state); blocks no writer. For the store's own opening (the CLI's), never a gateway's shared one.
+   */
+  readSnapshot<T>(body: () => Promise<T>): Promise<T>;
   /** The table's columns as this database has them (to refuse a copy that would leave a column behind). */
   columnsOf(table: CopiedTable): Promise<string[]>;
   /** Rows with a key after `afterKey` (null: from the first), in key order, at most `limit`. */

@@ -39,31 +39,38 @@ const DEFAULT_BATCH_ROWS = 500;
 
 export async function copyAllTables(source: TableCopyStore, target: TableCopyStore, options: TableCopyOptions = {}): Promise<TableCopyReport> {
   const started = performance.now();
-  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
-  await checkColumns(source, target);
-  await checkTargetHoldsOnlyThisCopy(source, target);
-  const tables: CopiedTableReport[] = [];
-  for (const table of COPIED_TABLES) {
-    const sourceRows = await source.countRows(table);
-    const alreadyThere = await target.countRows(table);
-    let after = await target.lastKey(table);
-    let copied = 0;
-    options.onProgress?.(table.name, alreadyThere, sourceRows);
-    for (;;) {
-      const rows = await source.readRows(table, after, batchRows);
-      if (rows.length === 0) break;
-      copied += await target.writeRows(table, rows);
-      after = keyOf(table, rows[rows.length - 1]!);
-      options.onProgress?.(table.name, alreadyThere + copied, sourceRows);
-      if (rows.length < batchRows) break;
-    }
-    tables.push({ table: table.name, sourceRows, copied, alreadyThere });
-  }
+  // One committed state of the source for the whole run: a copy taken while something writes is still consistent.
+  const tables = await source.readSnapshot(async () => {
+    await checkColumns(source, target);
+    await checkTargetHoldsOnlyThisCopy(source, target);
+    const reports: CopiedTableReport[] = [];
+    for (const table of COPIED_TABLES) reports.push(await copyTable(source, target, table, options));
+    return reports;
+  });
   await target.finishCopy();
   return {
     source: source.location, target: target.location, tables, copied: tables.reduce((sum, table) => sum + table.copied, 0),
     durationMs: Math.round(performance.now() - started),
   };
+}
+
+/** One table, after the last key the target holds, a batch per transaction. */
+async function copyTable(source: TableCopyStore, target: TableCopyStore, table: CopiedTable, options: TableCopyOptions): Promise<CopiedTableReport> {
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
+  const sourceRows = await source.countRows(table);
+  const alreadyThere = await target.countRows(table);
+  let after = await target.lastKey(table);
+  let copied = 0;
+  options.onProgress?.(table.name, alreadyThere, sourceRows);
+  for (;;) {
+    const rows = await source.readRows(table, after, batchRows);
+    if (rows.length === 0) break;
+    copied += await target.writeRows(table, rows);
+    after = keyOf(table, rows[rows.length - 1]!);
+    options.onProgress?.(table.name, alreadyThere + copied, sourceRows);
+    if (rows.length < batchRows) break;
+  }
+  return { table: table.name, sourceRows, copied, alreadyThere };
 }
 
 /** Refuses a copy that would leave a column behind (a newer source) or lack one (an older target). */
@@ -107,7 +114,7 @@ async function checkTargetHoldsOnlyThisCopy(source: TableCopyStore, target: Tabl
 }
 
 function sameValues(left: CopiedRow, right: CopiedRow): boolean {
-  return left.length === right.length && left.every((value, index) => sameValue(value, right[index]!));
+  return left.length === right.length && left.every((value, index) => sameValue(value, right[index] ?? null));
 }
 
 /** SQLite may hand back a number for text it holds as a number: compared as text then. */

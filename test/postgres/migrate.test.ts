@@ -6,16 +6,18 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname as tempDirOf, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MigrateOutput } from "../../src/cli/commands/migrate-command.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { GrepOutputSchema, MigrateOutputSchema } from "../../src/cli/output-schemas.js";
+import type { BackupOutput } from "../../src/cli/commands/backup-command.js";
+import { BackupOutputSchema, GrepOutputSchema, MigrateOutputSchema } from "../../src/cli/output-schemas.js";
 import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { openSqliteBackend } from "../../src/sqlite/open-sqlite-backend.js";
+import type { LcmBackend } from "../../src/store/backend.js";
 import { COPIED_TABLES, type CopiedRow, type TableCopyStore } from "../../src/store/table-copy.js";
 import { buildDatabase, exchanges, runJson, runLcm } from "../cli/cli-harness.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
@@ -30,7 +32,7 @@ const OUTPUT = Array.from({ length: 300 }, (_, line) => `deploy step ${line}: ${
 const HOSTILE = "nul\u0000here, line\u2028separator, astral \u{1F600}, and U+FDD0 \uFDD0 itself";
 
 let sourcePath: string;
-const opened: { close(): Promise<void> | void }[] = [];
+const opened: { close(): Promise<unknown> | void }[] = [];
 
 /** A SQLite database from the engine: 2 sessions, compacted into leaves and condensed summaries, a stored file, a grant. */
 beforeAll(async () => {
@@ -59,7 +61,7 @@ afterAll(async () => {
 
 function postgresCopy(url: string): TableCopyStore {
   const backend = openPostgresBackend(url, "private");
-  opened.push({ close: () => backend.database.close() });
+  opened.push(backend);
   return backend.tableCopy;
 }
 
@@ -108,6 +110,15 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
     expect(second.copied).toBe(0);
     expect(second.tables.find((table) => table.table === "messages")).toMatchObject({ copied: 0, alreadyThere: rows.messages!.length });
 
+    // The engine on the PostgreSQL copy assembles the same context as on the SQLite original.
+    const assembledOn = async (options: { databasePath?: string; backend?: LcmBackend }) => (await createTestEngine(options).newEngine()
+      .assemble({ sessionId: "s1", sessionKey: "agent:main:main", messages: [], tokenBudget: 8_000 })).messages;
+    const onPostgres = openPostgresBackend(url, "private");
+    opened.push(onPostgres);
+    const context = await assembledOn({ databasePath: sourcePath });
+    expect(context.length).toBeGreaterThan(3);
+    expect(await assembledOn({ backend: onPostgres })).toEqual(context);
+
     // Ids generated on PostgreSQL from now on come after the copied ones.
     const database = new PgDatabase(url, { poolSize: 1 });
     opened.push(database);
@@ -115,6 +126,14 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
       "INSERT INTO conversations (agent_id, session_id, created_at, updated_at) VALUES ('main', 'fresh', 1, 1) RETURNING conversation_id AS id");
     expect(next!.id).toBe(Math.max(...rows.conversations!.map((row) => Number(row[0]))) + 1);
     await database.run("DELETE FROM conversations WHERE conversation_id = $1", [next!.id]);
+
+    // lcm backup on the PostgreSQL database: a portable SQLite file with the stored file beside it, the same rows.
+    const backupPath = join(tempDir(), "nightly.db");
+    const backup = await runJson<BackupOutput>(["backup", backupPath, "--database-url", url], BackupOutputSchema);
+    expect(backup).toMatchObject({ method: "table-copy", rows: total, check: "ok", files: { copied: 1, missing: [] } });
+    const backedUp = await allRows(sqliteCopy(backupPath));
+    expect({ ...backedUp, large_files: [] }).toEqual({ ...await allRows(postgresCopy(url)), large_files: [] }); // as the engine left it
+    expect(String(backedUp.large_files![0]![7])).toBe(join(tempDirOf(backupPath), "nightly-files", "1", basename(String(rows.large_files![0]![7]))));
 
     const backPath = join(tempDir(), "back.db");
     const back = await migrate(["postgres-to-sqlite", url, backPath]);
@@ -127,9 +146,7 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
     check.close();
 
     // The copy assembles the same context as the original and finds the same details.
-    const assembled = async (path: string) => (await createTestEngine({ databasePath: path }).newEngine()
-      .assemble({ sessionId: "s1", sessionKey: "agent:main:main", messages: [], tokenBudget: 8_000 })).messages;
-    expect(await assembled(backPath)).toEqual(await assembled(sourcePath));
+    expect(await assembledOn({ databasePath: backPath })).toEqual(context);
     for (const scope of ["both", "files"]) {
       const grep = async (path: string) => (await runJson<{ matches: unknown[] }>(
         ["grep", scope === "files" ? "vault token rotated" : "markert17", "--scope", scope, "--db", path], GrepOutputSchema)).matches;

@@ -22,7 +22,7 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
   try {
     result = await stores.backend.backup.backupTo(target, {
       overwrite: options.force,
-      onProgress: (copied, total) => progress.update(copied, total, "pages"),
+      onProgress: (copied, total) => progress.update(copied, total, stores.backend.kind === "sqlite" ? "pages" : "rows"),
       onFileProgress: (handled, total) => progress.update(handled, total, "stored files"),
     });
   } finally {
@@ -30,8 +30,11 @@ export async function backupCommand(runtime: CliRuntime, target: string, options
   }
   const { files } = result;
   const lines = [
-    `Backed up ${runtime.databaseLabel} to ${result.path}: ${bytes(result.bytes)}, ${count(result.pages)} pages, ` +
-      `${result.method === "backup-api" ? "SQLite's online backup" : "VACUUM INTO"}, checked, in ${count(result.durationMs)} ms (mode ${result.mode}).`,
+    result.method === "table-copy"
+      ? `Backed up ${runtime.databaseLabel} to ${result.path}, a SQLite file: ${bytes(result.bytes)}, ${count(result.rows ?? 0)} rows copied ` +
+        `from one snapshot, in ${count(result.durationMs)} ms (mode ${result.mode}). Open it with --db, or restore it with lcm migrate sqlite-to-postgres.`
+      : `Backed up ${runtime.databaseLabel} to ${result.path}: ${bytes(result.bytes)}, ${count(result.pages)} pages, ` +
+        `${result.method === "backup-api" ? "SQLite's online backup" : "VACUUM INTO"}, checked, in ${count(result.durationMs)} ms (mode ${result.mode}).`,
     files.directory === null
       ? "No stored files."
       : `Stored files: ${count(files.copied)} (${bytes(files.bytes)}) copied to ${files.directory}; the backup records them there, relative to itself.`,

@@ -45,18 +45,14 @@ export async function migrateCommand(
   runtime: CliRuntime, direction: MigrateDirection, sourceLocation: string, targetLocation: string, batchRows: number,
 ): Promise<CommandOutput<MigrateOutput>> {
   // Loaded when a migration runs: the other commands never load the PostgreSQL backend or the copy.
-  const [{ copyAllTables }, { openPostgres, openSqliteSource, openSqliteTarget }] = await Promise.all([
-    import("../../transfer/table-migration.js"), import("../migrate-backends.js"),
+  const [{ copyAllTables }, { openPostgresForCli, openSqliteSource, openSqliteTarget }] = await Promise.all([
+    import("../../transfer/table-migration.js"), import("../postgres-target.js"),
   ]);
-  const opened: { backend: LcmBackend; end: () => Promise<void> }[] = [];
+  const opened: LcmBackend[] = [];
   const open = (kind: "sqlite-source" | "sqlite-target" | "postgres", location: string, argument: string): LcmBackend => {
-    if (kind === "postgres") {
-      const backend = openPostgres(location, argument);
-      opened.push({ backend, end: () => backend.closed() });
-      return backend;
-    }
-    const backend = kind === "sqlite-source" ? openSqliteSource(location, argument) : openSqliteTarget(location, argument);
-    opened.push({ backend, end: async () => backend.close() });
+    const backend = kind === "postgres" ? openPostgresForCli(location, argument, { applicationName: "lcm-migrate" })
+      : kind === "sqlite-source" ? openSqliteSource(location, argument) : openSqliteTarget(location, argument);
+    opened.push(backend);
     return backend;
   };
   const progress = runtime.progress("Migrating");
@@ -71,7 +67,7 @@ export async function migrateCommand(
     return { data: { ...report, direction, indexed }, text: describe(report, direction, indexed) };
   } finally {
     progress.stop();
-    for (const { end } of opened.reverse()) await end();
+    for (const backend of opened.reverse()) await backend.close();
   }
 }
 

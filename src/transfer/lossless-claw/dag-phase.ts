@@ -51,7 +51,7 @@ export async function importSummaries(phase: MessagePhase, fingerprint: string, 
     for (const entry of plan.unmapped) unmapped.add(`summary: ${entry.reason}`, entry.peerSummaryId);
     if (plan.droppedEdges > 0) unmapped.add("summary edge to a source not imported (another conversation's, or excluded)", `conversation ${conversation.conversationId}`, plan.droppedEdges);
     await slicer.checkpoint();
-    const done = store.summaryRowIds(sourceId, plan.summaries.map((summary) => summary.peerSummaryId));
+    const done = await store.summaryRowIds(sourceId, plan.summaries.map((summary) => summary.peerSummaryId));
     const waiting = plan.summaries.filter((summary) => !done.has(summary.peerSummaryId));
     for (let index = 0; index < waiting.length;) {
       phase.signal?.throwIfAborted();
@@ -81,7 +81,7 @@ export async function importContext(phase: MessagePhase, dag: PlannedDag, commit
   const { store, sourceId, conversation, conversationId, cursor, unmapped, written, slicer } = phase;
   if (cursor.phase !== "context") return;
   // Only this conversation's summaries: the map is per source, and a peer context item may name another conversation's.
-  const summaryRows = store.summaryRowIds(sourceId, [...dag.summaryTokens.keys()]);
+  const summaryRows = await store.summaryRowIds(sourceId, [...dag.summaryTokens.keys()]);
   const items: ContextItemInput[] = [];
   for (const item of dag.peerItems) {
     const example = `${conversation.conversationId}#${item.ordinal}`;

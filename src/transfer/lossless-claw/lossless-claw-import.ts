@@ -89,7 +89,7 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
   const sourceId = await store.beginSource({ kind: SOURCE_KIND, fingerprint, path: options.sourcePath, schemaLine: reader.schema.line, now }, known);
   // The target is the store itself unless the store is a dry run's scratch database.
   const target = options.target === undefined || options.target === store ? store : options.target;
-  const targetSourceId = target === store ? sourceId : target?.findSource(SOURCE_KIND, fingerprint, known) ?? null;
+  const targetSourceId = target === store ? sourceId : await target?.findSource(SOURCE_KIND, fingerprint, known) ?? null;
   const report: ImportReport = {
     source: { path: options.sourcePath, schemaLine: reader.schema.line, versionRange: reader.schema.versionRange, fingerprint },
     applied: options.files !== null,
@@ -115,7 +115,7 @@ async function run(reader: PeerReader, options: LosslessClawImportOptions, start
     options.signal?.throwIfAborted();
     await slicer.checkpoint();
     const peerMessages = reader.messageCount(conversation.conversationId);
-    const previous = targetSourceId === null || !target ? null : target.conversationState(targetSourceId, conversation.conversationId);
+    const previous = targetSourceId === null || !target ? null : await target.conversationState(targetSourceId, conversation.conversationId);
     if (previous && previous.identity !== null && previous.identity !== conversation.identity) {
       // The peer reused an id (a file rebuilt from scratch beside an old import): never mixed into the other one.
       unmapped.add("conversation: its id is another conversation's already imported from this source (not imported)", String(conversation.conversationId));
@@ -208,13 +208,13 @@ export function conversationKeyOf(conversation: PeerConversation, defaultAgentId
 async function importFiles(phase: MessagePhase, options: LosslessClawImportOptions): Promise<void> {
   const { reader, store, sourceId, conversation, conversationId, unmapped, written } = phase;
   const files = reader.largeFiles(conversation.conversationId);
-  const handled = store.mappedFiles(sourceId, files.map((file) => file.fileId));
+  const handled = await store.mappedFiles(sourceId, files.map((file) => file.fileId));
   const outcomes: PeerFileOutcome[] = [];
   for (const file of files.filter((entry) => !handled.has(entry.fileId))) {
     options.signal?.throwIfAborted();
     const outcome = await copyPeerFile(file, conversationId, {
       storage: options.files, tokens: options.tokens, now: options.clock.now(), sourcePath: options.sourcePath,
-      fileWithHash: (hash) => store.fileWithHash(conversationId, hash) ??
+      fileWithHash: async (hash) => await store.fileWithHash(conversationId, hash) ??
         outcomes.find((entry) => entry.record?.contentHash === hash)?.record?.fileId ?? null,
       fileIdTaken: (fileId) => store.fileIdTaken(fileId),
     }).catch((error: unknown): PeerFileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, noteKind: "could not copy", note: describeError(error) }));

@@ -42,7 +42,7 @@ export interface MessagePhase {
  */
 export async function importMessages(phase: MessagePhase, onHandled: (stored: number) => void): Promise<void> {
   const { reader, store, sourceId, conversation, conversationId, cursor, unmapped, written, slicer } = phase;
-  const files = store.importedFiles(sourceId, conversationId);
+  const files = await store.importedFiles(sourceId, conversationId);
   const reference: FileReferenceOf = (peerFileId) => {
     const file: ImportedFile | undefined = files.get(peerFileId);
     return file ? formatFileReference(file) : null;

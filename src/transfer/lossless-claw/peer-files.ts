@@ -32,21 +32,21 @@ export interface FileCopyDeps {
   /** The source database's path: a file not at its recorded path is looked for in `lcm-files` beside it. */
   sourcePath: string;
   /** Another file of the conversation holding the same content (LCM keeps one per content), if any. */
-  fileWithHash(contentHash: string): string | null;
-  fileIdTaken(fileId: string): boolean;
+  fileWithHash(contentHash: string): Promise<string | null>;
+  fileIdTaken(fileId: string): Promise<boolean>;
 }
 
 export async function copyPeerFile(file: PeerLargeFile, conversationId: number, deps: FileCopyDeps): Promise<PeerFileOutcome> {
   const skip = (noteKind: string, note: string): PeerFileOutcome => ({ peerFileId: file.fileId, record: null, targetFileId: null, note, noteKind });
   if (!FILE_ID_PATTERN.test(file.fileId)) return skip("file id not of the form file_ + 16 hex", `file id ${file.fileId} is not of the form file_ + 16 hex`);
-  if (deps.fileIdTaken(file.fileId)) return skip("file id taken by another conversation's file here", `file id ${file.fileId} is taken by another conversation's file here`);
+  if (await deps.fileIdTaken(file.fileId)) return skip("file id taken by another conversation's file here", `file id ${file.fileId} is taken by another conversation's file here`);
   const found = await readFirst(candidatePaths(file, deps.sourcePath));
   if (!found.bytes) return keepMissing(file, conversationId, deps, found.notRegular);
   const bytes = found.bytes;
   const text = utf8TextOf(bytes);
   // SHA-256 of the bytes: for text the same as contentHashOf (the hash of its UTF-8), so duplicates are found either way.
   const contentHash = createHash("sha256").update(bytes).digest("hex");
-  const sameContent = deps.fileWithHash(contentHash);
+  const sameContent = await deps.fileWithHash(contentHash);
   if (sameContent) {
     return {
       peerFileId: file.fileId, record: null, targetFileId: sameContent, noteKind: "same content as another file of the conversation: references name that one",
