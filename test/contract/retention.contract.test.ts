@@ -39,12 +39,12 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     await opened.close();
   });
 
-  const service = (settings: Record<string, unknown>) => {
+  const service = (settings: Record<string, unknown>, logger = new RecordingLogger()) => {
     const config = resolveConfig({ databasePath: join(directory, "lcm.db"), retentionArchiveDirectory: join(directory, "archives"), ...settings }, {});
     return new RetentionService({
       store: opened.backend.retention, conversations: opened.backend.store,
       exportConversation: (id) => exportConversationRecords(opened.backend.exports, id),
-      archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => NOW }, logger: new RecordingLogger(),
+      archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => NOW }, logger,
     });
   };
   const findings = async () => (await new IntegrityChecker({
@@ -160,9 +160,14 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     const locks = await holdLocks([held.conversationId]);
     try {
       const started = Date.now();
-      const report = await service({ retentionMaxAgeDays: 30 }).run({ apply: true });
+      // As maintain starts it: in the background, its report logged.
+      const logger = new RecordingLogger();
+      const report = (await service({ retentionMaxAgeDays: 30 }, logger).runInBackground())!;
       expect(Date.now() - started).toBeLessThan(10_000); // no wait for the lock (the statement timeout is 30 s)
       expect(report.busyConversations).toEqual([held.conversationId]);
+      expect(logger.lines.map((line) => line.message).join("\n"))
+        .toContain("skipped 1 conversation(s) another gateway was compacting or repairing (the next run takes them)");
+      expect(logger.lines.filter((line) => line.level === "warn")).toEqual([]);
       expect(report.messages.count).toBe(8);
       expect((await messageRows(held.conversationId)).every((row) => row.archive_id === null)).toBe(true);
       expect((await messageRows(free.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
@@ -174,6 +179,20 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     expect(next.messages.count).toBe(8);
     expect((await messageRows(held.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
     expect(await findings()).toEqual([]);
+  });
+
+  it.runIf(kind === "postgres")("logs a background run that only skipped, rather than saying nothing", async () => {
+    const held = await plantConversation(sql);
+    const locks = await holdLocks([held.conversationId]);
+    const logger = new RecordingLogger();
+    try {
+      const report = (await service({ retentionMaxAgeDays: 30 }, logger).runInBackground())!;
+      expect(report).toMatchObject({ busyConversations: [held.conversationId], messages: { count: 0 } });
+    } finally {
+      await locks.release();
+    }
+    expect(logger.lines.map((line) => [line.level, line.message.includes("skipped 1 conversation(s) another gateway was compacting or repairing")]))
+      .toEqual([["info", true]]);
   });
 
   it.runIf(kind === "postgres")("neither begins nor steps a whole-conversation deletion while another gateway holds it", async () => {
