@@ -31,27 +31,28 @@ export class PgRecallReads {
     return (await this.db.row<{ top: number | null }>("SELECT max(seq) AS top FROM messages WHERE conversation_id = $1", [conversationId]))?.top ?? 0;
   }
 
-  /** Per seq: the nearest leaf holding it, then its parents up to the root (one probe per level). */
+  /**
+   * Per seq: the nearest leaf holding it, then its parents up to the root, all seqs in one statement (a round trip
+   * per seq and level cost more than the reads themselves).
+   */
   async coveringSummaryIds(conversationId: ConversationId, seqs: number[]): Promise<Map<number, SummaryId | null>> {
-    const covering = new Map<number, SummaryId | null>();
-    for (const seq of new Set(seqs)) {
-      const leaf = await this.db.row<{ id: number; seq_end: number }>(
-        `SELECT id, seq_end FROM summaries WHERE conversation_id = $1 AND seq_start <= $2 AND kind = 'leaf'
-         ORDER BY seq_start DESC LIMIT 1`,
-        [conversationId, seq],
-      );
-      if (!leaf || leaf.seq_end < seq) {
-        covering.set(seq, null);
-        continue;
-      }
-      let rowId = leaf.id;
-      for (let level = 0; level < MAX_DAG_DEPTH; level++) {
-        const parent = await this.db.row<{ summary_id: number }>("SELECT summary_id FROM summary_parents WHERE parent_summary_id = $1 LIMIT 1", [rowId]);
-        if (!parent) break;
-        rowId = parent.summary_id;
-      }
-      covering.set(seq, (await this.db.row<{ summary_id: string }>("SELECT summary_id FROM summaries WHERE id = $1", [rowId]))?.summary_id ?? null);
-    }
+    const unique = [...new Set(seqs)];
+    const covering = new Map<number, SummaryId | null>(unique.map((seq) => [seq, null]));
+    if (unique.length === 0) return covering;
+    const rows = await this.db.rows<{ seq: number; summary_id: string }>(
+      `WITH RECURSIVE climb (seq, id, level) AS (
+         SELECT q.seq, leaf.id, 0 FROM unnest($2::bigint[]) AS q (seq)
+         JOIN LATERAL (SELECT id, seq_end FROM summaries WHERE conversation_id = $1 AND seq_start <= q.seq AND kind = 'leaf'
+                       ORDER BY seq_start DESC LIMIT 1) leaf ON leaf.seq_end >= q.seq
+         UNION ALL
+         SELECT c.seq, up.summary_id, c.level + 1 FROM climb c
+         JOIN LATERAL (SELECT summary_id FROM summary_parents WHERE parent_summary_id = c.id LIMIT 1) up ON true
+         WHERE c.level < $3
+       )
+       SELECT DISTINCT ON (c.seq) c.seq, s.summary_id FROM climb c JOIN summaries s ON s.id = c.id ORDER BY c.seq, c.level DESC`,
+      [conversationId, unique, MAX_DAG_DEPTH],
+    );
+    for (const row of rows) covering.set(row.seq, row.summary_id);
     return covering;
   }
 

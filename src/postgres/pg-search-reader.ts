@@ -1,29 +1,34 @@
 /**
- * How search reads run on PostgreSQL: each in a transaction of its own with `SET LOCAL statement_timeout`, so a read
- * the planner gets wrong on a large history is cancelled by the server after a few seconds instead of holding a
- * connection and the caller. A cancelled read becomes a clear LcmError ("timeout": what ran too long, how to narrow
- * it), not a storage failure: the database is fine, the question was too broad.
+ * How search reads run on PostgreSQL: on a pool of their own (a sibling of the backend's, on the same database) whose
+ * connections carry a short `statement_timeout`, so a read the planner gets wrong on a large history is cancelled by
+ * the server after a few seconds instead of holding a connection and the caller; the writers' pool keeps its own,
+ * longer limit. (A transaction per read with SET LOCAL did the same at three more round trips per statement: a
+ * full-text grep runs a hundred or more.) A cancelled read becomes a clear LcmError ("timeout": what ran too long, how
+ * to narrow it), not a storage failure: the database is fine, the question was too broad.
  */
 import type { QueryResultRow } from "pg";
 import { LcmError } from "../errors.js";
 import { type PgDatabase, sqlState } from "./pg-database.js";
-import type { PgParam } from "./pg-queryable.js";
+import type { PgParam, PgQueryable } from "./pg-queryable.js";
 
 /** How long one search statement may run by default. */
 export const SEARCH_STATEMENT_TIMEOUT_MS = 5_000;
+/** Connections of the search pool: reads are short, and a gateway runs a few searches at once at most. */
+const SEARCH_POOL_SIZE = 4;
 /** SQLSTATE of a statement the server cancelled (statement_timeout). */
 const QUERY_CANCELED = "57014";
 
 export class PgSearchReader {
-  constructor(private readonly db: PgDatabase, readonly timeoutMs: number = SEARCH_STATEMENT_TIMEOUT_MS) {}
+  private readonly pool: PgDatabase;
 
-  /** Runs one search statement under the timeout; `what` names it in the error. */
-  async rows<Row extends QueryResultRow>(what: string, sql: string, params: readonly PgParam[] = []): Promise<Row[]> {
+  constructor(db: PgDatabase, readonly timeoutMs: number = SEARCH_STATEMENT_TIMEOUT_MS) {
+    this.pool = db.sibling(`search-${timeoutMs}`, { statementTimeoutMs: timeoutMs, poolSize: SEARCH_POOL_SIZE });
+  }
+
+  /** Runs `body`'s statements on the search pool, each under the timeout; `what` names the step in the error. */
+  async each<T>(what: string, body: (reads: PgQueryable) => Promise<T>): Promise<T> {
     try {
-      return await this.db.transaction(async (tx) => {
-        await tx.run("SELECT set_config('statement_timeout', $1, true)", [String(this.timeoutMs)]);
-        return tx.rows<Row>(sql, params);
-      });
+      return await body(this.pool);
     } catch (error) {
       if (sqlState(error) !== QUERY_CANCELED) throw error;
       throw new LcmError(
@@ -34,6 +39,11 @@ export class PgSearchReader {
         { timeoutMs: this.timeoutMs, sqlState: QUERY_CANCELED },
       );
     }
+  }
+
+  /** Runs one search statement under the timeout. */
+  rows<Row extends QueryResultRow>(what: string, sql: string, params: readonly PgParam[] = []): Promise<Row[]> {
+    return this.each(what, (reads) => reads.rows<Row>(sql, params));
   }
 
   async row<Row extends QueryResultRow>(what: string, sql: string, params: readonly PgParam[] = []): Promise<Row | null> {

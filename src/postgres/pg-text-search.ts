@@ -12,6 +12,7 @@ import { isImplicitPrefix } from "../text/text-matcher.js";
 import type { QueryTerm } from "../text/text-query.js";
 import type { IndexRequirement, PreparedTextQuery, TextSelection } from "../store/retrieval-store.js";
 import { anyOrAlways, phraseQuery, queryWord } from "./pg-search-document.js";
+import type { PgQueryable } from "./pg-queryable.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 
 /** The indexes: their table, row id, and name in search_index_stats. */
@@ -49,21 +50,25 @@ export class PgTextSearch {
 
   /** Forms and frequencies of `terms` in an index whose rows reach `indexedThrough`. */
   async prepare(index: IndexName, terms: QueryTerm[], indexedThrough: number, newest: number): Promise<PreparedTextQuery> {
+    return this.reader.each("look-up of the query's words", (tx) => this.prepareIn(tx, index, terms, indexedThrough, newest));
+  }
+
+  private async prepareIn(tx: PgQueryable, index: IndexName, terms: QueryTerm[], indexedThrough: number, newest: number): Promise<PreparedTextQuery> {
     const forms: { stems: string[]; prefixes: string[] }[] = [];
     const prefixMatch: PrefixMatch[] = [];
     for (const term of terms) {
       const { stemKey, start } = termLookups(term);
       const stems = stemKey
-        ? (await this.reader.rows<{ term: string }>(
-            "stem lookup", "SELECT term FROM search_terms WHERE (stem = $1 OR term = $1) AND term <> $2 LIMIT $3", [stemKey, term.words[0]!, MAX_FORMS],
+        ? (await tx.rows<{ term: string }>(
+            "SELECT term FROM search_terms WHERE (stem = $1 OR term = $1) AND term <> $2 LIMIT $3", [stemKey, term.words[0]!, MAX_FORMS],
           )).map((row) => row.term)
         : [];
       let prefixes: string[] = [];
       let match: PrefixMatch = "none";
       if (start !== null) {
         const listed = /[^0-9]/.test(start)
-          ? (await this.reader.rows<{ term: string }>(
-              "prefix lookup", "SELECT term FROM search_terms WHERE term > $1 AND term LIKE $2 ORDER BY term LIMIT $3",
+          ? (await tx.rows<{ term: string }>(
+              "SELECT term FROM search_terms WHERE term > $1 AND term LIKE $2 ORDER BY term LIMIT $3",
               [start, `${start.replace(/[\\%_]/g, (character) => `\\${character}`)}%`, MAX_FORMS + 1],
             )).map((row) => row.term)
           : null;
@@ -75,8 +80,8 @@ export class PgTextSearch {
       forms.push({ stems, prefixes });
       prefixMatch.push(match);
     }
-    const stats = await this.reader.row<{ documents: number; total_words: number }>(
-      "index statistics", "SELECT documents, total_words FROM search_index_stats WHERE name = $1", [index],
+    const stats = await tx.row<{ documents: number; total_words: number }>(
+      "SELECT documents, total_words FROM search_index_stats WHERE name = $1", [index],
     );
     const documents = stats?.documents ?? 0;
     const prepared: PgPrepared = {
@@ -85,7 +90,7 @@ export class PgTextSearch {
     };
     // Function words are taken as found in half the documents: they weigh next to nothing either way.
     for (const [position, term] of terms.entries()) {
-      prepared.frequencies.push(term.isStopword ? Math.ceil(documents / 2) : await this.frequency(index, prepared, position));
+      prepared.frequencies.push(term.isStopword ? Math.ceil(documents / 2) : await this.frequency(tx, index, prepared, position));
     }
     return prepared;
   }
@@ -94,10 +99,9 @@ export class PgTextSearch {
    * Documents holding term `position` as typed, or through its forms when it is never found as typed: counted among
    * its newest FREQUENCY_SAMPLE matches, scaled when all are (as the SQLite backend counts).
    */
-  private async frequency(index: IndexName, prepared: PgPrepared, position: number): Promise<number> {
+  private async frequency(tx: PgQueryable, index: IndexName, prepared: PgPrepared, position: number): Promise<number> {
     const { table, id } = INDEXES[index];
-    const count = async (query: string) => (await this.reader.row<{ count: number; oldest: number | null }>(
-      "frequency estimate",
+    const count = async (query: string) => (await tx.row<{ count: number; oldest: number | null }>(
       `SELECT count(*)::int AS count, min(id) AS oldest FROM (
          SELECT ${id} AS id FROM ${table} WHERE document @@ $1::tsquery ORDER BY ${id} DESC LIMIT ${FREQUENCY_SAMPLE}) sample`,
       [query],

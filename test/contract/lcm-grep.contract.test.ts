@@ -51,6 +51,14 @@ describe.each(backendKinds())("lcm_grep on %s", (kind) => {
               descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
             VALUES ('sum_00000000000000aa', ?, 'leaf', 0, 'The team planned the okapi-migration for the quarter.', 20, 200, 1, 2, 0, 2, 1, 2, '[]', 'normal', 3)`,
       params: [conversation!.conversationId],
+    }, {
+      sql: `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at,
+              descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
+            VALUES ('sum_00000000000000bb', ?, 'condensed', 1, 'Condensed: the early setup.', 10, 20, 1, 2, 1, 2, 1, 2, '[]', 'normal', 4)`,
+      params: [conversation!.conversationId],
+    }, {
+      sql: `INSERT INTO summary_parents (summary_id, parent_summary_id, ordinal)
+            SELECT c.id, l.id, 0 FROM summaries c, summaries l WHERE c.summary_id = 'sum_00000000000000bb' AND l.summary_id = 'sum_00000000000000aa'`,
     }]);
     const { config, tokens, clock, logger } = kit;
     const services = () => createRecallServices({
@@ -73,6 +81,9 @@ describe.each(backendKinds())("lcm_grep on %s", (kind) => {
   it("finds an early unique identifier with the default parameters", async () => {
     const found = await grep({ pattern: "zebra-7731" });
     expect(seqs(found)).toEqual([2, 1]);
+    // Both messages are under the leaf, which the condensed summary now stands for.
+    expect(found.matches.map((match) => (match as { coveringSummaryId?: string }).coveringSummaryId)).toEqual(["sum_00000000000000bb", "sum_00000000000000bb"]);
+    expect((await grep({ pattern: "routine question 11" })).matches).toEqual([expect.objectContaining({ seq: 25, coveringSummaryId: null })]);
     expect(found.strategy).toBe("index");
   });
 

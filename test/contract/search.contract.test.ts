@@ -94,6 +94,21 @@ describe.each(backendKinds())("grep on %s", (kind) => {
     expect(seqs((await search("billing OR routine", { limit: 6 })).matches)).toEqual([32, 33, 27, 25, 24, 23]);
   });
 
+  it("keeps a NUL, a line separator and an astral character in the text it finds and shows", async () => {
+    const text = "before\u0000after the ibex-77 line\u2028next 𝒳 astral";
+    await insertMessages(opened, [text], { firstSeq: TEXTS.length + 1 });
+    await opened.backend.searchIndex.indexPending();
+    for (const mode of ["regex", "full_text"] as const) {
+      const found = (await search("ibex-77", { mode })).matches;
+      expect(found.map((match) => match.type === "message" && match.snippet.includes("ibex"))).toEqual([true]);
+    }
+    const [row] = await opened.backend.retrieval.scanMessages(
+      { conversationIds: [1], since: null, before: null }, { by: "messageId", from: TEXTS.length + 1, to: TEXTS.length + 2 }, { anyOf: ["ibex"], keepNonAscii: false },
+    );
+    expect(row!.text).toBe(text);
+    expect((await opened.backend.retrieval.getMessageTexts([TEXTS.length + 1]))[0]!.content).toBe(text);
+  });
+
   it("finds rows the index has not reached yet, with either mode", async () => {
     // More than a search indexes itself (400): the rows above the index are read directly.
     const late = Array.from({ length: 420 }, (_, index) => `later chatter ${index}`);

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
 import type { PostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { PgFileIndex } from "../../src/postgres/pg-file-index.js";
 import { PgRetrievalStore } from "../../src/postgres/pg-retrieval-store.js";
 import { PgSearchIndex } from "../../src/postgres/pg-search-index.js";
@@ -60,6 +61,21 @@ describe("PostgreSQL search", () => {
     expect(seqs((await search("capybara-5150", { mode: "regex" })).matches)).toEqual([4]);
   });
 
+  it("indexes a changed text again without holding the watermark back", async () => {
+    await insertMessages(opened, ["original wording here", "second row"]);
+    await backend.searchIndex.indexPending();
+    await backend.database.run("UPDATE messages SET content = 'rewritten with marmot-88' WHERE message_id = 1");
+    const index = new PgSearchIndex(backend.database, new PgFileIndex(backend.database));
+    expect(await index.pendingMessages()).toBe(1);
+    expect(await index.through("messages")).toEqual({ through: 2, newest: 2 });
+    await index.indexPending();
+    expect(await index.pendingMessages()).toBe(0);
+    expect(seqs((await search("marmot-88", { mode: "regex" })).matches)).toEqual([1]);
+    expect(seqs((await search("original")).matches)).toEqual([]);
+    const stats = await backend.database.row("SELECT documents, total_words FROM search_index_stats WHERE name = 'messages'");
+    expect(stats).toEqual({ documents: 2, total_words: 6 });
+  });
+
   it("lets two gateways index one backlog at once: every row once, the statistics exact", async () => {
     await insertMessages(opened, Array.from({ length: 1_200 }, (_, index) => `message ${index} about topic${index % 7}`));
     const other = opened.reopen() as PostgresBackend;
@@ -77,7 +93,9 @@ describe("PostgreSQL search", () => {
 
   it("stops a search statement at its timeout with a clear error, and changes nothing", async () => {
     await insertMessages(opened, ["a row to scan"]);
-    const retrieval = new PgRetrievalStore(backend.database, { statementTimeoutMs: 300 });
+    // A pool with no timeout of its own: only the search's SET LOCAL can stop the statement.
+    const database = new PgDatabase(opened.location, { statementTimeoutMs: 0 });
+    const retrieval = new PgRetrievalStore(database, { statementTimeoutMs: 300 });
     const client = await (await backend.database.pool()).connect();
     try {
       await client.query("BEGIN");
@@ -93,10 +111,12 @@ describe("PostgreSQL search", () => {
     }
     const rows = await retrieval.scanMessages({ conversationIds: [1], since: null, before: null }, { by: "messageId", from: 1, to: 10 }, null);
     expect(rows.map((row) => row.text)).toEqual(["a row to scan"]);
+    await database.close();
   });
 
   it("finds phrases and words in documents past tsvector's limits", async () => {
-    const long = `${"w".repeat(700)}tail`;
+    // 2,504 bytes: past the 2,046 bytes PostgreSQL allows a lexeme.
+    const long = `${"w".repeat(2_500)}tail`;
     await insertMessages(opened, [
       // 20,000 words: the phrase sits past position 16,383.
       `${Array.from({ length: 20_000 }, (_, index) => `filler${index % 500}`).join(" ")} alpha omega`,
@@ -111,7 +131,7 @@ describe("PostgreSQL search", () => {
     expect(await backend.searchIndex.pendingMessages()).toBe(0);
     expect(seqs((await search("\"alpha omega\"")).matches)).toEqual([1]);
     expect(seqs((await search("\"echo sierra\"")).matches)).toEqual([2]);
-    expect(seqs((await search(long)).matches)).toEqual([3]);
+    expect(seqs((await search(`${"w".repeat(900)}*`)).matches)).toEqual([3]);
     expect(seqs((await search("w{600}tail", { mode: "regex" })).matches)).toEqual([3]);
     expect(seqs((await search("needle-in-haystack", { mode: "regex" })).matches)).toEqual([4]);
     expect(seqs((await search("\"needle in haystack\"")).matches)).toEqual([4]);
