@@ -8,7 +8,12 @@
 import { mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isLcmError } from "../../src/errors.js";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
+import type { SummaryDescription } from "../../src/retrieval/describe.js";
+import { createRecallServices } from "../../src/retrieval/recall-services.js";
+import { RecallService } from "../../src/services/recall-service.js";
+import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { LCM_LOCK_NAMESPACE } from "../../src/postgres/pg-queryable.js";
 import { GzipJsonlArchiveWriter } from "../../src/retention/archive-writer.js";
@@ -23,6 +28,7 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { readArchive } from "../retention/retention-helpers.js";
 
 const DAY = 24 * 60 * 60 * 1_000;
+const OPERATOR = { kind: "operator" } as const;
 const NOW = PLANTED_BASE_TIME + 100 * DAY;
 const ODD = (seq: number) => `message ${seq}: NUL\u0000here, line\u2028sep, crab 🦀`;
 
@@ -138,6 +144,36 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     expect(file).toMatchObject({ backend: kind === "postgres" ? "postgresql" : "sqlite" });
     expect(file.sizeBytes).toBeGreaterThan(0);
     await opened.backend.retention.reclaimSpace({ full: false });
+  });
+
+  const recall = () => {
+    const { store, retrieval, grants } = opened.backend;
+    const config = resolveConfig({ databasePath: join(directory, "lcm.db") }, {});
+    const services = createRecallServices({ store, retrievalStore: retrieval, grants, config, tokens: new DefaultTokenEstimator(), clock: { now: () => NOW }, logger: new RecordingLogger() });
+    return new RecallService({
+      recall: services, clock: { now: () => NOW },
+      conversations: { listRecallConversationIds: (agentId) => retrieval.listRecallConversationIds(agentId), getConversation: (id) => store.getConversation(id) },
+    });
+  };
+
+  it("recall says where pruned sources and a conversation archived whole went", async () => {
+    const pruned = await plantConversation(sql);
+    const gone = await plantConversation(sql, { sessionId: "gone", endedAt: PLANTED_BASE_TIME + 20_000 });
+    const report = await service({ retentionMaxAgeDays: 30, retentionPruneEndedSessions: true }).run({ apply: true });
+    const messagesArchive = report.messages.archivePaths[0]!;
+    const conversationArchive = report.conversations.find((entry) => entry.conversationId === gone.conversationId)!.archivePath!;
+    const description = (await recall().describe(OPERATOR, pruned.summaryIds.leaves[0], {})) as SummaryDescription;
+    expect(description.archivedSources).toEqual([{
+      archivePath: messagesArchive, archivedAt: new Date(NOW).toISOString(), conversationId: pruned.conversationId, messageIds: pruned.messageIds.slice(0, 4),
+    }]);
+    const walked = await recall().walk(OPERATOR, { summaryId: pruned.summaryIds.leaves[0], depth: 1, includeMessages: true });
+    const messages = walked.items.filter((item) => item.type === "message");
+    expect(messages).toHaveLength(4);
+    for (const item of messages) expect(item.content).toContain(messagesArchive);
+    const error = await recall().describe(OPERATOR, gone.summaryIds.condensed, {}).then(() => null, (caught: unknown) => caught);
+    expect(isLcmError(error, "not_found")).toBe(true);
+    expect((error as Error).message).toContain(conversationArchive);
+    expect((error as Error).message).toContain(`conversation ${gone.conversationId}`);
   });
 
   /** Holds conversations' advisory locks on a connection of its own, as another gateway compacting them would. */
