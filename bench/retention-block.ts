@@ -133,7 +133,7 @@ console.log(JSON.stringify({
   longestBlockMs: round(loop.longest.wallMs), longestBlockCpuMs: round(loop.longest.cpuMs), mostCpuInOneBlockMs: round(loop.longestCpu.cpuMs),
   loopDelayMaxMs: round(loop.delayMaxMs), loopDelayP99Ms: round(loop.delayP99Ms), loadAverage: os.loadavg().map(round),
   storageStatusMs, outlook: outlook.retention, indexBytes, indexedRows, slowestStoreCallMs: slowest, fileBytesBefore: before, fileBytesAfter: after, vacuumedBytes: report.vacuumedBytes, walMaxBytes,
-  pagesInUseAfter: space.pageCount - space.freePages,
+  pagesInUseAfter: space.usedBytes / space.vacuumUnitBytes,
 }, null, 1));
 
 /** Copies the write-ahead log into the file; the connection's checkpoint worker may be busy checkpointing: retried. */

@@ -135,7 +135,9 @@ function storageLines(storage: StorageStatus, now: number): string[] {
     ? ""
     : storage.autoVacuum === "incremental"
       ? ` (+ ${megabytes(storage.freeBytes)} free, reused or given back by retention's vacuum)`
-      : ` (+ ${megabytes(storage.freeBytes)} free, reused; the file shrinks only after \`lcm retention --apply --vacuum\`)`;
+      : storage.autoVacuum === "server"
+        ? ` (+ ~${megabytes(storage.freeBytes)} in dead rows, reused once the server's autovacuum or \`lcm retention --apply\` vacuums them)`
+        : ` (+ ${megabytes(storage.freeBytes)} free, reused; the file shrinks only after \`lcm retention --apply --vacuum\`)`;
   const { growth } = storage;
   return [
     `Size: ${megabytes(storage.usedBytes)} in use${free} · growth: ${plural(growth.messages, "message")} stored in the last ${growth.days} days ` +

@@ -34,7 +34,7 @@ const SpendGuardViewSchema = Type.Union([
 ]);
 
 const RetentionPolicySchema = Type.Object({ maxDatabaseBytes: Nullable(Count), maxAgeMs: Nullable(Count), pruneEndedSessions: Type.Boolean() });
-const AutoVacuumSchema = Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental")]);
+const AutoVacuumSchema = Type.Union([Type.Literal("none"), Type.Literal("full"), Type.Literal("incremental"), Type.Literal("server")]);
 const CoveredSchema = Type.Object({ messages: Count, tokens: Count });
 
 /** retention/storage-status.ts StorageStatus: size, growth, and what retention would do (estimates). */
@@ -57,8 +57,9 @@ export const StatusOutputSchema = Type.Object({
   databasePath: Type.String(),
   databasePathSource: Type.Union([Type.Literal("--db"), Type.Literal("LCM_DATABASE_PATH"), Type.Literal("openclaw-config"), Type.Literal("default")]),
   file: Type.Object({
-    schemaVersion: Count, applicationId: Type.Integer(), pageSize: Count, pageCount: Count, freePages: Count, journalMode: Type.String(),
-    sizeBytes: Count, walBytes: Count,
+    backend: Type.Union([Type.Literal("sqlite"), Type.Literal("postgresql")]), schemaVersion: Count, sizeBytes: Count, freeBytes: Count,
+    journalMode: Type.String(), applicationId: Nullable(Type.Integer()), pageSize: Nullable(Count), pageCount: Nullable(Count),
+    freePages: Nullable(Count), walBytes: Count,
   }),
   status: Type.Object({
     now: Type.Number(),
@@ -292,7 +293,7 @@ export const RetentionOutputSchema = Type.Object({
   autoVacuum: AutoVacuumSchema,
   conversations: Type.Array(Type.Object({ conversationId: Count, agentId: Type.String(), sessionId: Type.String(), messages: Count, archivePath: Nullable(Type.String()) })),
   messages: Type.Object({ count: Count, bytes: Count, archivePaths: Type.Array(Type.String()) }),
-  vacuumedBytes: Count, removedFiles: Count, stoppedEarly: Type.Boolean(), durationMs: Count, longestSliceMs: Type.Number({ minimum: 0 }),
+  vacuumedBytes: Count, removedFiles: Count, busyConversations: Type.Array(Count), stoppedEarly: Type.Boolean(), durationMs: Count, longestSliceMs: Type.Number({ minimum: 0 }),
   longestSliceCpuMs: Nullable(Type.Number({ minimum: 0 })),
   thread: Type.Union([Type.Literal("calling"), Type.Literal("worker")]), callerLoopMaxDelayMs: Nullable(Type.Number({ minimum: 0 })),
   callerBusyMs: Nullable(Type.Number({ minimum: 0 })),

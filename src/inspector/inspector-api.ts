@@ -65,7 +65,8 @@ export class InspectorApi {
     } catch (error) {
       if (error instanceof ApiError) return { status: error.status, body: { error: error.message } };
       if (isLcmError(error)) {
-        const status = error.code === "not_found" ? 404 : error.code === "invalid_input" ? 400 : error.code === "aborted" ? 409 : 500;
+        // busy: another gateway holds the conversation (PostgreSQL); the page says to retry.
+        const status = error.code === "not_found" ? 404 : error.code === "invalid_input" ? 400 : error.code === "aborted" || error.code === "busy" ? 409 : 500;
         return { status, body: { error: error.message, code: error.code } };
       }
       return { status: 500, body: { error: `The inspector failed: ${error instanceof Error ? error.message : String(error)}` } };

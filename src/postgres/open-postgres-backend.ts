@@ -8,11 +8,24 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import type { ImportedHistoryStore } from "../store/imported-history-store.js";
+import type { SearchIndex } from "../store/search-index.js";
+import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
 import { PgExportStore } from "./pg-export-store.js";
+import { PgFileIndex } from "./pg-file-index.js";
+import { PgGrantStore } from "./pg-grant-store.js";
 import { PgImportStore } from "./pg-import-store.js";
 import { PgImportedHistoryStore } from "./pg-imported-history-store.js";
+import { PgIntegrityStore } from "./pg-integrity-store.js";
+import { PgOperatorStore } from "./pg-operator-store.js";
 import { PgPeerImportStore } from "./pg-peer-import-store.js";
+import { PgRepairStore } from "./pg-repair-store.js";
+import { PgRetentionStore } from "./pg-retention-store.js";
+import { PgRetrievalStore } from "./pg-retrieval-store.js";
+import { PgSearchCheck } from "./pg-search-check.js";
+import { PgSearchIndex } from "./pg-search-index.js";
+import { PgSessionStore } from "./pg-session-store.js";
+import { PgStatusStore } from "./pg-status-store.js";
 import { PgStore } from "./pg-store.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
@@ -51,6 +64,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       void work.catch(() => {}).finally(() => pending.delete(work));
     },
   };
+  const searchIndex = new PgSearchIndex(database, new PgFileIndex(database));
   return {
     database,
     kind: "postgres",
@@ -58,16 +72,16 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     writable: true,
     readOnlyNotice: null,
     store: withImportedHistory(new PgStore(database), new PgImportedHistoryStore(database)),
-    compaction: notYet("compaction"),
-    retrieval: notYet("retrieval"),
-    searchIndex: notYet("searchIndex"),
-    grants: notYet("grants"),
-    status: notYet("status"),
-    integrity: notYet("integrity"),
-    sessions: notYet("sessions"),
-    retention: notYet("retention"),
-    operator: notYet("operator"),
-    repairs: notYet("repairs"),
+    compaction: new PgCompactionStore(database),
+    retrieval: new PgRetrievalStore(database, { index: searchIndex }),
+    searchIndex,
+    grants: new PgGrantStore(database),
+    status: new PgStatusStore(database, searchIndex),
+    integrity: new PgIntegrityStore(database, new PgSearchCheck(database)),
+    sessions: new PgSessionStore(database),
+    retention: new PgRetentionStore(database),
+    operator: new PgOperatorStore(database),
+    repairs: new PgRepairStore(database),
     exports: new PgExportStore(database),
     imports: new PgImportStore(database),
     peerImport: new PgPeerImportStore(database),

@@ -34,6 +34,8 @@ export class PgDatabase implements PgQueryable {
   private poolOpening: Promise<Pool> | null = null;
   private migrated: Promise<void> | null = null;
   private closed = false;
+  /** Pools of its own kind on the same database (`sibling`), closed with this one. */
+  private readonly siblings = new Map<string, PgDatabase>();
   /** The URL without its password (messages, status). */
   readonly location: string;
 
@@ -138,9 +140,24 @@ export class PgDatabase implements PgQueryable {
     });
   }
 
+  /**
+   * Another pool on the same database with other options, one per `name` (search reads: a shorter statement timeout
+   * that the server applies to every statement of the pool, with no transaction per read). Connects nothing until
+   * used; closed with this one.
+   */
+  sibling(name: string, options: PgOptions): PgDatabase {
+    let sibling = this.siblings.get(name);
+    if (!sibling) {
+      sibling = new PgDatabase(this.url, { ...this.options, ...options });
+      this.siblings.set(name, sibling);
+    }
+    return sibling;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all([...this.siblings.values()].map((sibling) => sibling.close()));
     const opening = this.poolOpening;
     this.poolOpening = null;
     if (opening) await (await opening.catch(() => null))?.end();

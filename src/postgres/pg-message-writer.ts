@@ -3,7 +3,8 @@
  * one conversation at once: every transaction first locks the conversation's row (SELECT … FOR UPDATE), so writers of
  * one conversation take turns, each sees what the one before committed, and seqs and ordinals stay dense and in
  * commit order. The identity index and the committed turn's primary key stay the last word (ON CONFLICT DO NOTHING).
- * Rows go in as a few multi-row statements per chunk (unnest over arrays), not one round trip per row.
+ * A chunk is four statements whatever its size (lock; claim and identities; messages with parts and context items;
+ * counters and progress): rows go in through unnest over arrays, not one round trip per row.
  */
 import { type EncodedMessage, MessageFlags } from "../messages/message-codec.js";
 import type { ConversationId, LargeFileRecord } from "../records.js";
@@ -27,44 +28,69 @@ export async function lockConversation(tx: PgQueryable, conversationId: Conversa
   return { nextSeq: row.next_seq, nextOrdinal: row.next_ordinal };
 }
 
-export type TurnClaim = { kind: "complete" } | { kind: "open"; storedMessages: number; turnTag: string | undefined };
+export type TurnClaim =
+  | { kind: "complete" }
+  | { kind: "open"; storedMessages: number; turnTag: string | undefined; taken: Set<string> };
 
 /**
- * The turn's claim, made if new (inside the caller's transaction, after lockConversation). `turnTag` scopes colliding
- * fingerprints to the turn when the host named a transcript entry no earlier committed turn was opened by.
+ * The turn's claim, made if new, in one statement after lockConversation (a statement run after the lock sees every
+ * claim committed before it), together with which of `candidates` (encoded identity keys) the conversation stores.
+ * `turnTag` scopes colliding fingerprints to the turn when the host named a transcript entry no earlier committed turn
+ * was opened by.
  */
 export async function claimTurn(
-  tx: PgQueryable, conversationId: ConversationId, turn: TurnIdentity, messageCount: number, now: number,
+  tx: PgQueryable, conversationId: ConversationId, turn: TurnIdentity, messageCount: number, now: number, candidates: string[],
 ): Promise<TurnClaim> {
-  const key = toPgText(turn.advancementKey);
-  const entry = toPgTextOrNull(turn.admissionEntryId);
-  const existing = await tx.row<{ stored_messages: number | null }>(
-    "SELECT stored_messages FROM committed_turns WHERE conversation_id = $1 AND advancement_key = $2", [conversationId, key],
+  const row = (await tx.row<{ found: boolean; stored_messages: number | null; same_opening: boolean; taken: string[] }>(
+    `WITH existing AS (
+       SELECT stored_messages FROM committed_turns WHERE conversation_id = $1 AND advancement_key = $2
+     ), same_opening AS (
+       SELECT 1 FROM committed_turns
+        WHERE $3::text IS NOT NULL AND conversation_id = $1 AND admission_entry_id = $3 AND advancement_key <> $2 LIMIT 1
+     ), claimed AS (
+       INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count, admission_entry_id, stored_messages)
+       SELECT $1, $2, $4, $5, $3, 0 WHERE NOT EXISTS (SELECT 1 FROM existing)
+       ON CONFLICT DO NOTHING
+     )
+     SELECT EXISTS (SELECT 1 FROM existing) AS found, (SELECT stored_messages FROM existing) AS stored_messages,
+            EXISTS (SELECT 1 FROM same_opening) AS same_opening,
+            ARRAY(SELECT identity_key FROM messages WHERE conversation_id = $1 AND identity_key = ANY($6::text[])) AS taken`,
+    [conversationId, toPgText(turn.advancementKey), toPgTextOrNull(turn.admissionEntryId), now, messageCount, candidates],
+  ))!;
+  if (row.found && row.stored_messages === null) return { kind: "complete" };
+  const isNewTurn = turn.admissionEntryId !== undefined && !row.same_opening;
+  return {
+    kind: "open", storedMessages: row.stored_messages ?? 0, turnTag: isNewTurn ? turnTagOf(turn.admissionEntryId!) : undefined, taken: new Set(row.taken),
+  };
+}
+
+/** Which of `candidates` (encoded identity keys) the conversation stores. */
+export async function takenIdentities(tx: PgQueryable, conversationId: ConversationId, candidates: string[]): Promise<Set<string>> {
+  if (candidates.length === 0) return new Set();
+  const rows = await tx.rows<{ identity_key: string }>(
+    "SELECT identity_key FROM messages WHERE conversation_id = $1 AND identity_key = ANY($2::text[])", [conversationId, candidates],
   );
-  if (existing && existing.stored_messages === null) return { kind: "complete" };
-  const sameOpening = entry !== null && (await tx.row(
-    "SELECT 1 AS found FROM committed_turns WHERE conversation_id = $1 AND admission_entry_id = $2 AND advancement_key <> $3 LIMIT 1",
-    [conversationId, entry, key],
-  )) !== null;
-  if (!existing) {
-    await tx.run(
-      `INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count, admission_entry_id, stored_messages)
-       VALUES ($1, $2, $3, $4, $5, 0) ON CONFLICT DO NOTHING`,
-      [conversationId, key, now, messageCount, entry],
-    );
-  }
-  const isNewTurn = turn.admissionEntryId !== undefined && !sameOpening;
-  return { kind: "open", storedMessages: existing?.stored_messages ?? 0, turnTag: isNewTurn ? turnTagOf(turn.admissionEntryId!) : undefined };
+  return new Set(rows.map((row) => row.identity_key));
+}
+
+/** The identity a message of a new turn is stored under when its own collides (`turnTag` given, fingerprints only). */
+function scopedKey(message: EncodedMessage, turnTag: string | undefined, index: number): string | null {
+  return turnTag !== undefined && message.identityKey.startsWith("fp:") ? `${message.identityKey}@${turnTag}:${index}` : null;
+}
+
+/**
+ * Every identity `messages` could be stored under or recognised by (encoded): own, legacy, and scoped to the turn
+ * `turnTag` names, the first message being the turn's `firstIndex`-th.
+ */
+export function identityCandidates(messages: EncodedMessage[], turnTag: string | undefined, firstIndex: number): string[] {
+  return messages.flatMap((message, index) => [message.identityKey, message.legacyIdentityKey, scopedKey(message, turnTag, firstIndex + index)])
+    .filter((key): key is string => typeof key === "string").map(toPgText);
 }
 
 /** Records how many of a turn's messages are stored (null: all of them, the turn is committed). */
-export async function recordTurnProgress(
-  tx: PgQueryable, conversationId: ConversationId, advancementKey: string, storedMessages: number | null,
-): Promise<void> {
-  await tx.run(
-    "UPDATE committed_turns SET stored_messages = $1 WHERE conversation_id = $2 AND advancement_key = $3",
-    [storedMessages, conversationId, toPgText(advancementKey)],
-  );
+export interface TurnProgress {
+  advancementKey: string;
+  storedMessages: number | null;
 }
 
 interface PlannedMessage {
@@ -78,29 +104,23 @@ interface PlannedMessage {
 
 /**
  * Stores `messages` after lockConversation (same transaction), with SQLite's rules: a message whose identity (or
- * legacy identity) is stored already is a replay and changes nothing, except within a new turn of commitTurn
- * (`turnTag`), where a colliding fingerprint is another message, stored under an identity scoped to the turn and its
- * position. Counters on `conversations` move by what was stored.
+ * legacy identity) is stored already (`taken`, read after the lock) is a replay and changes nothing, except within a
+ * new turn of commitTurn (`turnTag`), where a colliding fingerprint is another message, stored under an identity
+ * scoped to the turn and its position. Counters on `conversations`, and the turn's progress, move in the same
+ * transaction.
  */
 export async function appendLocked(
   tx: PgQueryable, conversationId: ConversationId, locked: LockedConversation, messages: EncodedMessage[], now: number,
-  turnTag?: string, firstIndex = 0,
+  options: { taken: Set<string>; turnTag?: string; firstIndex?: number; progress?: TurnProgress },
 ): Promise<AppendResult> {
-  const scopedKey = (message: EncodedMessage, index: number) =>
-    turnTag !== undefined && message.identityKey.startsWith("fp:") ? `${message.identityKey}@${turnTag}:${firstIndex + index}` : null;
-  const candidates = messages.flatMap((message, index) => [message.identityKey, message.legacyIdentityKey, scopedKey(message, index)])
-    .filter((key): key is string => typeof key === "string").map(toPgText);
-  const taken = new Set(candidates.length === 0 ? [] : (await tx.rows<{ identity_key: string }>(
-    "SELECT identity_key FROM messages WHERE conversation_id = $1 AND identity_key = ANY($2::text[])", [conversationId, candidates],
-  )).map((row) => row.identity_key));
-
+  const { taken, turnTag, firstIndex = 0 } = options;
   let { nextSeq, nextOrdinal } = locked;
   const planned: PlannedMessage[] = [];
   for (const [index, message] of messages.entries()) {
     const legacy = message.legacyIdentityKey === undefined ? null : toPgText(message.legacyIdentityKey);
     if (legacy !== null && taken.has(legacy)) continue;
     const own = toPgText(message.identityKey);
-    const scoped = scopedKey(message, index);
+    const scoped = scopedKey(message, turnTag, firstIndex + index);
     const identityKey = !taken.has(own) ? own : scoped !== null && !taken.has(toPgText(scoped)) ? toPgText(scoped) : null;
     if (identityKey === null) continue;
     taken.add(identityKey);
@@ -110,17 +130,25 @@ export async function appendLocked(
   // Files are written right after the message that references them, as on SQLite (a trigger may look for it).
   for (const segment of segmentsEndingAtFiles(planned)) await insertSegment(tx, conversationId, segment);
 
-  if (planned.length > 0) {
-    const messageTokens = planned.reduce((total, entry) => total + entry.message.tokenCount, 0);
-    const inContext = planned.filter((entry) => entry.ordinal !== null);
-    const contextTokens = inContext.reduce((total, entry) => total + entry.message.tokenCount, 0);
+  const messageTokens = planned.reduce((total, entry) => total + entry.message.tokenCount, 0);
+  const inContext = planned.filter((entry) => entry.ordinal !== null);
+  const contextTokens = inContext.reduce((total, entry) => total + entry.message.tokenCount, 0);
+  const progress = options.progress;
+  if (planned.length > 0 || progress) {
+    // One statement: the counters (when something was stored) and the turn's progress (when this is a turn).
     await tx.run(
-      `UPDATE conversations SET next_seq = $1, next_ordinal = $2, message_count = message_count + $3,
+      `WITH progress AS (
+         UPDATE committed_turns SET stored_messages = $10 WHERE $11::boolean AND conversation_id = $8 AND advancement_key = $9
+       )
+       UPDATE conversations SET next_seq = $1, next_ordinal = $2, message_count = message_count + $3,
          message_tokens = message_tokens + $4, context_tokens = context_tokens + $5,
          context_raw_tokens = context_raw_tokens + $5, context_items = context_items + $6,
          last_ingest_at = $7, updated_at = $7, ended_at = NULL, end_reason = NULL
-       WHERE conversation_id = $8`,
-      [nextSeq, nextOrdinal, planned.length, messageTokens, contextTokens, inContext.length, now, conversationId],
+       WHERE conversation_id = $8 AND $3::bigint > 0`,
+      [
+        nextSeq, nextOrdinal, planned.length, messageTokens, contextTokens, inContext.length, now, conversationId,
+        toPgText(progress?.advancementKey ?? ""), progress?.storedMessages ?? null, progress !== undefined,
+      ],
     );
   }
   return { inserted: planned.length, duplicates: messages.length - planned.length };
@@ -141,12 +169,29 @@ function segmentsEndingAtFiles(planned: PlannedMessage[]): PlannedMessage[][] {
   return segments;
 }
 
+/** One statement: the messages, their parts and their context items, joined on seq to the ids the insert returns. */
 async function insertSegment(tx: PgQueryable, conversationId: ConversationId, segment: PlannedMessage[]): Promise<void> {
-  const stored = await tx.rows<{ message_id: number; seq: number }>(
-    `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
-     SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[])
-     ON CONFLICT (conversation_id, identity_key) DO NOTHING
-     RETURNING message_id, seq`,
+  const parts = segment.flatMap((entry) => entry.message.parts.map((part, ordinal) => ({ seq: entry.seq, ordinal, part })));
+  const items = segment.filter((entry) => entry.ordinal !== null);
+  const row = await tx.row<{ stored: number }>(
+    `WITH stored AS (
+       INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key, flags, meta)
+       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[])
+       ON CONFLICT (conversation_id, identity_key) DO NOTHING
+       RETURNING message_id, seq
+     ), parts AS (
+       INSERT INTO message_parts (message_id, ordinal, kind, text_start, text_end, data, meta)
+       SELECT stored.message_id, p.ordinal, p.kind, p.text_start, p.text_end, p.data, p.meta
+         FROM unnest($10::bigint[], $11::bigint[], $12::text[], $13::bigint[], $14::bigint[], $15::text[], $16::text[])
+              AS p (seq, ordinal, kind, text_start, text_end, data, meta)
+         JOIN stored ON stored.seq = p.seq
+     ), items AS (
+       INSERT INTO context_items (conversation_id, ordinal, message_id, token_count, flags)
+       SELECT $1, i.ordinal, stored.message_id, i.token_count, i.flags
+         FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[]) AS i (seq, ordinal, token_count, flags)
+         JOIN stored ON stored.seq = i.seq
+     )
+     SELECT count(*)::bigint AS stored FROM stored`,
     [
       conversationId,
       segment.map((entry) => entry.seq),
@@ -157,33 +202,15 @@ async function insertSegment(tx: PgQueryable, conversationId: ConversationId, se
       segment.map((entry) => entry.identityKey),
       segment.map((entry) => entry.message.flags),
       segment.map((entry) => toPgText(entry.message.meta)),
+      parts.map((entry) => entry.seq), parts.map((entry) => entry.ordinal), parts.map((entry) => entry.part.kind),
+      parts.map((entry) => entry.part.start), parts.map((entry) => entry.part.end),
+      parts.map((entry) => toPgTextOrNull(entry.part.data)), parts.map((entry) => toPgTextOrNull(entry.part.meta)),
+      items.map((entry) => entry.seq), items.map((entry) => entry.ordinal), items.map((entry) => entry.message.tokenCount),
+      items.map((entry) => entry.message.itemFlags),
     ],
   );
-  if (stored.length !== segment.length) throw anotherWriter(conversationId);
-  const idOfSeq = new Map(stored.map((row) => [row.seq, row.message_id]));
-  const parts = segment.flatMap((entry) => entry.message.parts.map((part, ordinal) => ({ messageId: idOfSeq.get(entry.seq)!, ordinal, part })));
-  if (parts.length > 0) {
-    await tx.run(
-      `INSERT INTO message_parts (message_id, ordinal, kind, text_start, text_end, data, meta)
-       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])`,
-      [
-        parts.map((row) => row.messageId), parts.map((row) => row.ordinal), parts.map((row) => row.part.kind),
-        parts.map((row) => row.part.start), parts.map((row) => row.part.end),
-        parts.map((row) => toPgTextOrNull(row.part.data)), parts.map((row) => toPgTextOrNull(row.part.meta)),
-      ],
-    );
-  }
-  const items = segment.filter((entry) => entry.ordinal !== null);
-  if (items.length > 0) {
-    await tx.run(
-      `INSERT INTO context_items (conversation_id, ordinal, message_id, token_count, flags)
-       SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])`,
-      [
-        conversationId, items.map((entry) => entry.ordinal), items.map((entry) => idOfSeq.get(entry.seq)!),
-        items.map((entry) => entry.message.tokenCount), items.map((entry) => entry.message.itemFlags),
-      ],
-    );
-  }
+  // A message of the segment was stored meanwhile by a writer that did not lock the row: all of this rolls back.
+  if (row?.stored !== segment.length) throw anotherWriter(conversationId);
   const files = segment.at(-1)!.message.largeFiles ?? [];
   for (const file of files) await insertLargeFile(tx, conversationId, file);
 }

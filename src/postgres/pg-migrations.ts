@@ -8,6 +8,7 @@
  * (UNIQUE (conversation_id, identity_key), the committed turn's primary key) rather than by a single writer.
  */
 import { LCM_LOCK_NAMESPACE, type PgQueryable } from "./pg-queryable.js";
+import { SEARCH_MIGRATION } from "./pg-search-schema.js";
 
 interface PgMigration {
   version: number;
@@ -221,6 +222,22 @@ export const PG_MIGRATIONS: PgMigration[] = [
       )`,
       `CREATE INDEX summary_repairs_conversation ON summary_repairs (conversation_id, repair_id)`,
       `CREATE INDEX summary_repairs_summary ON summary_repairs (summary_id)`,
+    ],
+  },
+  SEARCH_MIGRATION,
+  {
+    version: 4,
+    name: "lcm_json_type: the JSON type of stored text, NULL when it is not JSON (the integrity checks)",
+    statements: [
+      // PostgreSQL 15 has no IS JSON: a cast that fails is caught here, so one bad row does not fail the whole check.
+      // The json type only validates (\u0000 escapes included, which jsonb would refuse) and json_typeof reads the top.
+      `CREATE OR REPLACE FUNCTION lcm_json_type(value TEXT) RETURNS TEXT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+      BEGIN
+        RETURN json_typeof(value::json);
+      EXCEPTION WHEN others THEN
+        RETURN NULL;
+      END
+      $$`,
     ],
   },
   {

@@ -19,9 +19,9 @@ import type {
   SummaryRecord,
 } from "../records.js";
 import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
-import { chunksOf, recordableTokens } from "../store/turn-chunks.js";
+import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { fromPgText, type PgDatabase, toPgText, toPgTextOrNull } from "./pg-database.js";
-import { appendLocked, claimTurn, lockConversation, recordTurnProgress } from "./pg-message-writer.js";
+import { appendLocked, claimTurn, identityCandidates, lockConversation, takenIdentities } from "./pg-message-writer.js";
 import {
   CONTEXT_ITEM_COLUMNS,
   groupRows,
@@ -115,7 +115,11 @@ export class PgStore implements LcmStore {
   async appendMessages(conversationId: ConversationId, messages: EncodedMessage[], now: number): Promise<AppendResult> {
     const total: AppendResult = { inserted: 0, duplicates: 0 };
     for (const chunk of chunksOf(messages)) {
-      const result = await this.database.transaction(async (tx) => appendLocked(tx, conversationId, await lockConversation(tx, conversationId), chunk, now));
+      const result = await this.database.transaction(async (tx) => {
+        const locked = await lockConversation(tx, conversationId);
+        const taken = await takenIdentities(tx, conversationId, identityCandidates(chunk, undefined, 0));
+        return appendLocked(tx, conversationId, locked, chunk, now, { taken });
+      });
       total.inserted += result.inserted;
       total.duplicates += result.duplicates;
     }
@@ -137,13 +141,14 @@ export class PgStore implements LcmStore {
       const isLast = index === chunks.length - 1;
       const result = await this.database.transaction(async (tx) => {
         const locked = await lockConversation(tx, conversationId);
-        const claim = await claimTurn(tx, conversationId, turn, messages.length, now);
+        const claim = await claimTurn(tx, conversationId, turn, messages.length, now, identityCandidates(chunk, tagOf(turn), offset));
         if (claim.kind === "complete") return null;
         // A resumed turn skips what it stored before (its count only grows, in the same transaction as the rows).
         const from = Math.min(chunk.length, Math.max(0, claim.storedMessages - offset));
-        const appended = await appendLocked(tx, conversationId, locked, chunk.slice(from), now, claim.turnTag, offset + from);
-        await recordTurnProgress(tx, conversationId, turn.advancementKey, isLast ? null : Math.max(claim.storedMessages, offset + chunk.length));
-        return appended;
+        const storedMessages = isLast ? null : Math.max(claim.storedMessages, offset + chunk.length);
+        return appendLocked(tx, conversationId, locked, chunk.slice(from), now, {
+          taken: claim.taken, turnTag: claim.turnTag, firstIndex: offset + from, progress: { advancementKey: turn.advancementKey, storedMessages },
+        });
       });
       if (result === null) return { status: "duplicate", inserted: total.inserted, duplicates: messages.length - total.inserted };
       total.inserted += result.inserted;
@@ -152,9 +157,11 @@ export class PgStore implements LcmStore {
     }
     if (chunks.length === 0) {
       const claimed = await this.database.transaction(async (tx) => {
-        await lockConversation(tx, conversationId);
-        const claim = await claimTurn(tx, conversationId, turn, 0, now);
-        if (claim.kind === "open") await recordTurnProgress(tx, conversationId, turn.advancementKey, null);
+        const locked = await lockConversation(tx, conversationId);
+        const claim = await claimTurn(tx, conversationId, turn, 0, now, []);
+        if (claim.kind === "open") {
+          await appendLocked(tx, conversationId, locked, [], now, { taken: claim.taken, progress: { advancementKey: turn.advancementKey, storedMessages: null } });
+        }
         return claim;
       });
       if (claimed.kind === "complete") return { status: "duplicate", inserted: 0, duplicates: 0 };
@@ -266,4 +273,9 @@ export class PgStore implements LcmStore {
     );
     return groupRows(rows, (row) => row.summary_id, (row) => row.parent);
   }
+}
+
+/** The tag a new turn would scope colliding fingerprints with (whether it does is the claim's answer). */
+function tagOf(turn: TurnIdentity): string | undefined {
+  return turn.admissionEntryId === undefined ? undefined : turnTagOf(turn.admissionEntryId);
 }

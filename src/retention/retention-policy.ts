@@ -43,9 +43,9 @@ export function restoredCutoff(policy: RetentionPolicy, now: number): number {
   return now - (policy.maxAgeMs ?? RESTORE_HOLD_MS);
 }
 
-/** Bytes of pages in use (free pages are reused by SQLite and given back by incremental vacuum). */
+/** Bytes LCM's rows take (free room is reused, and given back by a vacuum): what the size cap is measured against. */
 export function usedBytes(space: DatabaseSpace): number {
-  return (space.pageCount - space.freePages) * space.pageSize;
+  return space.usedBytes;
 }
 
 /** How far over the size cap the file is (0 when under it or uncapped). */

@@ -71,6 +71,11 @@ export interface RetentionReport {
   vacuumedBytes: number;
   /** Large files deleted with their conversation. */
   removedFiles: number;
+  /**
+   * Conversations left for a later run because another gateway was compacting or repairing them (PostgreSQL: their
+   * lock was held; retention never waits for it). Always empty on SQLite.
+   */
+  busyConversations: number[];
   /** The budget ran out before the policy was met; the next run continues. */
   stoppedEarly: boolean;
   durationMs: number;
@@ -168,14 +173,14 @@ export class RetentionService {
     const report: RetentionReport = {
       enabled: policy !== null, applied: options.apply, policy, usedBytesBefore: usedBytes(before), usedBytesAfter: usedBytes(before),
       overCapBytes: policy ? bytesOverCap(policy, before) : 0, autoVacuum: before.autoVacuum, conversations: [],
-      messages: { count: 0, bytes: 0, archivePaths: [] }, vacuumedBytes: 0, removedFiles: 0, stoppedEarly: false, durationMs: 0,
+      messages: { count: 0, bytes: 0, archivePaths: [] }, vacuumedBytes: 0, removedFiles: 0, busyConversations: [], stoppedEarly: false, durationMs: 0,
       longestSliceMs: 0, longestSliceCpuMs: null, thread: "calling", callerLoopMaxDelayMs: null, callerBusyMs: null,
     };
     if (!policy) return report;
     const outOfTime = () => performance.now() - started > budget.maxMs;
     if (options.apply) {
       for (const archive of await store.unfinishedDeletions()) {
-        if (!(await this.deleteConversation(archive.archiveId, slicer, outOfTime, report))) break;
+        if (!(await this.deleteConversation(archive.archiveId, slicer, outOfTime, report, archive.conversationId))) break;
       }
     }
     await slicer.checkpoint();
@@ -219,23 +224,32 @@ export class RetentionService {
         kind: "conversation", path: written.path, createdAt: now, conversationId: candidate.conversationId,
         reason: overCap ? "size" : "ended-session", messageCount: candidate.messageCount, seqStart: null, seqEnd: null, byteSize: written.bytes,
       }, candidate.updatedAt);
-      if (archiveId === null) {
-        // The session came back while the archive was written: the conversation stays; so does nothing else.
+      if (archiveId === null || archiveId === "busy") {
+        // The session came back while the archive was written, or another gateway holds the conversation: it stays,
+        // and so does nothing else (a later run writes a new archive if it still goes).
         await slicer.waitFor(() => rm(written.path, { force: true }));
         report.conversations.pop();
+        if (archiveId === "busy") markBusy(report, candidate.conversationId);
         continue;
       }
       entry.archivePath = written.path;
       await slicer.checkpoint();
-      if (!(await this.deleteConversation(archiveId, slicer, outOfTime, report))) return;
+      if (!(await this.deleteConversation(archiveId, slicer, outOfTime, report, candidate.conversationId))) return;
     }
   }
 
   /** Deletes a conversation's rows a time slice at a time; false when the run's budget stopped it (the next run resumes). */
-  private async deleteConversation(archiveId: number, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport): Promise<boolean> {
+  private async deleteConversation(
+    archiveId: number, slicer: TimeSlicer, outOfTime: () => boolean, report: RetentionReport, conversationId?: number,
+  ): Promise<boolean> {
     const directories = new Set<string>();
     for (;;) {
       const step = await this.deps.store.deleteConversationStep(archiveId, slicer);
+      if (step.busy) {
+        // Another gateway holds it: the conversation stays taken out of use, and the next run resumes the deletion.
+        if (conversationId !== undefined) markBusy(report, conversationId);
+        return true;
+      }
       for (const path of step.removedFilePaths) {
         // The archive holds the file's bytes (base64); its row is gone, so nothing references the file any more.
         await slicer.waitFor(() => rm(path, { force: true }));
@@ -324,6 +338,11 @@ export class RetentionService {
       const step = await this.deps.store.pruneMessages(archive, ids.slice(index), createdBefore, slicer, restoredBefore);
       index += step.handled;
       pruned += step.pruned;
+      if (step.busy) {
+        // Another gateway holds the conversation: what is left of the list stays for a later run.
+        markBusy(report, conversationId);
+        break;
+      }
       await slicer.yield();
     }
     // A message shown again between reading and pruning stays (its copy in the archive is harmless).
@@ -337,7 +356,7 @@ export class RetentionService {
     if (space.autoVacuum !== "incremental") return;
     let pages = 0;
     let stepPages = FIRST_VACUUM_STEP_PAGES;
-    while (pages < budget.maxVacuumPages && (await store.space()).freePages > 0 && !outOfTime()) {
+    while (pages < budget.maxVacuumPages && (await store.space()).freeBytes > 0 && !outOfTime()) {
       await slicer.yield();
       const freed = await store.incrementalVacuum(Math.min(stepPages, budget.maxVacuumPages - pages), slicer);
       if (freed <= 0) break;
@@ -346,13 +365,17 @@ export class RetentionService {
       const msPerPage = Math.max(slicer.elapsed(), 0.05) / freed;
       stepPages = Math.max(1, Math.min(MAX_VACUUM_STEP_PAGES, Math.floor(slicer.sliceMs / msPerPage)));
     }
-    report.vacuumedBytes = pages * space.pageSize;
+    report.vacuumedBytes = pages * space.vacuumUnitBytes;
   }
 
   private async *withHeader(header: Record<string, unknown>, records: AsyncIterable<object>): AsyncGenerator<object> {
     yield { type: "retentionArchive", format: "lcm-retention", version: 1, databasePath: this.deps.config.databasePath, ...header };
     yield* records;
   }
+}
+
+function markBusy(report: RetentionReport, conversationId: number): void {
+  if (!report.busyConversations.includes(conversationId)) report.busyConversations.push(conversationId);
 }
 
 /** A report's milliseconds, in 0.1 ms steps. */
@@ -388,6 +411,9 @@ export function describeReport(report: RetentionReport): string {
     `${verb} ${report.messages.count} covered message(s) (${(report.messages.bytes / 1_048_576).toFixed(1)} MB of text)`,
   ];
   if (report.applied) parts.push(`gave back ${(report.vacuumedBytes / 1_048_576).toFixed(1)} MB`);
+  if (report.busyConversations.length > 0) {
+    parts.push(`skipped ${report.busyConversations.length} conversation(s) another gateway was compacting or repairing (the next run takes them)`);
+  }
   if (report.stoppedEarly) parts.push("stopped at its budget (the next run continues)");
   const cpu = report.longestSliceCpuMs === null ? "" : ` (${report.longestSliceCpuMs.toFixed(1)} ms CPU)`;
   const where = report.thread === "worker" ? " on a worker thread" : "";

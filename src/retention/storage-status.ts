@@ -53,7 +53,7 @@ export type RetentionOutlook =
     };
 
 export interface StorageStatus {
-  /** Bytes of pages in use, and of free pages (reused; given back to the file system with incremental vacuum). */
+  /** Bytes in use, and free bytes (reused; given back to the file system by a vacuum: DatabaseSpace). */
   usedBytes: number;
   freeBytes: number;
   autoVacuum: DatabaseSpace["autoVacuum"];
@@ -71,7 +71,7 @@ export async function storageStatus(store: StorageStatusStore, config: Partial<R
   const growth = await store.growth(now - GROWTH_DAYS * DAY_MS);
   const status = {
     usedBytes: usedBytes(space),
-    freeBytes: space.freePages * space.pageSize,
+    freeBytes: space.freeBytes,
     autoVacuum: space.autoVacuum,
     growth: { days: GROWTH_DAYS, messages: growth.messages, bytes: Math.round(growth.messages * growth.bytesPerMessage) },
   };

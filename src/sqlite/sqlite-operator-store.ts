@@ -4,6 +4,7 @@
  * conversation's summaries through the same index (SEARCH summaries USING INDEX summaries_conversation_seq
  * (conversation_id=?)), their parent links, and the conversation's context items once to mark those in context.
  */
+import { statSync } from "node:fs";
 import type { Database } from "./database.js";
 import type { ConversationId, SummaryKind, SummaryLevel } from "../records.js";
 import type { ConversationListing, DatabaseFileInfo, OperatorStore, SummaryNode } from "../store/operator-store.js";
@@ -74,13 +75,20 @@ export class SqliteOperatorStore implements OperatorStore {
 
   async fileInfo(): Promise<DatabaseFileInfo> {
     const pragma = <T>(name: string): T => Object.values(this.db.get<Record<string, T>>(`PRAGMA ${name}`) ?? {})[0] as T;
+    const pageSize = Number(pragma<number>("page_size"));
+    const pageCount = Number(pragma<number>("page_count"));
+    const freePages = Number(pragma<number>("freelist_count"));
     return {
+      backend: "sqlite",
       schemaVersion: Number(pragma<number>("user_version")),
-      applicationId: Number(pragma<number>("application_id")),
-      pageSize: Number(pragma<number>("page_size")),
-      pageCount: Number(pragma<number>("page_count")),
-      freePages: Number(pragma<number>("freelist_count")),
+      // The file as the file system has it (a write-ahead log not yet checkpointed is apart); pages for a memory database.
+      sizeBytes: statSync(this.db.path, { throwIfNoEntry: false })?.size ?? pageCount * pageSize,
+      freeBytes: freePages * pageSize,
       journalMode: String(pragma<string>("journal_mode")),
+      applicationId: Number(pragma<number>("application_id")),
+      pageSize,
+      pageCount,
+      freePages,
     };
   }
 }

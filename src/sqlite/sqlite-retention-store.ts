@@ -72,11 +72,14 @@ export class SqliteRetentionStore implements RetentionStore {
 
   /** The figures of space(), read at once (inside a transaction, where no await may come). */
   private spaceNow(): DatabaseSpace {
+    const { pageSize, pageCount, freePages } = this.pagesNow();
+    const autoVacuum = AUTO_VACUUM[Number(Object.values(this.db.get<Record<string, number>>("PRAGMA auto_vacuum")!)[0])] ?? "none";
+    return { usedBytes: (pageCount - freePages) * pageSize, freeBytes: freePages * pageSize, autoVacuum, vacuumUnitBytes: pageSize };
+  }
+
+  private pagesNow(): { pageSize: number; pageCount: number; freePages: number } {
     const pragma = (name: string) => Number(Object.values(this.db.get<Record<string, number>>(`PRAGMA ${name}`)!)[0]);
-    return {
-      pageSize: pragma("page_size"), pageCount: pragma("page_count"), freePages: pragma("freelist_count"),
-      autoVacuum: AUTO_VACUUM[pragma("auto_vacuum")] ?? "none",
-    };
+    return { pageSize: pragma("page_size"), pageCount: pragma("page_count"), freePages: pragma("freelist_count") };
   }
 
   async endedConversations(idleBefore: number, limit: number, restoredBefore = Number.MAX_SAFE_INTEGER): Promise<EndedConversation[]> {
@@ -117,7 +120,7 @@ export class SqliteRetentionStore implements RetentionStore {
 
   async pruneMessages(
     archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
-  ): Promise<{ handled: number; pruned: number }> {
+  ): Promise<{ handled: number; pruned: number; busy: boolean }> {
     return this.db.write(() => {
       const indexedThrough = this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'messages_fts'")?.through ?? 0;
       // Each row is deleted, then inserted again as a stub (same id, identity, seq, role, time, token count), a group
@@ -169,7 +172,7 @@ export class SqliteRetentionStore implements RetentionStore {
       }
       insertStubs();
       if (archiveId !== null) this.db.run("UPDATE retention_archives SET message_count = ? WHERE archive_id = ?", pruned, archiveId);
-      return { handled, pruned };
+      return { handled, pruned, busy: false };
     }, { slice: deadline });
   }
 
@@ -194,8 +197,8 @@ export class SqliteRetentionStore implements RetentionStore {
       const archive = this.db.get<{ conversation_id: number; state: string }>(
         "SELECT conversation_id, state FROM retention_archives WHERE archive_id = ?", archiveId,
       );
-      if (!archive || archive.state === "done") return { deleted: 0, removedFilePaths: [], finished: true };
-      const step: DeletionStep = { deleted: 0, removedFilePaths: [], finished: false };
+      if (!archive || archive.state === "done") return { deleted: 0, removedFilePaths: [], finished: true, busy: false };
+      const step: DeletionStep = { deleted: 0, removedFilePaths: [], finished: false, busy: false };
       // Small batches, newest rows first, until the slice has run out (at least one batch per transaction).
       for (;;) {
         const deleted = this.deleteNextRows(archive.conversation_id, archiveId, step.removedFilePaths);
@@ -215,7 +218,7 @@ export class SqliteRetentionStore implements RetentionStore {
   /**
    * Deletes the next small batch of a conversation's rows, in the order nothing is left pointing at a deleted row:
    * context items, summaries (newest first: a condensed summary is newer than those it condenses), messages, large
-   * files (their paths go to `removedFilePaths`), turns. Returns the rows deleted; 0 once only the row itself is left.
+   * files (their paths go to `removedFilePaths`), turns, repair records. Returns the rows deleted; 0 once only the row itself is left.
    */
   private deleteNextRows(conversationId: number, archiveId: number, removedFilePaths: string[]): number {
     const items = this.db.tuples<[number]>(
@@ -259,9 +262,15 @@ export class SqliteRetentionStore implements RetentionStore {
       }
       return files.length;
     }
-    return this.db.run(
+    const turns = this.db.run(
       `DELETE FROM committed_turns WHERE conversation_id = ?1 AND advancement_key IN
          (SELECT advancement_key FROM committed_turns WHERE conversation_id = ?1 LIMIT ?2)`,
+      conversationId, DELETE_BATCH.turns,
+    ).changes;
+    if (turns > 0) return turns;
+    // Undo records of repairs to its summaries (they reference the conversation: without this its row could not go).
+    return this.db.run(
+      "DELETE FROM summary_repairs WHERE repair_id IN (SELECT repair_id FROM summary_repairs WHERE conversation_id = ?1 LIMIT ?2)",
       conversationId, DELETE_BATCH.turns,
     ).changes;
   }
@@ -294,8 +303,7 @@ export class SqliteRetentionStore implements RetentionStore {
       `SELECT (SELECT min(message_id) FROM messages) AS low, (SELECT max(message_id) FROM messages) AS high,
               (SELECT coalesce(sum(message_count), 0) FROM conversations) AS stored`,
     )!;
-    const space = this.spaceNow();
-    const bytesPerMessage = bounds.stored > 0 ? ((space.pageCount - space.freePages) * space.pageSize) / bounds.stored : 0;
+    const bytesPerMessage = bounds.stored > 0 ? this.spaceNow().usedBytes / bounds.stored : 0;
     if (bounds.low === null || bounds.high === null) return { messages: 0, bytesPerMessage };
     return { messages: Math.max(0, bounds.high - this.firstStoredSince(since, bounds.low, bounds.high) + 1), bytesPerMessage };
   }
@@ -330,9 +338,9 @@ export class SqliteRetentionStore implements RetentionStore {
   async incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number> {
     const count = Math.max(1, Math.floor(pages));
     return this.db.write(() => {
-      const before = this.spaceNow().freePages;
+      const before = this.pagesNow().freePages;
       this.db.raw.exec(`PRAGMA incremental_vacuum(${count})`);
-      return before - this.spaceNow().freePages;
+      return before - this.pagesNow().freePages;
     }, slice ? { slice } : {});
   }
 

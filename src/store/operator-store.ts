@@ -34,13 +34,26 @@ export interface SummaryNode {
   preview: string;
 }
 
+/**
+ * What `lcm status` says about the database itself, in words both backends answer. The page fields are SQLite's
+ * (its file is made of pages) and null on PostgreSQL, whose server manages its own storage.
+ */
 export interface DatabaseFileInfo {
+  /** Which backend holds the data. */
+  backend: "sqlite" | "postgresql";
+  /** LCM's schema version (SQLite: user_version; PostgreSQL: the newest row of lcm_schema_migrations). */
   schemaVersion: number;
-  applicationId: number;
-  pageSize: number;
-  pageCount: number;
-  freePages: number;
+  /** Bytes the database takes: the SQLite file (without its write-ahead log); PostgreSQL's pg_database_size. */
+  sizeBytes: number;
+  /** Bytes in it that no row uses, reused by new rows: SQLite's free pages; on PostgreSQL, LCM's tables' dead rows (an estimate). */
+  freeBytes: number;
+  /** How writes reach the disk: SQLite's journal mode ("wal"); on PostgreSQL, the server's write-ahead log and its level. */
   journalMode: string;
+  /** SQLite only (null on PostgreSQL): the file's application id, page size, pages, and free pages among them. */
+  applicationId: number | null;
+  pageSize: number | null;
+  pageCount: number | null;
+  freePages: number | null;
 }
 
 export interface OperatorStore {

@@ -8,12 +8,29 @@ import type { ConversationId, MessageId, MessageRecord } from "../records.js";
 import type { PartExportRecord } from "./export-format.js";
 import type { SliceDeadline } from "../runtime/time-slice.js";
 
-/** How big the file is and whether it can give pages back (auto_vacuum=INCREMENTAL). */
+/**
+ * How much room the database takes, and how the room freed by removing rows goes back, in words both backends answer
+ * (SQLite counts pages of its file; PostgreSQL counts LCM's tables on the server: store/../postgres/pg-space.ts).
+ */
 export interface DatabaseSpace {
-  pageSize: number;
-  pageCount: number;
-  freePages: number;
-  autoVacuum: "none" | "full" | "incremental";
+  /**
+   * Bytes LCM's rows and indexes take: what a size cap (retentionMaxDatabaseMb) is measured against. SQLite: the pages
+   * in use; PostgreSQL: LCM's tables with their indexes, less the estimated bytes of their dead rows.
+   */
+  usedBytes: number;
+  /** Bytes the database holds that no row uses (reused by new rows): SQLite's free pages; PostgreSQL's dead rows (an estimate). */
+  freeBytes: number;
+  /**
+   * How freed room goes back to the file system:
+   * - "incremental" (SQLite, auto_vacuum=INCREMENTAL): each retention run gives it back (`incrementalVacuum`);
+   * - "none" or "full" (SQLite created before incremental vacuum): reused; the file shrinks only after `lcm retention --vacuum`
+   *   rewrites it once;
+   * - "server" (PostgreSQL): the server's autovacuum makes it reusable; `lcm retention --apply` runs VACUUM (which also
+   *   gives empty pages at a table's end back) and `--vacuum` runs VACUUM FULL (rewrites LCM's tables).
+   */
+  autoVacuum: "none" | "full" | "incremental" | "server";
+  /** Bytes of one unit `incrementalVacuum` counts (SQLite's page size); 0 where it has none (PostgreSQL). */
+  vacuumUnitBytes: number;
 }
 
 /** A conversation whose host session is gone (ended_at), a candidate to archive whole. */
@@ -71,7 +88,16 @@ export interface DeletionStep {
   /** Files whose rows went in this step: remove them from disk once it committed. */
   removedFilePaths: string[];
   finished: boolean;
+  /** Another gateway holds the conversation (compacting or repairing it): nothing was deleted; a later run goes on. */
+  busy: boolean;
 }
+
+/**
+ * Several gateways on one database (PostgreSQL): every removal runs under the conversation's lock, taken without
+ * waiting. A write that finds it held does nothing and says "busy"; the service reports the conversation skipped and
+ * a later run takes it. SQLite has one writer at a time and never says busy.
+ */
+export type RetentionBusy = "busy";
 
 export interface RetentionStore {
   space(): Promise<DatabaseSpace>;
@@ -93,16 +119,18 @@ export interface RetentionStore {
    * Empties `messageIds` in order (text, parts and index words; the row stays as a stub), recording the archive that
    * holds them, in one transaction that skips any message no longer prunable and ends once `deadline` has expired
    * (after at least one message). `handled`: how many of `messageIds` it went through (the caller passes the rest
-   * again); `pruned`: how many of those it emptied.
+   * again); `pruned`: how many of those it emptied. The messages are of one conversation (the archive's); `busy` when
+   * another gateway holds it (then nothing was emptied and every message counts as handled).
    */
   pruneMessages(
     archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline, restoredBefore?: number,
-  ): Promise<{ handled: number; pruned: number }>;
+  ): Promise<{ handled: number; pruned: number; busy: boolean }>;
   /**
    * Records the archive of a whole conversation and takes the conversation out of use (archived, reason
-   * `lcm-retention:deleting`), if it is still ended and unchanged since `updatedAt`. Null when it changed.
+   * `lcm-retention:deleting`), if it is still ended and unchanged since `updatedAt`. Null when it changed; "busy" when
+   * another gateway holds it (RetentionBusy).
    */
-  beginConversationDeletion(archive: NewArchive, updatedAt: number): Promise<number | null>;
+  beginConversationDeletion(archive: NewArchive, updatedAt: number): Promise<number | null | RetentionBusy>;
   /**
    * Removes the next rows of a conversation being deleted (newest first) in one transaction that ends once `deadline`
    * has expired; `finished` once all are gone.
@@ -121,13 +149,16 @@ export interface RetentionStore {
   growth(since: number): Promise<{ messages: number; bytesPerMessage: number }>;
   /**
    * Gives up to `pages` free pages back to the file system (auto_vacuum=INCREMENTAL) in one transaction; returns
-   * pages freed. A wait for the write lock ends `slice`'s current slice.
+   * pages freed (units of `vacuumUnitBytes`). A wait for the write lock ends `slice`'s current slice. Called only when
+   * space() says "incremental" (SQLite); PostgreSQL answers 0.
    */
   incrementalVacuum(pages: number, slice?: SliceDeadline): Promise<number>;
   /**
-   * Gives space back to the file system: with `full`, first rewrites the whole file once with incremental vacuum
-   * turned on (it blocks every other writer while it runs: minutes on a large file); then empties the write-ahead
-   * log into the file and truncates it. For `lcm retention --apply` / `--vacuum`, never on the gateway's connection.
+   * Gives space back to the file system, for `lcm retention --apply` / `--vacuum`, never on the gateway's connection.
+   * SQLite: with `full`, first rewrites the whole file once with incremental vacuum turned on (it blocks every other
+   * writer while it runs: minutes on a large file); then empties the write-ahead log into the file and truncates it.
+   * PostgreSQL: VACUUM (ANALYZE) of LCM's tables (other gateways go on writing), or with `full` VACUUM FULL (it locks
+   * each table while it rewrites it: every gateway's writes wait).
    */
   reclaimSpace(options: { full: boolean }): Promise<void>;
   /** Archive files already written for a conversation, oldest first (a whole-conversation archive names them). */

@@ -120,7 +120,7 @@ describe("retention", () => {
     const space = await setup.retentionStore.space();
     expect(space.autoVacuum).toBe("incremental"); // new files are created with auto_vacuum=INCREMENTAL
     const fileBefore = statSync(setup.config.databasePath).size;
-    const usedMb = ((space.pageCount - space.freePages) * space.pageSize) / 1_048_576;
+    const usedMb = space.usedBytes / 1_048_576;
     const capMb = Math.max(1, Math.floor(usedMb / 2));
     const capped = setup.serviceWith({ retentionMaxDatabaseMb: capMb });
 

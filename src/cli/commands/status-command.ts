@@ -15,7 +15,7 @@ import { bytes, count } from "../format.js";
 export interface StatusOutput {
   databasePath: string;
   databasePathSource: string;
-  file: DatabaseFileInfo & { sizeBytes: number; walBytes: number };
+  file: DatabaseFileInfo & { walBytes: number };
   status: StatusSnapshot;
 }
 
@@ -31,18 +31,24 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
     throw new CliError(EXIT.notFound, `No conversation ${conversationId} is stored in ${runtime.databaseLabel}; list them with \`lcm conversations\`.`);
   }
   const info = await stores.operator.fileInfo();
-  const file = {
-    ...info,
-    // A read-only connection to a WAL file whose log was checkpointed away reads it immutable, and SQLite then reports
-    // "delete": the file header says what the database is.
-    journalMode: isWalHeader(config.databasePath) ? "wal" : info.journalMode,
-    sizeBytes: statSync(config.databasePath).size,
-    walBytes: statSync(`${config.databasePath}-wal`, { throwIfNoEntry: false })?.size ?? 0,
-  };
+  const file = info.backend === "sqlite"
+    ? {
+        ...info,
+        // A read-only connection to a WAL file whose log was checkpointed away reads it immutable, and SQLite then reports
+        // "delete": the file header says what the database is.
+        journalMode: isWalHeader(config.databasePath) ? "wal" : info.journalMode,
+        sizeBytes: statSync(config.databasePath).size,
+        walBytes: statSync(`${config.databasePath}-wal`, { throwIfNoEntry: false })?.size ?? 0,
+      }
+    // A server's database: its size as the server counts it, and no write-ahead log file of LCM's own.
+    : { ...info, walBytes: 0 };
+  const pages = file.pageCount === null || file.pageSize === null
+    ? `${bytes(file.freeBytes)} free (dead rows)`
+    : `${count(file.pageCount)} pages of ${bytes(file.pageSize)} (${count(file.freePages ?? 0)} free)`;
   const text = [
     renderStatus(status, conversationId === undefined ? "database" : "session"),
-    `File: schema ${file.schemaVersion} · ${bytes(file.sizeBytes)}${file.walBytes > 0 ? ` + ${bytes(file.walBytes)} write-ahead log` : ""} · ` +
-      `${count(file.pageCount)} pages of ${bytes(file.pageSize)} (${count(file.freePages)} free) · journal ${file.journalMode} · path from ${databasePathSource}`,
+    `${file.backend === "sqlite" ? "File" : "Database (PostgreSQL)"}: schema ${file.schemaVersion} · ${bytes(file.sizeBytes)}` +
+      `${file.walBytes > 0 ? ` + ${bytes(file.walBytes)} write-ahead log` : ""} · ${pages} · journal ${file.journalMode} · path from ${databasePathSource}`,
   ].join("\n");
   return { data: { databasePath: runtime.databaseLabel, databasePathSource, file, status }, text };
 }

@@ -1,0 +1,192 @@
+/**
+ * The PostgreSQL retrieval store's reads of content stored aside: chunks of stored files from `file_chunks` (their
+ * tsvector, GIN-indexed), stored files not indexed yet, and the message that holds each file's reference. Rows carry
+ * where the chunk is in its file; the caller reads the text.
+ */
+import type { ConversationId, FileId, MessageId } from "../records.js";
+import type {
+  CandidatePage,
+  FileChunkHitRow,
+  FileReference,
+  IndexRequirement,
+  PreparedTextQuery,
+  SearchFilter,
+  TextCandidates,
+  TextSelection,
+  UnindexedFile,
+  UnsearchableFile,
+} from "../store/retrieval-store.js";
+import { analyzeDocument } from "../text/text-analysis.js";
+import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
+import { type PgFileIndex, storedFilePath } from "./pg-file-index.js";
+import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
+import type { PgSearchReader } from "./pg-search-reader.js";
+import { candidatePage, MAX_TIME, SqlParams } from "./pg-retrieval-sql.js";
+import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
+
+/** A backlog of stored content at most this large is indexed by the search that finds it (four pieces). */
+export const SEARCH_INDEXES_FILE_BYTES_UP_TO = 256 * 1024;
+
+const CHUNK_HIT = `c.chunk_id, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, c.byte_start, c.byte_end,
+  c.line_start, l.storage_path`;
+const CHUNK_JOINS = "JOIN file_index f ON f.file_key = c.file_key JOIN large_files l ON l.file_id = f.file_id";
+
+function fileFilter(params: SqlParams, filter: SearchFilter): string {
+  return `f.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])
+    AND f.created_at >= ${params.add(filter.since ?? Number.MIN_SAFE_INTEGER)} AND f.created_at < ${params.add(filter.before ?? MAX_TIME)}`;
+}
+
+interface ChunkHitSql {
+  chunk_id: number;
+  file_id: string;
+  file_name: string | null;
+  conversation_id: number;
+  message_id: number | null;
+  created_at: number;
+  byte_start: number;
+  byte_end: number;
+  line_start: number;
+  storage_path: string;
+}
+
+interface MessageRefSql {
+  message_id: number;
+  conversation_id: number;
+  seq: number;
+  role: string;
+  created_at: number;
+}
+
+export class PgFileRetrieval {
+  constructor(private readonly reader: PgSearchReader, private readonly index: PgFileIndex, private readonly text: PgTextSearch) {}
+
+  async prepare(terms: PreparedTextQuery["terms"]): Promise<PreparedTextQuery> {
+    await this.indexSmallBacklog();
+    const through = await this.index.through();
+    return this.text.prepare("files", terms, through, through);
+  }
+
+  async textCandidates(
+    prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
+  ): Promise<TextCandidates<FileChunkHitRow>> {
+    const params = new SqlParams();
+    const rows = await this.reader.rows<ChunkHitSql & { word_count: number }>(
+      "stored-content candidates",
+      `SELECT ${CHUNK_HIT}, c.word_count FROM file_chunks c ${CHUNK_JOINS}
+       WHERE c.document @@ ${params.add(this.text.expression(prepared, selection))}::tsquery
+         AND c.chunk_id >= ${params.add(window.from)} AND c.chunk_id <= ${params.add(Math.min(window.to, prepared.indexedThrough))}
+         AND ${fileFilter(params, filter)}
+       ORDER BY c.chunk_id DESC LIMIT ${params.add(limit)}`,
+      params.values,
+    );
+    return { rows: rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), limitReached: rows.length >= limit };
+  }
+
+  async candidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>> {
+    const query = requirementQuery(requirement);
+    if (query === null) return { rows: [], next: null, oldestExamined: null };
+    const params = new SqlParams();
+    const rows = await this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
+      "stored-content regex candidates",
+      `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${fileFilter(params, filter)}) AS in_scope
+       FROM (SELECT chunk_id FROM file_chunks WHERE document @@ ${params.add(query)}::tsquery AND chunk_id < ${params.add(below ?? MAX_TIME)}
+             ORDER BY chunk_id DESC LIMIT ${params.add(pageSize)}) h
+       JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
+       ORDER BY c.chunk_id DESC`,
+      params.values,
+    );
+    return candidatePage(rows, pageSize, toHit, (row) => row.created_at);
+  }
+
+  async scan(filter: SearchFilter, window: { from: number; to: number }): Promise<FileChunkHitRow[]> {
+    const params = new SqlParams();
+    return (await this.reader.rows<ChunkHitSql>(
+      "stored-content scan",
+      `SELECT ${CHUNK_HIT} FROM file_chunks c ${CHUNK_JOINS}
+       WHERE c.chunk_id >= ${params.add(window.from)} AND c.chunk_id < ${params.add(window.to)} AND ${fileFilter(params, filter)}
+       ORDER BY c.chunk_id DESC`,
+      params.values,
+    )).map(toHit);
+  }
+
+  maxChunkId(): Promise<number> {
+    return this.index.through();
+  }
+
+  async unindexed(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }> {
+    await this.indexSmallBacklog();
+    const params = new SqlParams();
+    const files = await this.reader.rows<Omit<ChunkHitSql, "chunk_id" | "byte_start" | "byte_end" | "line_start"> & { indexed_bytes: number; indexed_lines: number }>(
+      "stored files not indexed",
+      `SELECT f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines
+       FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+       WHERE f.state = 'pending' AND ${fileFilter(params, filter)} ORDER BY f.file_key DESC LIMIT ${params.add(limit)}`,
+      params.values,
+    );
+    const more = new SqlParams();
+    const unsearchable = await this.reader.rows<{ file_id: string; file_name: string | null; reason: string | null }>(
+      "unsearchable stored files",
+      `SELECT f.file_id, l.file_name, f.reason FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+       WHERE f.state = 'unavailable' AND ${fileFilter(more, filter)} ORDER BY f.file_key DESC LIMIT ${more.add(limit)}`,
+      more.values,
+    );
+    return {
+      files: files.map((row) => ({
+        fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), conversationId: row.conversation_id, messageId: row.message_id,
+        createdAt: row.created_at, path: storedFilePath(row.storage_path), indexedBytes: row.indexed_bytes, indexedLines: row.indexed_lines,
+      })),
+      unsearchable: unsearchable.map((row) => ({ fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), reason: row.reason ?? "could not be read" })),
+    };
+  }
+
+  /**
+   * Checks the message recorded for each file (its text names the file id), else finds the earliest message of the
+   * file's conversation that does: through the message index (the id's words as a phrase), then among the messages
+   * waiting for the index.
+   */
+  async references(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>> {
+    const found = new Map<FileId, FileReference | null>();
+    for (const file of files) {
+      if (found.has(file.fileId)) continue;
+      const named = toPgText(file.fileId);
+      const recorded = file.messageId === null ? null : await this.reader.row<MessageRefSql>(
+        "file reference",
+        `SELECT message_id, conversation_id, seq, role, created_at FROM messages
+         WHERE message_id = $1 AND conversation_id = $2 AND strpos(content, $3) > 0`,
+        [file.messageId, file.conversationId, named],
+      );
+      const words = analyzeDocument(file.fileId).words.split(" ").filter(Boolean);
+      const row = recorded ?? (words.length === 0 ? null : await this.reader.row<MessageRefSql>(
+        "file reference",
+        `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.created_at
+         FROM message_search s JOIN messages m ON m.message_id = s.message_id
+         WHERE s.document @@ $1::tsquery AND m.conversation_id = $2 AND strpos(m.content, $3) > 0
+         ORDER BY s.message_id LIMIT 1`,
+        [anyOrAlways([phraseQuery(words, { weight: "A" })]), file.conversationId, named],
+      )) ?? await this.reader.row<MessageRefSql>(
+        "file reference",
+        `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.created_at
+         FROM message_search_pending p JOIN messages m ON m.message_id = p.message_id
+         WHERE m.conversation_id = $1 AND strpos(m.content, $2) > 0 ORDER BY m.message_id LIMIT 1`,
+        [file.conversationId, named],
+      );
+      found.set(file.fileId, row ? {
+        messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: fromPgText(row.role), createdAt: row.created_at,
+      } : null);
+    }
+    return found;
+  }
+
+  private async indexSmallBacklog(): Promise<void> {
+    const backlog = await this.index.backlog();
+    if (backlog.files > 0 && backlog.bytes <= SEARCH_INDEXES_FILE_BYTES_UP_TO) await this.index.indexPending(backlog.bytes + 1);
+  }
+}
+
+function toHit(row: ChunkHitSql): FileChunkHitRow {
+  return {
+    chunkId: row.chunk_id, fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), conversationId: row.conversation_id,
+    messageId: row.message_id, createdAt: row.created_at, byteStart: row.byte_start, byteEnd: row.byte_end,
+    lineStart: row.line_start, path: storedFilePath(row.storage_path), text: "", rank: 0,
+  };
+}

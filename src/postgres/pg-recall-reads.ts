@@ -1,0 +1,162 @@
+/**
+ * The PostgreSQL retrieval store's reads that are not search: what lcm_describe and lcm_expand read (a summary's
+ * lineage, the summary standing for a message in the context, messages' texts), which conversations recall may read,
+ * and where retention archived what recall cannot show. Ported from the SQLite store's reads, one statement each.
+ */
+import type { ConversationId, ConversationRecord, MessageId, SummaryId } from "../records.js";
+import type { ArchivedLocation } from "../store/retention-store.js";
+import type { MessageText, SummaryLineage } from "../store/retrieval-store.js";
+import { fromPgText, type PgDatabase, toPgText } from "./pg-database.js";
+import { type PgConversationRow, toConversation } from "./pg-rows.js";
+
+/** Bound on the climb from a leaf to its root (depths stay far below this). */
+const MAX_DAG_DEPTH = 64;
+
+interface ArchiveRow {
+  archive_id: number;
+  kind: "conversation" | "messages";
+  path: string;
+  created_at: number;
+  conversation_id: number;
+  agent_id: string;
+  session_id: string;
+  seq_start: number | null;
+  seq_end: number | null;
+}
+
+export class PgRecallReads {
+  constructor(private readonly db: PgDatabase) {}
+
+  async maxMessageSeq(conversationId: ConversationId): Promise<number> {
+    return (await this.db.row<{ top: number | null }>("SELECT max(seq) AS top FROM messages WHERE conversation_id = $1", [conversationId]))?.top ?? 0;
+  }
+
+  /**
+   * Per seq: the nearest leaf holding it, then its parents up to the root, all seqs in one statement (a round trip
+   * per seq and level cost more than the reads themselves).
+   */
+  async coveringSummaryIds(conversationId: ConversationId, seqs: number[]): Promise<Map<number, SummaryId | null>> {
+    const unique = [...new Set(seqs)];
+    const covering = new Map<number, SummaryId | null>(unique.map((seq) => [seq, null]));
+    if (unique.length === 0) return covering;
+    const rows = await this.db.rows<{ seq: number; summary_id: string }>(
+      `WITH RECURSIVE climb (seq, id, level) AS (
+         SELECT q.seq, leaf.id, 0 FROM unnest($2::bigint[]) AS q (seq)
+         JOIN LATERAL (SELECT id, seq_end FROM summaries WHERE conversation_id = $1 AND seq_start <= q.seq AND kind = 'leaf'
+                       ORDER BY seq_start DESC LIMIT 1) leaf ON leaf.seq_end >= q.seq
+         UNION ALL
+         SELECT c.seq, up.summary_id, c.level + 1 FROM climb c
+         JOIN LATERAL (SELECT summary_id FROM summary_parents WHERE parent_summary_id = c.id LIMIT 1) up ON true
+         WHERE c.level < $3
+       )
+       SELECT DISTINCT ON (c.seq) c.seq, s.summary_id FROM climb c JOIN summaries s ON s.id = c.id ORDER BY c.seq, c.level DESC`,
+      [conversationId, unique, MAX_DAG_DEPTH],
+    );
+    for (const row of rows) covering.set(row.seq, row.summary_id);
+    return covering;
+  }
+
+  async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
+    const children = await this.db.rows<{ summary_id: string }>(
+      `SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id
+       WHERE p.parent_summary_id = $1 ORDER BY s.id`,
+      [summaryRowId],
+    );
+    const messages = await this.db.rows<{ message_id: number }>(
+      "SELECT message_id FROM summary_messages WHERE summary_id = $1 ORDER BY ordinal LIMIT $2", [summaryRowId, messageLimit],
+    );
+    const parents = await this.db.rows<{ parent_summary_id: number }>(
+      "SELECT parent_summary_id FROM summary_parents WHERE summary_id = $1 ORDER BY ordinal", [summaryRowId],
+    );
+    const inContext = await this.db.row(
+      "SELECT 1 AS found FROM context_items WHERE conversation_id = $1 AND summary_id = $2 LIMIT 1", [conversationId, summaryRowId],
+    );
+    const archived = await this.db.rows<ArchiveRow & { ids: number[] }>(
+      `SELECT a.archive_id, a.kind, a.path, a.created_at, a.conversation_id, a.agent_id, a.session_id, a.seq_start, a.seq_end,
+              array_agg(m.message_id ORDER BY m.message_id) AS ids
+       FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
+       WHERE sm.summary_id = $1 GROUP BY a.archive_id ORDER BY a.archive_id`,
+      [summaryRowId],
+    );
+    return {
+      childSummaryIds: children.map((row) => row.summary_id),
+      sourceMessageIds: messages.map((row) => row.message_id),
+      parentRowIds: parents.map((row) => row.parent_summary_id),
+      inContext: inContext !== null,
+      archivedSources: archived.map((row) => ({ ...toLocation(row), messageIds: row.ids.map(Number) })),
+    };
+  }
+
+  async archivedIdLocation(id: string): Promise<ArchivedLocation | null> {
+    const row = await this.db.row<ArchiveRow>(
+      "SELECT a.* FROM retention_archived_ids i JOIN retention_archives a ON a.archive_id = i.archive_id WHERE i.id = $1", [id],
+    );
+    return row ? toLocation(row) : null;
+  }
+
+  /** Message archives of these conversations, and whole conversations archived of the agents that own them. */
+  async archivesOf(conversationIds: readonly ConversationId[], limit: number): Promise<ArchivedLocation[]> {
+    const rows = await this.db.rows<ArchiveRow>(
+      `SELECT DISTINCT ON (path) * FROM retention_archives
+       WHERE (kind = 'messages' AND conversation_id = ANY($1::bigint[]))
+          OR (kind = 'conversation' AND agent_id IN (SELECT agent_id FROM conversations WHERE conversation_id = ANY($1::bigint[])))
+       ORDER BY path, archive_id DESC`,
+      [conversationIds],
+    );
+    return rows.sort((a, b) => b.archive_id - a.archive_id).slice(0, limit).map(toLocation);
+  }
+
+  async getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]> {
+    if (messageIds.length === 0) return [];
+    const rows = await this.db.rows<{
+      message_id: number; conversation_id: number; seq: number; role: string; created_at: number; content: string; token_count: number; archive_path: string | null;
+    }>(
+      `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.created_at, m.content, m.token_count, a.path AS archive_path FROM messages m
+       LEFT JOIN retention_archives a ON a.archive_id = m.archive_id
+       WHERE m.message_id = ANY($1::bigint[])`,
+      [messageIds],
+    );
+    const byId = new Map(rows.map((row) => [row.message_id, row]));
+    return messageIds.flatMap((id) => {
+      const row = byId.get(id);
+      if (!row) return [];
+      const text = row.archive_path === null
+        ? { content: fromPgText(row.content), tokenCount: row.token_count }
+        : archivedText(row.message_id, row.seq, row.conversation_id, row.archive_path);
+      return [{ messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: fromPgText(row.role), createdAt: row.created_at, ...text }];
+    });
+  }
+
+  /** `agentId` as stored (NUL-escaped), or null for every agent; neither expansion sessions nor conversations being deleted. */
+  async listRecallConversationIds(agentId: string | null, expansionPrefix: string): Promise<ConversationId[]> {
+    const readable = "(session_key IS NULL OR strpos(session_key, $1) = 0) AND coalesce(archive_reason, '') <> 'lcm-retention:deleting'";
+    const rows = agentId === null
+      ? await this.db.rows<{ conversation_id: number }>(`SELECT conversation_id FROM conversations WHERE ${readable} ORDER BY conversation_id`, [expansionPrefix])
+      : await this.db.rows<{ conversation_id: number }>(
+          `SELECT conversation_id FROM conversations WHERE agent_id = $2 AND ${readable} ORDER BY conversation_id`, [expansionPrefix, agentId],
+        );
+    return rows.map((row) => row.conversation_id);
+  }
+
+  async findConversationBySessionKey(agentId: string, sessionKey: string): Promise<ConversationRecord | null> {
+    const row = await this.db.row<PgConversationRow>(
+      "SELECT * FROM conversations WHERE agent_id = $1 AND session_key = $2 ORDER BY archived_at IS NOT NULL, updated_at DESC LIMIT 1",
+      [toPgText(agentId), toPgText(sessionKey)],
+    );
+    return row ? toConversation(row) : null;
+  }
+}
+
+function toLocation(row: ArchiveRow): ArchivedLocation {
+  return {
+    archivePath: row.path, archivedAt: row.created_at, conversationId: row.conversation_id, agentId: fromPgText(row.agent_id),
+    sessionId: fromPgText(row.session_id), kind: row.kind, seqStart: row.seq_start, seqEnd: row.seq_end,
+  };
+}
+
+/** A message retention archived (a stub): where its text is. */
+function archivedText(messageId: number, seq: number, conversationId: number, archivePath: string): { content: string; tokenCount: number } {
+  const content = `[archived by retention: message ${messageId} (seq ${seq}) of conversation ${conversationId} is in ` +
+    `${archivePath} (gzip JSONL, the line with "messageId":${messageId}); only the summaries above it remain here]`;
+  return { content, tokenCount: Math.ceil(content.length / 4) };
+}

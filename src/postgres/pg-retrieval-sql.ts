@@ -1,0 +1,108 @@
+/**
+ * SQL fragments, row shapes and row mapping of the PostgreSQL retrieval store (pg-retrieval-store.ts and
+ * pg-file-retrieval.ts): placeholders are numbered as parameters are added (`SqlParams`), and scope and time filters
+ * are shared text so every search applies them the same way. Stored text is NUL-escaped (pg-database.ts) and read
+ * back through fromPgText here.
+ */
+import type { SummaryKind } from "../records.js";
+import type { CandidatePage, ContainsFilter, MessageHitRow, SearchFilter, SummaryHitRow } from "../store/retrieval-store.js";
+import { fromPgText } from "./pg-database.js";
+import type { PgParam } from "./pg-queryable.js";
+
+export const MIN_TIME = Number.MIN_SAFE_INTEGER;
+export const MAX_TIME = Number.MAX_SAFE_INTEGER;
+
+/** A statement's parameters, numbered as they are added. */
+export class SqlParams {
+  readonly values: PgParam[] = [];
+
+  add(value: PgParam): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+export const MESSAGE_HIT = "m.message_id, m.conversation_id, m.seq, m.role, m.created_at";
+export const SUMMARY_HIT = "s.id, s.summary_id, s.conversation_id, s.kind, s.depth, s.earliest_at, s.latest_at, s.created_at, s.seq_start, s.seq_end";
+
+/** Messages in the filter's conversations and time range. */
+export function messageFilter(params: SqlParams, filter: SearchFilter, alias = "m"): string {
+  return `${alias}.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])
+    AND ${alias}.created_at >= ${params.add(filter.since ?? MIN_TIME)} AND ${alias}.created_at < ${params.add(filter.before ?? MAX_TIME)}`;
+}
+
+/** Summaries in the filter's conversations whose time range overlaps the filter's. */
+export function summaryFilter(params: SqlParams, filter: SearchFilter): string {
+  return `s.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])
+    AND s.latest_at >= ${params.add(filter.since ?? MIN_TIME)} AND s.earliest_at < ${params.add(filter.before ?? MAX_TIME)}`;
+}
+
+export interface MessageHitSql {
+  message_id: number;
+  conversation_id: number;
+  seq: number;
+  role: string;
+  created_at: number;
+}
+
+export interface SummaryHitSql {
+  id: number;
+  summary_id: string;
+  conversation_id: number;
+  kind: string;
+  depth: number;
+  earliest_at: number;
+  latest_at: number;
+  created_at: number;
+  seq_start: number;
+  seq_end: number;
+}
+
+export const toMessageHit = (row: MessageHitSql, text: string): MessageHitRow => ({
+  messageId: row.message_id,
+  conversationId: row.conversation_id,
+  seq: row.seq,
+  role: fromPgText(row.role),
+  createdAt: row.created_at,
+  text,
+  rank: 0,
+});
+
+export const toSummaryHit = (row: SummaryHitSql, text: string): SummaryHitRow => ({
+  rowId: row.id,
+  summaryId: row.summary_id,
+  conversationId: row.conversation_id,
+  kind: row.kind as SummaryKind,
+  depth: row.depth,
+  earliestAt: row.earliest_at,
+  latestAt: row.latest_at,
+  createdAt: row.created_at,
+  seqStart: row.seq_start,
+  seqEnd: row.seq_end,
+  text,
+  rank: 0,
+});
+
+/**
+ * The filter "the stored text contains one of these substrings" (ASCII case-insensitive: ILIKE, its wildcards
+ * escaped), or holds a NUL (its stored escape: the caller's regex decides on the real text), or (`keepNonAscii`) any
+ * character outside ASCII. Empty without a filter.
+ */
+export function containsClause(params: SqlParams, column: string, contains: ContainsFilter | null): string {
+  if (!contains || contains.anyOf.length === 0) return "";
+  const patterns = contains.anyOf.map((literal) => `%${literal.replace(/[\\%_]/g, (character) => `\\${character}`)}%`);
+  const otherwise = contains.keepNonAscii ? `octet_length(${column}) > char_length(${column})` : `strpos(${column}, chr(64976)) > 0`;
+  return `AND (${column} ILIKE ANY(${params.add(patterns)}::text[]) OR ${otherwise})`;
+}
+
+/** A page of candidates read newest first: the rows in scope, and where the next page starts. */
+export function candidatePage<Sql extends { candidate: number; in_scope: boolean }, Row>(
+  rows: Sql[], pageSize: number, map: (row: Sql) => Row, timeOf: (row: Sql) => number,
+): CandidatePage<Row> {
+  const last = rows.at(-1);
+  return {
+    rows: rows.filter((row) => row.in_scope).map(map),
+    next: rows.length < pageSize || !last ? null : last.candidate,
+    oldestExamined: last ? timeOf(last) : null,
+  };
+}

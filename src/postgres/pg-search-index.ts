@@ -1,0 +1,166 @@
+/**
+ * The PostgreSQL side of SearchIndex (specs/028-postgres.md, "Search"). Several gateways write one database and ids
+ * commit out of order, so a row id watermark alone could skip a row forever: instead triggers put every new message
+ * and summary in a queue (`*_search_pending`) inside the writer's own transaction, and the indexer drains it oldest
+ * first, `FOR UPDATE SKIP LOCKED` (concurrent indexers take disjoint rows), writing each row's tsvector
+ * (pg-search-document.ts), its new dictionary words and the queue's deletion in one transaction. The watermark
+ * `indexedThrough` is derived, never stored: the id below the oldest new row still queued (or the newest id when none
+ * is), so every committed row at or below it is in the index and the rows above it are read by scanning.
+ */
+import { analyzeDocument } from "../text/text-analysis.js";
+import { nextLoopTurn } from "../runtime/time-slice.js";
+import { searchableText } from "../messages/searchable-text.js";
+import type { IndexProgress, SearchIndex } from "../store/search-index.js";
+import { fromPgText, type PgDatabase } from "./pg-database.js";
+import type { PgQueryable } from "./pg-queryable.js";
+import { documentVector } from "./pg-search-document.js";
+import { PgTermDictionary } from "./pg-term-dictionary.js";
+import type { PgFileIndex } from "./pg-file-index.js";
+
+/** Rows per indexing transaction, at most. */
+export const INDEX_CHUNK_ROWS = 100;
+/** A chunk takes no further row once its analysis ran this long (its first row it always takes). */
+const CHUNK_TIME_MS = 12;
+
+export type IndexSource = "messages" | "summaries";
+
+/** Where each index reads its rows: the queue, the index table, and the row's text (with tool-call spans). */
+const SOURCES: Record<IndexSource, { pending: string; index: string; id: string; rows: string; text: string; spans: string }> = {
+  messages: {
+    pending: "message_search_pending", index: "message_search", id: "message_id", rows: "messages m ON m.message_id = p.message_id",
+    text: "m.content", spans: argumentSpansSql("m"),
+  },
+  summaries: {
+    pending: "summary_search_pending", index: "summary_search", id: "summary_id", rows: "summaries m ON m.id = p.summary_id",
+    text: "m.content", spans: "NULL",
+  },
+};
+
+/** SQL for the tool-call argument spans of message `alias` (JSON [[start, end], …], or NULL when it has no call). */
+export function argumentSpansSql(alias: string): string {
+  return `CASE WHEN strpos(${alias}.content, '[tool call ') > 0 THEN (
+    SELECT json_agg(json_build_array(p.text_start, p.text_end) ORDER BY p.ordinal)::text FROM message_parts p
+    WHERE p.message_id = ${alias}.message_id AND p.kind = 'toolCall') END`;
+}
+
+/** The searchable text of a row read with `argumentSpansSql` (stored text is NUL-escaped: pg-database.ts). */
+export function toSearchableText(content: string, spans: string | null): string {
+  const text = fromPgText(content);
+  return spans === null ? text : searchableText(text, JSON.parse(spans) as [number, number][]);
+}
+
+export class PgSearchIndex implements SearchIndex {
+  private readonly dictionary: PgTermDictionary;
+
+  constructor(private readonly db: PgDatabase, readonly files: PgFileIndex) {
+    this.dictionary = new PgTermDictionary(db);
+  }
+
+  async pendingMessages(): Promise<number> {
+    return this.pending("messages");
+  }
+
+  async pendingSummaries(): Promise<number> {
+    return this.pending("summaries");
+  }
+
+  /** Rows of `source` waiting for the index (new ones and changed ones). */
+  async pending(source: IndexSource, atMost?: number): Promise<number> {
+    const table = SOURCES[source].pending;
+    const row = atMost === undefined
+      ? await this.db.row<{ count: number }>(`SELECT count(*)::int AS count FROM ${table}`)
+      : await this.db.row<{ count: number }>(`SELECT count(*)::int AS count FROM (SELECT 1 FROM ${table} LIMIT $1) w`, [atMost + 1]);
+    return row?.count ?? 0;
+  }
+
+  /**
+   * The highest id below which every row of `source` is indexed (the id before the oldest new row waiting, or the
+   * newest id when none waits), and the newest id stored.
+   */
+  async through(source: IndexSource): Promise<{ through: number; newest: number }> {
+    const { pending, id } = SOURCES[source];
+    const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
+    const row = await this.db.row<{ through: number; newest: number }>(
+      `SELECT coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`,
+    );
+    return { through: row?.through ?? 0, newest: row?.newest ?? 0 };
+  }
+
+  async indexPending(options: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number } = {}): Promise<IndexProgress> {
+    const { whenAtLeast = 1, maxRows = Number.POSITIVE_INFINITY, maxFileBytes = 0 } = options;
+    let pending = await this.pending("messages");
+    let indexed = 0;
+    if (pending > 0 && pending >= whenAtLeast) {
+      indexed = await this.indexSource("messages", maxRows);
+      pending = await this.pending("messages");
+    }
+    if (indexed < maxRows && (await this.pending("summaries", 0)) > 0) await this.indexSource("summaries", maxRows - indexed);
+    const fileBytes = maxFileBytes > 0 ? await this.files.indexPending(maxFileBytes) : 0;
+    return { indexed, pending, fileBytes };
+  }
+
+  /** Indexes `source`'s queue when it holds at most `limit` rows (a search's own catch-up); returns the rows still waiting. */
+  async indexIfAtMost(source: IndexSource, limit: number): Promise<number> {
+    const waiting = await this.pending(source, limit);
+    if (waiting === 0 || waiting > limit) return waiting;
+    await this.indexSource(source, limit);
+    return this.pending(source, limit);
+  }
+
+  private async indexSource(source: IndexSource, maxRows: number): Promise<number> {
+    let indexed = 0;
+    while (indexed < maxRows) {
+      const limit = Math.min(INDEX_CHUNK_ROWS, maxRows - indexed);
+      const { count, added } = await this.db.transaction((tx) => this.indexChunk(tx, source, limit));
+      this.dictionary.committed(added);
+      if (count === 0) break;
+      indexed += count;
+      await nextLoopTurn();
+    }
+    return indexed;
+  }
+
+  /**
+   * Inside a transaction: takes up to `limit` queued rows no other indexer holds, oldest first, and indexes them
+   * (a queued row whose row is gone is just dequeued). Rows the chunk's time budget leaves stay queued.
+   */
+  private async indexChunk(tx: PgQueryable, source: IndexSource, limit: number): Promise<{ count: number; added: string[] }> {
+    const { pending, index, id, rows: join, text, spans } = SOURCES[source];
+    const rows = await tx.rows<{ id: number; content: string | null; spans: string | null }>(
+      `SELECT p.${id} AS id, ${text} AS content, ${spans} AS spans
+       FROM (SELECT ${id} FROM ${pending} ORDER BY ${id} LIMIT $1 FOR UPDATE SKIP LOCKED) p LEFT JOIN ${join}
+       ORDER BY p.${id}`,
+      [limit],
+    );
+    if (rows.length === 0) return { count: 0, added: [] };
+    const words = new Set<string>();
+    const ids: number[] = [];
+    const documents: string[] = [];
+    const counts: number[] = [];
+    const gone: number[] = [];
+    const started = performance.now();
+    for (const row of rows) {
+      if (ids.length + gone.length > 0 && performance.now() - started > CHUNK_TIME_MS) break;
+      if (row.content === null) {
+        gone.push(row.id);
+        continue;
+      }
+      const document = analyzeDocument(toSearchableText(row.content, row.spans), words);
+      ids.push(row.id);
+      documents.push(documentVector(document.words, document.derived));
+      counts.push(document.wordCount);
+    }
+    // Dictionary first, then the index rows (whose trigger takes the statistics row's lock last): no lock cycle.
+    const added = await this.dictionary.list(tx, words);
+    if (ids.length > 0) {
+      await tx.run(
+        `INSERT INTO ${index} (${id}, document, word_count)
+         SELECT * FROM unnest($1::bigint[], $2::text[]::tsvector[], $3::int[])
+         ON CONFLICT (${id}) DO UPDATE SET document = EXCLUDED.document, word_count = EXCLUDED.word_count`,
+        [ids, documents, counts],
+      );
+    }
+    await tx.run(`DELETE FROM ${pending} WHERE ${id} = ANY($1::bigint[])`, [[...ids, ...gone]]);
+    return { count: ids.length + gone.length, added };
+  }
+}

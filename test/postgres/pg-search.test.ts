@@ -1,0 +1,139 @@
+/**
+ * What only the PostgreSQL search has to prove (specs/028-postgres.md, "Search"): a row whose id commits after a
+ * higher one is indexed and found, not skipped; two gateways indexing at once index every row once; a search statement
+ * past its timeout fails with a clear error; documents beyond tsvector's limits (16,383 positions, 256 per word, 2 KB
+ * words, 1 MB) are still found.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isLcmError } from "../../src/errors.js";
+import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
+import type { PostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import { PgDatabase } from "../../src/postgres/pg-database.js";
+import { PgFileIndex } from "../../src/postgres/pg-file-index.js";
+import { PgRetrievalStore } from "../../src/postgres/pg-retrieval-store.js";
+import { PgSearchIndex } from "../../src/postgres/pg-search-index.js";
+import { grep, type GrepRequest } from "../../src/search/grep.js";
+import { openTestBackend, type TestBackend } from "../helpers/backends.js";
+import { insertMessages } from "../helpers/sql-fixtures.js";
+
+describe("PostgreSQL search", () => {
+  let opened: TestBackend;
+  let backend: PostgresBackend;
+  beforeEach(async () => {
+    opened = await openTestBackend("postgres");
+    backend = opened.backend as PostgresBackend;
+  });
+  afterEach(async () => {
+    await opened.close();
+  });
+
+  const search = (pattern: string, options: Partial<GrepRequest> = {}) =>
+    grep(backend.retrieval, {
+      pattern, mode: "full_text", scope: "messages", conversationIds: [1], since: null, before: null, limit: 20, sort: "recency", ...options,
+    }, { now: 100, regexBudgetMs: 10_000, files: new LargeFileReader({ store: backend.store }) });
+  const seqs = (matches: { type: string }[]) => matches.map((match) => (match as { seq?: number }).seq);
+
+  it("indexes a message whose id committed after a higher one, and finds it meanwhile", async () => {
+    await insertMessages(opened, ["first", "second", "third"]);
+    const index = new PgSearchIndex(backend.database, new PgFileIndex(backend.database));
+    await index.indexPending();
+    // Gateway A takes id 4 and has not committed; gateway B stores id 5 and it is indexed.
+    const client = await (await backend.database.pool()).connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        "INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key) VALUES (1, 4, 'user', 'the slow capybara-5150 arrives', 1, 4, 'k-slow')",
+      );
+      await insertMessages(opened, ["fast one"], { firstSeq: 5 });
+      await index.indexPending();
+      expect(await index.through("messages")).toEqual({ through: 5, newest: 5 });
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    // An id watermark at 5 would skip id 4 forever; the queue holds it and the watermark steps back below it.
+    expect(await index.through("messages")).toEqual({ through: 3, newest: 5 });
+    expect(await index.pendingMessages()).toBe(1);
+    await index.indexPending();
+    expect(await index.through("messages")).toEqual({ through: 5, newest: 5 });
+    const found = await backend.database.rows<{ message_id: number }>("SELECT message_id FROM message_search WHERE document @@ $1::tsquery", ["'capybara' <-> '5150'"]);
+    expect(found.map((row) => row.message_id)).toEqual([4]);
+    expect(seqs((await search("capybara-5150", { mode: "regex" })).matches)).toEqual([4]);
+  });
+
+  it("indexes a changed text again without holding the watermark back", async () => {
+    await insertMessages(opened, ["original wording here", "second row"]);
+    await backend.searchIndex.indexPending();
+    await backend.database.run("UPDATE messages SET content = 'rewritten with marmot-88' WHERE message_id = 1");
+    const index = new PgSearchIndex(backend.database, new PgFileIndex(backend.database));
+    expect(await index.pendingMessages()).toBe(1);
+    expect(await index.through("messages")).toEqual({ through: 2, newest: 2 });
+    await index.indexPending();
+    expect(await index.pendingMessages()).toBe(0);
+    expect(seqs((await search("marmot-88", { mode: "regex" })).matches)).toEqual([1]);
+    expect(seqs((await search("original")).matches)).toEqual([]);
+    const stats = await backend.database.row("SELECT documents, total_words FROM search_index_stats WHERE name = 'messages'");
+    expect(stats).toEqual({ documents: 2, total_words: 6 });
+  });
+
+  it("lets two gateways index one backlog at once: every row once, the statistics exact", async () => {
+    await insertMessages(opened, Array.from({ length: 1_200 }, (_, index) => `message ${index} about topic${index % 7}`));
+    const other = opened.reopen() as PostgresBackend;
+    const progress = await Promise.all([backend.searchIndex.indexPending(), other.searchIndex.indexPending()]);
+    expect(progress[0].indexed + progress[1].indexed).toBe(1_200);
+    expect(progress[0].indexed).toBeGreaterThan(0);
+    expect(progress[1].indexed).toBeGreaterThan(0);
+    const counts = await backend.database.row<{ indexed: number; documents: number; total_words: number; words: number }>(
+      `SELECT (SELECT count(*)::int FROM message_search) AS indexed, (SELECT sum(word_count)::int FROM message_search) AS words,
+              documents, total_words FROM search_index_stats WHERE name = 'messages'`,
+    );
+    expect(counts).toEqual({ indexed: 1_200, documents: 1_200, words: 4_800, total_words: 4_800 });
+    expect(await backend.searchIndex.pendingMessages()).toBe(0);
+  });
+
+  it("stops a search statement at its timeout with a clear error, and changes nothing", async () => {
+    await insertMessages(opened, ["a row to scan"]);
+    // A pool with no timeout of its own: only the search's SET LOCAL can stop the statement.
+    const database = new PgDatabase(opened.location, { statementTimeoutMs: 0 });
+    const retrieval = new PgRetrievalStore(database, { statementTimeoutMs: 300 });
+    const client = await (await backend.database.pool()).connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE");
+      const error = await retrieval.scanMessages({ conversationIds: [1], since: null, before: null }, { by: "messageId", from: 1, to: 10 }, null)
+        .then(() => null, (caught: unknown) => caught);
+      expect(isLcmError(error, "timeout")).toBe(true);
+      expect((error as Error).message).toMatch(/message scan ran past its 300 ms limit on PostgreSQL .* Narrow the search/);
+      expect(backend.storage.isStorageFailure(error)).toBe(false);
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+    const rows = await retrieval.scanMessages({ conversationIds: [1], since: null, before: null }, { by: "messageId", from: 1, to: 10 }, null);
+    expect(rows.map((row) => row.text)).toEqual(["a row to scan"]);
+    await database.close();
+  });
+
+  it("finds phrases and words in documents past tsvector's limits", async () => {
+    // 2,504 bytes: past the 2,046 bytes PostgreSQL allows a lexeme.
+    const long = `${"w".repeat(2_500)}tail`;
+    await insertMessages(opened, [
+      // 20,000 words: the phrase sits past position 16,383.
+      `${Array.from({ length: 20_000 }, (_, index) => `filler${index % 500}`).join(" ")} alpha omega`,
+      // One word 300 times, then a phrase with it.
+      `${"echo ".repeat(300)}echo sierra`,
+      `a word longer than a lexeme may be: ${long}`,
+      // Over 1 MB of distinct words: no tsvector can hold it.
+      `${Array.from({ length: 90_000 }, (_, index) => `unique${index.toString(36)}x`).join(" ")} needle-in-haystack`,
+      "alpha and omega apart, sierra echo reversed",
+    ]);
+    await backend.searchIndex.indexPending();
+    expect(await backend.searchIndex.pendingMessages()).toBe(0);
+    expect(seqs((await search("\"alpha omega\"")).matches)).toEqual([1]);
+    expect(seqs((await search("\"echo sierra\"")).matches)).toEqual([2]);
+    expect(seqs((await search(`${"w".repeat(900)}*`)).matches)).toEqual([3]);
+    expect(seqs((await search("w{600}tail", { mode: "regex" })).matches)).toEqual([3]);
+    expect(seqs((await search("needle-in-haystack", { mode: "regex" })).matches)).toEqual([4]);
+    expect(seqs((await search("\"needle in haystack\"")).matches)).toEqual([4]);
+  });
+});
