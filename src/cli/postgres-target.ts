@@ -9,7 +9,7 @@ import { openPostgresBackend, type PostgresBackend } from "../postgres/open-post
 import type { PgOptions } from "../postgres/pg-database.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
-import { backupByTableCopy } from "../transfer/table-backup.js";
+import type { BackupStore } from "../store/backup-store.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 /** The SQLite file a migration reads (it writes only to bring an older LCM schema up to date, as any command does). */
@@ -32,7 +32,12 @@ export function openPostgresForCli(url: string, argument: string, options: PgOpt
     throw new CliError(EXIT.usage, `${argument} must be a PostgreSQL URL (postgres://user:password@host:5432/database), got ${JSON.stringify(redacted(url))}.`);
   }
   const backend = openPostgresBackend(url, "private", { applicationName: "lcm-cli", ...options });
-  return { ...backend, backup: backupByTableCopy(backend.tableCopy, (path) => openSqliteBackend(path, "private")) };
+  // The copy is loaded when a backup runs: the other commands never load transfer/.
+  const backup: BackupStore = {
+    backupTo: async (target, backupOptions) => (await import("../transfer/table-backup.js"))
+      .backupByTableCopy(backend.tableCopy, (path) => openSqliteBackend(path, "private")).backupTo(target, backupOptions),
+  };
+  return { ...backend, backup };
 }
 
 function redacted(text: string): string {

@@ -21,7 +21,7 @@ import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
 import { type PgFileIndex, storedFilePath } from "./pg-file-index.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidatePage, MAX_TIME, SqlParams } from "./pg-retrieval-sql.js";
+import { candidatePage, MAX_TIME, newestFirst, newestFirstOrder, SqlParams } from "./pg-retrieval-sql.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
 /** A backlog of stored content at most this large is indexed by the search that finds it (four pieces). */
@@ -69,32 +69,38 @@ export class PgFileRetrieval {
   async textCandidates(
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<FileChunkHitRow>> {
-    const params = new SqlParams();
-    const rows = await this.reader.rows<ChunkHitSql & { word_count: number }>(
-      "stored-content candidates",
-      `SELECT ${CHUNK_HIT}, c.word_count FROM file_chunks c ${CHUNK_JOINS}
-       WHERE c.document @@ ${params.add(this.text.expression(prepared, selection))}::tsquery
-         AND c.chunk_id >= ${params.add(window.from)} AND c.chunk_id <= ${params.add(Math.min(window.to, prepared.indexedThrough))}
-         AND ${fileFilter(params, filter)}
-       ORDER BY c.chunk_id DESC LIMIT ${params.add(limit)}`,
-      params.values,
-    );
+    const query = this.text.expression(prepared, selection);
+    const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
+      const params = new SqlParams();
+      return this.reader.rows<ChunkHitSql & { word_count: number }>(
+        "stored-content candidates",
+        `SELECT ${CHUNK_HIT}, c.word_count FROM file_chunks c ${CHUNK_JOINS}
+         WHERE c.document @@ ${params.add(query)}::tsquery AND c.chunk_id >= ${params.add(from)} AND c.chunk_id <= ${params.add(to)}
+           AND ${fileFilter(params, filter)}
+         ORDER BY ${newestFirstOrder("c.chunk_id", order)} LIMIT ${params.add(wanted)}`,
+        params.values,
+      );
+    });
     return { rows: rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), limitReached: rows.length >= limit };
   }
 
   async candidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const params = new SqlParams();
-    const rows = await this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
-      "stored-content regex candidates",
-      `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${fileFilter(params, filter)}) AS in_scope
-       FROM (SELECT chunk_id FROM file_chunks WHERE document @@ ${params.add(query)}::tsquery AND chunk_id < ${params.add(below ?? MAX_TIME)}
-             ORDER BY chunk_id DESC LIMIT ${params.add(pageSize)}) h
-       JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
-       ORDER BY c.chunk_id DESC`,
-      params.values,
-    );
+    const top = below === null ? await this.index.through() : below - 1;
+    const rows = await newestFirst(1, top, pageSize, (from, to, order, wanted) => {
+      const params = new SqlParams();
+      return this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
+        "stored-content regex candidates",
+        `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${fileFilter(params, filter)}) AS in_scope
+         FROM (SELECT chunk_id FROM file_chunks WHERE document @@ ${params.add(query)}::tsquery
+                 AND chunk_id >= ${params.add(from)} AND chunk_id <= ${params.add(to)}
+               ORDER BY ${newestFirstOrder("chunk_id", order)} LIMIT ${params.add(wanted)}) h
+         JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
+         ORDER BY c.chunk_id DESC`,
+        params.values,
+      );
+    });
     return candidatePage(rows, pageSize, toHit, (row) => row.created_at);
   }
 

@@ -2,7 +2,7 @@
  * The PostgreSQL side of IntegrityStore: the same invariants as the SQLite checks, each one set-based statement over
  * one conversation returning at most FINDING_LIMIT offending rows, and the non-destructive repairs (recount, clear an
  * unreadable column, times out of range: pg-timestamp-repair.ts), each one transaction. JSON validity is asked of
- * lcm_json_type (migration 4), which answers NULL for text that is not JSON instead of failing the statement.
+ * lcm_json_type (migration 3), which answers NULL for text that is not JSON instead of failing the statement.
  */
 import { isAbsolute, resolve } from "node:path";
 import type { ConversationId } from "../records.js";

@@ -226,7 +226,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   },
   SEARCH_MIGRATION,
   {
-    version: 4,
+    version: 3,
     name: "lcm_json_type: the JSON type of stored text, NULL when it is not JSON (the integrity checks)",
     statements: [
       // PostgreSQL 15 has no IS JSON: a cast that fails is caught here, so one bad row does not fail the whole check.
@@ -241,7 +241,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
     ],
   },
   {
-    version: 5,
+    version: 4,
     name: "identifier keys compare byte by byte, as in SQLite",
     // Text primary keys (file, grant, advancement and import-map keys, archived ids) are machine identifiers: the C
     // collation orders them by their UTF-8 bytes, exactly as SQLite does, so that `lcm migrate` reads and resumes in

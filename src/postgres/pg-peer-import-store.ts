@@ -4,7 +4,7 @@
  * stopped. The conversation being imported is archived (no gateway writes it) and its row is locked (FOR UPDATE)
  * before its counters are read, so two imports of one source cannot interleave their seqs. Map keys are those of the
  * SQLite store (sqlite-peer-import-store.ts); a conversation's message keys are a range because import_map.source_key
- * is collated "C" (migration 5). Text parameters go through toPgText, text read back through fromPgText.
+ * is collated "C" (migration 4). Text parameters go through toPgText, text read back through fromPgText.
  */
 import { ItemFlags, MessageFlags } from "../messages/message-codec.js";
 import type { ConversationKey } from "../records.js";

@@ -25,13 +25,17 @@ interface MessageRow {
   message_id: number; conversation_id: number; seq: number; role: string; content: string; token_count: number; created_at: number;
   identity_key: string; flags: number; meta: string;
 }
-/** One leaf summary's covered raw messages that are not pruned, older than the cut and not in any context. */
+/** The leaf summaries' covered raw messages that are not pruned, older than the cut and not in any context. */
 const COVERED_MESSAGES_SQL =
-  `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.content, m.token_count, m.created_at, m.identity_key, m.flags, m.meta
+  `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.content, m.token_count, m.created_at, m.identity_key, m.flags, m.meta,
+          sm.summary_id AS covering
    FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id
-   WHERE sm.summary_id = $1 AND m.archive_id IS NULL AND m.created_at < $2
+   WHERE sm.summary_id = ANY($1::bigint[]) AND m.archive_id IS NULL AND m.created_at < $2
      AND NOT EXISTS (SELECT 1 FROM context_items ci WHERE ci.message_id = m.message_id)
-   ORDER BY sm.ordinal`;
+   ORDER BY sm.summary_id, sm.ordinal`;
+
+/** Messages emptied per transaction at most (four statements each, whatever the batch). */
+const PRUNE_BATCH = 200;
 
 interface ArchiveRow {
   archive_id: number; kind: "conversation" | "messages"; path: string; created_at: number; conversation_id: number; agent_id: string;
@@ -70,61 +74,53 @@ export class PgRetentionStore implements RetentionStore {
   }
 
   async prunableMessages(
-    createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
+    createdBefore: number, afterSummaryRowId: number, limit: number, _deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
   ): Promise<{ messages: PrunableMessage[]; nextSummaryRowId: number | null }> {
-    // Summaries by primary key; per summary its edges (primary key), the messages (primary key) and the context
-    // probe (context_items_message); the parts by message_parts' primary key.
+    // Three statements for the page, whatever its size (a round trip costs more than the rows): the leaf summaries by
+    // primary key, their covered messages (edges by primary key, the context probe by context_items_message), and the
+    // messages' parts. The page is bounded by `limit` summaries, so the slice's deadline is not needed to end it.
     const summaries = await this.database.rows<{ id: number; summary_id: string }>(
       `SELECT s.id, s.summary_id FROM summaries s JOIN conversations c ON c.conversation_id = s.conversation_id
        WHERE s.id > $1 AND s.kind = 'leaf' AND s.earliest_at < $2 AND coalesce(c.archive_reason, '') <> $3 AND coalesce(c.restored_at, 0) < $4
        ORDER BY s.id LIMIT $5`,
       [afterSummaryRowId, createdBefore, RETENTION_DELETING_REASON, restoredBefore, limit],
     );
-    const messages: PrunableMessage[] = [];
-    for (const [index, summary] of summaries.entries()) {
-      for (const row of await this.database.rows<MessageRow>(COVERED_MESSAGES_SQL, [summary.id, createdBefore])) {
-        messages.push({
-          messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: fromPgText(row.role), content: fromPgText(row.content),
-          tokenCount: row.token_count, createdAt: row.created_at, identityKey: fromPgText(row.identity_key), flags: row.flags,
-          meta: fromPgText(row.meta), parts: await this.partsOf(row.message_id), summaryId: fromPgText(summary.summary_id),
-        });
-      }
-      // At least one summary per call; past the slice, the rest of the page waits for the next call.
-      if (deadline.expired() && index < summaries.length - 1) return { messages, nextSummaryRowId: summary.id };
-    }
-    return { messages, nextSummaryRowId: summaries.length < limit ? null : summaries.at(-1)!.id };
+    const nextSummaryRowId = summaries.length < limit ? null : summaries.at(-1)!.id;
+    if (summaries.length === 0) return { messages: [], nextSummaryRowId };
+    const rows = await this.database.rows<MessageRow & { covering: number }>(COVERED_MESSAGES_SQL, [summaries.map((summary) => summary.id), createdBefore]);
+    const parts = await this.partsOf(rows.map((row) => row.message_id));
+    const summaryIds = new Map(summaries.map((summary) => [summary.id, fromPgText(summary.summary_id)]));
+    const messages = rows.map((row): PrunableMessage => ({
+      messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: fromPgText(row.role), content: fromPgText(row.content),
+      tokenCount: row.token_count, createdAt: row.created_at, identityKey: fromPgText(row.identity_key), flags: row.flags,
+      meta: fromPgText(row.meta), parts: parts.get(row.message_id) ?? [], summaryId: summaryIds.get(row.covering)!,
+    }));
+    return { messages, nextSummaryRowId };
   }
 
   async pruneMessages(
-    archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
+    archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, _deadline: SliceDeadline, restoredBefore = Number.MAX_SAFE_INTEGER,
   ): Promise<{ handled: number; pruned: number; busy: boolean }> {
+    // At most PRUNE_BATCH messages per transaction, in four statements: short whatever a round trip costs.
+    const batch = messageIds.slice(0, PRUNE_BATCH);
     const result = await this.database.withConversationLock(archive.conversationId, async (tx) => {
-      let archiveId: number | null = null;
-      let handled = 0;
-      let pruned = 0;
-      for (const messageId of messageIds) {
-        handled++;
-        // Re-checked in the transaction: a message the context shows again (or never stopped showing), one pruned
-        // meanwhile, one of a conversation being deleted whole, or restored meanwhile, or of another conversation, stays.
-        const state = await tx.row<{ archive_id: number | null; created_at: number; archive_reason: string | null; shown: boolean; restored_at: number }>(
-          `SELECT m.archive_id, m.created_at, c.archive_reason, coalesce(c.restored_at, 0) AS restored_at,
-                  EXISTS (SELECT 1 FROM context_items ci WHERE ci.message_id = m.message_id) AS shown
-           FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
-           WHERE m.message_id = $1 AND m.conversation_id = $2 FOR UPDATE OF m`,
-          [messageId, archive.conversationId],
-        );
-        if (state && state.archive_id === null && state.created_at < createdBefore && state.archive_reason !== RETENTION_DELETING_REASON
-          && !state.shown && state.restored_at < restoredBefore) {
-          archiveId ??= await insertArchive(tx, archive, "done");
-          // The row stays as a stub: identity, seq, role, time and token count; its text is in the archive.
-          await tx.run("DELETE FROM message_parts WHERE message_id = $1", [messageId]);
-          await tx.run("UPDATE messages SET content = '', meta = '{}', archive_id = $1 WHERE message_id = $2", [archiveId, messageId]);
-          pruned++;
-        }
-        if (deadline.expired()) break;
-      }
-      if (archiveId !== null) await tx.run("UPDATE retention_archives SET message_count = $1 WHERE archive_id = $2", [pruned, archiveId]);
-      return { handled, pruned };
+      // Re-checked in the transaction, and locked (in id order): a message the context shows again (or never stopped
+      // showing), one pruned meanwhile, one of a conversation being deleted whole, restored meanwhile, or of another
+      // conversation, stays as it is.
+      const eligible = (await tx.rows<{ message_id: number }>(
+        `SELECT m.message_id FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+         WHERE m.message_id = ANY($1::bigint[]) AND m.conversation_id = $2 AND m.archive_id IS NULL AND m.created_at < $3
+           AND coalesce(c.archive_reason, '') <> $4 AND coalesce(c.restored_at, 0) < $5
+           AND NOT EXISTS (SELECT 1 FROM context_items ci WHERE ci.message_id = m.message_id)
+         ORDER BY m.message_id FOR UPDATE OF m`,
+        [batch, archive.conversationId, createdBefore, RETENTION_DELETING_REASON, restoredBefore],
+      )).map((row) => row.message_id);
+      if (eligible.length === 0) return { handled: batch.length, pruned: 0 };
+      const archiveId = await insertArchive(tx, { ...archive, messageCount: eligible.length }, "done");
+      // The rows stay as stubs: identity, seq, role, time and token count; their text is in the archive.
+      await tx.run("DELETE FROM message_parts WHERE message_id = ANY($1::bigint[])", [eligible]);
+      await tx.run("UPDATE messages SET content = '', meta = '{}', archive_id = $1 WHERE message_id = ANY($2::bigint[])", [archiveId, eligible]);
+      return { handled: batch.length, pruned: eligible.length };
     });
     return result.locked ? { ...result.value, busy: false } : { handled: messageIds.length, pruned: 0, busy: true };
   }
@@ -239,12 +235,21 @@ export class PgRetentionStore implements RetentionStore {
     return (await this.database.row<{ at: number | null }>("SELECT max(created_at) AS at FROM retention_archives"))?.at ?? null;
   }
 
-  private async partsOf(messageId: number): Promise<PrunableMessage["parts"]> {
-    return (await this.database.rows<{ ordinal: number; kind: string; text_start: number | null; text_end: number | null; data: string | null; meta: string | null }>(
-      "SELECT ordinal, kind, text_start, text_end, data, meta FROM message_parts WHERE message_id = $1 ORDER BY ordinal", [messageId],
-    )).map((row) => ({
-      ordinal: row.ordinal, kind: row.kind, start: row.text_start, end: row.text_end, data: fromPgTextOrNull(row.data), meta: fromPgTextOrNull(row.meta),
-    }));
+  /** The parts of `messageIds`, by message, in order, as an export writes them. */
+  private async partsOf(messageIds: number[]): Promise<Map<number, PrunableMessage["parts"]>> {
+    const parts = new Map<number, PrunableMessage["parts"]>();
+    if (messageIds.length === 0) return parts;
+    for (const row of await this.database.rows<{
+      message_id: number; ordinal: number; kind: string; text_start: number | null; text_end: number | null; data: string | null; meta: string | null;
+    }>(
+      "SELECT message_id, ordinal, kind, text_start, text_end, data, meta FROM message_parts WHERE message_id = ANY($1::bigint[]) ORDER BY message_id, ordinal",
+      [messageIds],
+    )) {
+      const list = parts.get(row.message_id) ?? [];
+      list.push({ ordinal: row.ordinal, kind: row.kind, start: row.text_start, end: row.text_end, data: fromPgTextOrNull(row.data), meta: fromPgTextOrNull(row.meta) });
+      parts.set(row.message_id, list);
+    }
+    return parts;
   }
 }
 

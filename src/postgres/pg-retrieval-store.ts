@@ -44,6 +44,8 @@ import {
   MESSAGE_HIT,
   messageFilter,
   MIN_TIME,
+  newestFirst,
+  newestFirstOrder,
   SqlParams,
   SUMMARY_HIT,
   summaryFilter,
@@ -84,18 +86,20 @@ export class PgRetrievalStore implements RetrievalStore {
   async messageTextCandidates(
     prepared: PreparedTextQuery, filter: TextFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<MessageHitRow>> {
-    const params = new SqlParams();
-    const rows = await this.reader.rows<MessageTextSql & { word_count: number }>(
-      "message candidates",
-      `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, x.word_count
-       FROM message_search x JOIN messages m ON m.message_id = x.message_id
-       WHERE x.document @@ ${params.add(this.text.expression(prepared, selection))}::tsquery
-         AND x.message_id >= ${params.add(window.from)} AND x.message_id <= ${params.add(Math.min(window.to, prepared.indexedThrough))}
-         AND ${messageFilter(params, filter)}
-         AND m.seq BETWEEN ${params.add(filter.seqRange?.from ?? MIN_TIME)} AND ${params.add(filter.seqRange?.to ?? MAX_TIME)}
-       ORDER BY x.message_id DESC LIMIT ${params.add(limit)}`,
-      params.values,
-    );
+    const query = this.text.expression(prepared, selection);
+    const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
+      const params = new SqlParams();
+      return this.reader.rows<MessageTextSql & { word_count: number }>(
+        "message candidates",
+        `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, x.word_count
+         FROM message_search x JOIN messages m ON m.message_id = x.message_id
+         WHERE x.document @@ ${params.add(query)}::tsquery AND x.message_id >= ${params.add(from)} AND x.message_id <= ${params.add(to)}
+           AND ${messageFilter(params, filter)}
+           AND m.seq BETWEEN ${params.add(filter.seqRange?.from ?? MIN_TIME)} AND ${params.add(filter.seqRange?.to ?? MAX_TIME)}
+         ORDER BY ${newestFirstOrder("x.message_id", order)} LIMIT ${params.add(wanted)}`,
+        params.values,
+      );
+    });
     return {
       rows: rows.map((row) => ({ ...toMessageHit(row, toSearchableText(row.content, row.spans)), wordCount: row.word_count })),
       limitReached: rows.length >= limit,
@@ -105,17 +109,19 @@ export class PgRetrievalStore implements RetrievalStore {
   async summaryTextCandidates(
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<SummaryHitRow>> {
-    const params = new SqlParams();
-    const rows = await this.reader.rows<SummaryHitSql & { content: string; word_count: number }>(
-      "summary candidates",
-      `SELECT ${SUMMARY_HIT}, s.content, x.word_count
-       FROM summary_search x JOIN summaries s ON s.id = x.summary_id
-       WHERE x.document @@ ${params.add(this.text.expression(prepared, selection))}::tsquery
-         AND x.summary_id >= ${params.add(window.from)} AND x.summary_id <= ${params.add(Math.min(window.to, prepared.indexedThrough))}
-         AND ${summaryFilter(params, filter)}
-       ORDER BY x.summary_id DESC LIMIT ${params.add(limit)}`,
-      params.values,
-    );
+    const query = this.text.expression(prepared, selection);
+    const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
+      const params = new SqlParams();
+      return this.reader.rows<SummaryHitSql & { content: string; word_count: number }>(
+        "summary candidates",
+        `SELECT ${SUMMARY_HIT}, s.content, x.word_count
+         FROM summary_search x JOIN summaries s ON s.id = x.summary_id
+         WHERE x.document @@ ${params.add(query)}::tsquery AND x.summary_id >= ${params.add(from)} AND x.summary_id <= ${params.add(to)}
+           AND ${summaryFilter(params, filter)}
+         ORDER BY ${newestFirstOrder("x.summary_id", order)} LIMIT ${params.add(wanted)}`,
+        params.values,
+      );
+    });
     return {
       rows: rows.map((row) => ({ ...toSummaryHit(row, fromPgText(row.content)), wordCount: row.word_count })),
       limitReached: rows.length >= limit,
@@ -131,35 +137,41 @@ export class PgRetrievalStore implements RetrievalStore {
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const params = new SqlParams();
-    const scope = messageFilter(params, filter);
-    const rows = await this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
-      "message regex candidates",
-      `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
-         CASE WHEN ${scope} THEN m.content END AS content, CASE WHEN ${scope} THEN ${argumentSpansSql("m")} END AS spans
-       FROM (SELECT message_id FROM message_search WHERE document @@ ${params.add(query)}::tsquery AND message_id < ${params.add(below ?? MAX_TIME)}
-             ORDER BY message_id DESC LIMIT ${params.add(pageSize)}) c
-       JOIN messages m ON m.message_id = c.message_id
-       ORDER BY c.message_id DESC`,
-      params.values,
-    );
+    const rows = await newestFirst(1, (below ?? MAX_TIME) - 1, pageSize, (from, to, order, wanted) => {
+      const params = new SqlParams();
+      const scope = messageFilter(params, filter);
+      return this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
+        "message regex candidates",
+        `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
+           CASE WHEN ${scope} THEN m.content END AS content, CASE WHEN ${scope} THEN ${argumentSpansSql("m")} END AS spans
+         FROM (SELECT message_id FROM message_search WHERE document @@ ${params.add(query)}::tsquery
+                 AND message_id >= ${params.add(from)} AND message_id <= ${params.add(to)}
+               ORDER BY ${newestFirstOrder("message_id", order)} LIMIT ${params.add(wanted)}) c
+         JOIN messages m ON m.message_id = c.message_id
+         ORDER BY c.message_id DESC`,
+        params.values,
+      );
+    });
     return candidatePage(rows, pageSize, (row) => toMessageHit(row, row.content === null ? "" : toSearchableText(row.content, row.spans)), (row) => row.created_at);
   }
 
   async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const params = new SqlParams();
-    const scope = summaryFilter(params, filter);
-    const rows = await this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
-      "summary regex candidates",
-      `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
-       FROM (SELECT summary_id FROM summary_search WHERE document @@ ${params.add(query)}::tsquery AND summary_id < ${params.add(below ?? MAX_TIME)}
-             ORDER BY summary_id DESC LIMIT ${params.add(pageSize)}) c
-       JOIN summaries s ON s.id = c.summary_id
-       ORDER BY c.summary_id DESC`,
-      params.values,
-    );
+    const rows = await newestFirst(1, (below ?? MAX_TIME) - 1, pageSize, (from, to, order, wanted) => {
+      const params = new SqlParams();
+      const scope = summaryFilter(params, filter);
+      return this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
+        "summary regex candidates",
+        `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
+         FROM (SELECT summary_id FROM summary_search WHERE document @@ ${params.add(query)}::tsquery
+                 AND summary_id >= ${params.add(from)} AND summary_id <= ${params.add(to)}
+               ORDER BY ${newestFirstOrder("summary_id", order)} LIMIT ${params.add(wanted)}) c
+         JOIN summaries s ON s.id = c.summary_id
+         ORDER BY c.summary_id DESC`,
+        params.values,
+      );
+    });
     return candidatePage(rows, pageSize, (row) => toSummaryHit(row, row.content === null ? "" : fromPgText(row.content)), (row) => row.latest_at);
   }
 

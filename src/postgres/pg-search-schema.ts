@@ -1,12 +1,12 @@
 /**
- * Migration 3 of the PostgreSQL schema: the full-text indexes of messages, summaries and content stored aside, the
+ * Migration 2 of the PostgreSQL schema: the full-text indexes of messages, summaries and content stored aside, the
  * term dictionary, and the queues that say what waits for the index (specs/028-postgres.md, "Search"). The analysis
  * runs in JavaScript (text/text-analysis.ts): the indexes hold tsvectors built from its words, never PostgreSQL's own
  * parsing, so index and query always agree with the SQLite backend's.
  */
 
 export const SEARCH_MIGRATION = {
-  version: 3,
+  version: 2,
   name: "full-text indexes of messages, summaries and stored content; the term dictionary; the queues of what waits",
   statements: [
     // What waits for the index, filled by triggers in the writer's own transaction (whatever writes: a turn, an

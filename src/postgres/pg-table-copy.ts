@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL side of the table copy (store/table-copy.ts): a table's rows read in primary-key order, and written
  * with their ids in one statement per batch (INSERT … SELECT FROM unnest(arrays) ON CONFLICT (key) DO NOTHING), then the identity
- * sequences set past the largest copied id. Text keys are collated "C" (migration 5), so key order is SQLite's. Text
+ * sequences set past the largest copied id. Text keys are collated "C" (migration 4), so key order is SQLite's. Text
  * travels as it is elsewhere: NUL-safe on the way in (toPgText), decoded on the way out. Stored-file paths are absolute
  * here already.
  */

@@ -1,5 +1,5 @@
 /**
- * The term dictionary on PostgreSQL (`search_terms`, migration 3): every indexed word with a letter in it, with its
+ * The term dictionary on PostgreSQL (`search_terms`, migration 2): every indexed word with a letter in it, with its
  * reversal (words ending with a fragment are one B-tree range of the reversed keys) and its Porter stem (one form of a
  * word finds the others). The indexers list a chunk's new words in the chunk's own transaction, so the dictionary may
  * list a word before it is indexed, never after. Words go in sorted (concurrent indexers take the same keys in the same

@@ -150,7 +150,7 @@ export class RetentionService {
     // Nothing of the run happens inside the caller's hook: it starts on a later turn of the event loop.
     const runApplied = this.deps.runner ?? ((within: RetentionBudget) => this.run({ apply: true, budget: within }));
     return nextLoopTurn().then(() => runApplied(budget)).then((report) => {
-      if (report.conversations.length > 0 || report.messages.count > 0 || report.vacuumedBytes > 0) {
+      if (report.conversations.length > 0 || report.messages.count > 0 || report.vacuumedBytes > 0 || report.busyConversations.length > 0) {
         this.deps.logger.info(`retention: ${describeReport(report)}`);
       }
       return report;

@@ -110,7 +110,8 @@ export interface RetentionStore {
    * Covered raw messages created before `createdBefore` that no context shows, from leaf summaries with row id above
    * `afterSummaryRowId` (oldest summaries first), at most `limit` summaries read; fewer once `deadline` has expired
    * (at least one). `nextSummaryRowId` is where the next call goes on; null once the last summary was read. Messages
-   * of conversations restored at or after `restoredBefore` are left out.
+   * of conversations restored at or after `restoredBefore` are left out. (PostgreSQL reads the whole page in three
+   * statements: waiting for the server does not hold the event loop, so it needs no deadline.)
    */
   prunableMessages(
     createdBefore: number, afterSummaryRowId: number, limit: number, deadline: SliceDeadline, restoredBefore?: number,
@@ -120,7 +121,8 @@ export interface RetentionStore {
    * holds them, in one transaction that skips any message no longer prunable and ends once `deadline` has expired
    * (after at least one message). `handled`: how many of `messageIds` it went through (the caller passes the rest
    * again); `pruned`: how many of those it emptied. The messages are of one conversation (the archive's); `busy` when
-   * another gateway holds it (then nothing was emptied and every message counts as handled).
+   * another gateway holds it (then nothing was emptied and every message counts as handled). PostgreSQL bounds its
+   * transaction by a batch of messages (200, four statements) rather than by the deadline.
    */
   pruneMessages(
     archive: NewArchive, messageIds: readonly MessageId[], createdBefore: number, deadline: SliceDeadline, restoredBefore?: number,

@@ -8,7 +8,12 @@
 import { mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isLcmError } from "../../src/errors.js";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
+import type { SummaryDescription } from "../../src/retrieval/describe.js";
+import { createRecallServices } from "../../src/retrieval/recall-services.js";
+import { RecallService } from "../../src/services/recall-service.js";
+import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { LCM_LOCK_NAMESPACE } from "../../src/postgres/pg-queryable.js";
 import { GzipJsonlArchiveWriter } from "../../src/retention/archive-writer.js";
@@ -23,6 +28,7 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { readArchive } from "../retention/retention-helpers.js";
 
 const DAY = 24 * 60 * 60 * 1_000;
+const OPERATOR = { kind: "operator" } as const;
 const NOW = PLANTED_BASE_TIME + 100 * DAY;
 const ODD = (seq: number) => `message ${seq}: NUL\u0000here, line\u2028sep, crab 🦀`;
 
@@ -39,12 +45,12 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     await opened.close();
   });
 
-  const service = (settings: Record<string, unknown>) => {
+  const service = (settings: Record<string, unknown>, logger = new RecordingLogger()) => {
     const config = resolveConfig({ databasePath: join(directory, "lcm.db"), retentionArchiveDirectory: join(directory, "archives"), ...settings }, {});
     return new RetentionService({
       store: opened.backend.retention, conversations: opened.backend.store,
       exportConversation: (id) => exportConversationRecords(opened.backend.exports, id),
-      archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => NOW }, logger: new RecordingLogger(),
+      archives: new GzipJsonlArchiveWriter(config.retentionArchiveDirectory), config, clock: { now: () => NOW }, logger,
     });
   };
   const findings = async () => (await new IntegrityChecker({
@@ -140,6 +146,36 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     await opened.backend.retention.reclaimSpace({ full: false });
   });
 
+  const recall = () => {
+    const { store, retrieval, grants } = opened.backend;
+    const config = resolveConfig({ databasePath: join(directory, "lcm.db") }, {});
+    const services = createRecallServices({ store, retrievalStore: retrieval, grants, config, tokens: new DefaultTokenEstimator(), clock: { now: () => NOW }, logger: new RecordingLogger() });
+    return new RecallService({
+      recall: services, clock: { now: () => NOW },
+      conversations: { listRecallConversationIds: (agentId) => retrieval.listRecallConversationIds(agentId), getConversation: (id) => store.getConversation(id) },
+    });
+  };
+
+  it("recall says where pruned sources and a conversation archived whole went", async () => {
+    const pruned = await plantConversation(sql);
+    const gone = await plantConversation(sql, { sessionId: "gone", endedAt: PLANTED_BASE_TIME + 20_000 });
+    const report = await service({ retentionMaxAgeDays: 30, retentionPruneEndedSessions: true }).run({ apply: true });
+    const messagesArchive = report.messages.archivePaths[0]!;
+    const conversationArchive = report.conversations.find((entry) => entry.conversationId === gone.conversationId)!.archivePath!;
+    const description = (await recall().describe(OPERATOR, pruned.summaryIds.leaves[0], {})) as SummaryDescription;
+    expect(description.archivedSources).toEqual([{
+      archivePath: messagesArchive, archivedAt: new Date(NOW).toISOString(), conversationId: pruned.conversationId, messageIds: pruned.messageIds.slice(0, 4),
+    }]);
+    const walked = await recall().walk(OPERATOR, { summaryId: pruned.summaryIds.leaves[0], depth: 1, includeMessages: true });
+    const messages = walked.items.filter((item) => item.type === "message");
+    expect(messages).toHaveLength(4);
+    for (const item of messages) expect(item.content).toContain(messagesArchive);
+    const error = await recall().describe(OPERATOR, gone.summaryIds.condensed, {}).then(() => null, (caught: unknown) => caught);
+    expect(isLcmError(error, "not_found")).toBe(true);
+    expect((error as Error).message).toContain(conversationArchive);
+    expect((error as Error).message).toContain(`conversation ${gone.conversationId}`);
+  });
+
   /** Holds conversations' advisory locks on a connection of its own, as another gateway compacting them would. */
   const holdLocks = async (conversationIds: number[]) => {
     const other = new PgDatabase(opened.location, { poolSize: 1 });
@@ -160,9 +196,14 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     const locks = await holdLocks([held.conversationId]);
     try {
       const started = Date.now();
-      const report = await service({ retentionMaxAgeDays: 30 }).run({ apply: true });
+      // As maintain starts it: in the background, its report logged.
+      const logger = new RecordingLogger();
+      const report = (await service({ retentionMaxAgeDays: 30 }, logger).runInBackground())!;
       expect(Date.now() - started).toBeLessThan(10_000); // no wait for the lock (the statement timeout is 30 s)
       expect(report.busyConversations).toEqual([held.conversationId]);
+      expect(logger.lines.map((line) => line.message).join("\n"))
+        .toContain("skipped 1 conversation(s) another gateway was compacting or repairing (the next run takes them)");
+      expect(logger.lines.filter((line) => line.level === "warn")).toEqual([]);
       expect(report.messages.count).toBe(8);
       expect((await messageRows(held.conversationId)).every((row) => row.archive_id === null)).toBe(true);
       expect((await messageRows(free.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
@@ -174,6 +215,20 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     expect(next.messages.count).toBe(8);
     expect((await messageRows(held.conversationId)).filter((row) => row.archive_id !== null).length).toBe(8);
     expect(await findings()).toEqual([]);
+  });
+
+  it.runIf(kind === "postgres")("logs a background run that only skipped, rather than saying nothing", async () => {
+    const held = await plantConversation(sql);
+    const locks = await holdLocks([held.conversationId]);
+    const logger = new RecordingLogger();
+    try {
+      const report = (await service({ retentionMaxAgeDays: 30 }, logger).runInBackground())!;
+      expect(report).toMatchObject({ busyConversations: [held.conversationId], messages: { count: 0 } });
+    } finally {
+      await locks.release();
+    }
+    expect(logger.lines.map((line) => [line.level, line.message.includes("skipped 1 conversation(s) another gateway was compacting or repairing")]))
+      .toEqual([["info", true]]);
   });
 
   it.runIf(kind === "postgres")("neither begins nor steps a whole-conversation deletion while another gateway holds it", async () => {

@@ -3,6 +3,7 @@
  * over the first eight, a condensed summary over both leaves in the context, then the last messages raw; every
  * counter agrees with the rows, so the integrity checker finds nothing until a test breaks something.
  */
+import { createHash } from "node:crypto";
 import type { BackendSql } from "./backend-sql.js";
 
 export const PLANTED_BASE_TIME = Date.UTC(2026, 0, 1);
@@ -46,7 +47,7 @@ export async function plantConversation(
     ]);
   }
   const level = options.level ?? "normal";
-  const leafIds: string[] = [`sum_${sessionId}_leaf1`, `sum_${sessionId}_leaf2`];
+  const leafIds: string[] = [summaryIdOf(sessionId, "leaf1"), summaryIdOf(sessionId, "leaf2")];
   const leafRows: number[] = [];
   for (const [index, summaryId] of leafIds.entries()) {
     const first = index * 4 + 1;
@@ -62,7 +63,7 @@ export async function plantConversation(
       await sql.run("INSERT INTO summary_messages (summary_id, message_id, ordinal) VALUES ($1, $2, $3)", [leafRows.at(-1)!, messageIds[first - 1 + offset]!, offset]);
     }
   }
-  const condensedId = `sum_${sessionId}_condensed`;
+  const condensedId = summaryIdOf(sessionId, "condensed");
   const [condensed] = await sql.rows<{ id: number }>(
     `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count, earliest_at, latest_at,
        descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
@@ -83,4 +84,9 @@ export async function plantConversation(
     conversationId, messageIds, leafRowIds: [leafRows[0]!, leafRows[1]!], condensedRowId,
     summaryIds: { leaves: [leafIds[0]!, leafIds[1]!], condensed: condensedId },
   };
+}
+
+/** A summary id of the form the tools accept (sum_ and 16 hex digits), the same for the same session and name. */
+function summaryIdOf(sessionId: string, name: string): string {
+  return `sum_${createHash("sha256").update(`${sessionId}:${name}`).digest("hex").slice(0, 16)}`;
 }

@@ -2,7 +2,8 @@
  * `lcm migrate` through the CLI against the test server: a SQLite database made by the engine (turns, leaf and
  * condensed summaries, a stored file, a grant) copied to PostgreSQL row for row with its ids; run again, nothing new;
  * killed with SIGKILL halfway, run again, complete and equal; a target with other data refused with nothing changed;
- * and back to SQLite: a file that passes the integrity check, assembles the same context and finds the same details.
+ * and back to SQLite: a file that passes the integrity check, assembles the same context and finds the same details
+ * (lcm grep: the same matches on the original, the PostgreSQL copy and the way back).
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -147,12 +148,14 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
 
     // The copy assembles the same context as the original and finds the same details.
     expect(await assembledOn({ databasePath: backPath })).toEqual(context);
+    // lcm grep finds the same matches on the original, on the PostgreSQL copy (pg-search's own index) and back.
     for (const scope of ["both", "files"]) {
-      const grep = async (path: string) => (await runJson<{ matches: unknown[] }>(
-        ["grep", scope === "files" ? "vault token rotated" : "markert17", "--scope", scope, "--db", path], GrepOutputSchema)).matches;
-      const found = await grep(backPath);
+      const grep = async (database: string[]) => (await runJson<{ matches: unknown[] }>(
+        ["grep", scope === "files" ? "vault token rotated" : "markert17", "--scope", scope, ...database], GrepOutputSchema)).matches;
+      const found = await grep(["--db", sourcePath]);
       expect(found.length, scope).toBeGreaterThan(0);
-      expect(found).toEqual(await grep(sourcePath));
+      expect(await grep(["--database-url", url]), `${scope} on PostgreSQL`).toEqual(found);
+      expect(await grep(["--db", backPath]), `${scope} back on SQLite`).toEqual(found);
     }
   }, 180_000);
 

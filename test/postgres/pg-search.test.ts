@@ -76,6 +76,19 @@ describe("PostgreSQL search", () => {
     expect(stats).toEqual({ documents: 2, total_words: 6 });
   });
 
+  it("reads matches newest first past the newest 2,000 ids (the index-driven second step), in order", async () => {
+    const texts = Array.from({ length: 2_600 }, (_, index) => (index % 100 === 0 ? `common marker ${index}` : `row ${index}`));
+    texts[4] = "the rare heron-2718 sighting";
+    await insertMessages(opened, texts);
+    await backend.searchIndex.indexPending();
+    expect(seqs((await search("heron-2718", { mode: "regex" })).matches)).toEqual([5]);
+    expect(seqs((await search("heron")).matches)).toEqual([5]);
+    // 26 rows hold "marker": 6 among the newest 2,000 ids, 20 below them; a limit of 10 takes 4 from the second step.
+    const expected = [2501, 2401, 2301, 2201, 2101, 2001, 1901, 1801, 1701, 1601];
+    expect(seqs((await search("marker", { limit: 10 })).matches)).toEqual(expected);
+    expect(seqs((await search("common marker \\d+", { mode: "regex", limit: 10 })).matches)).toEqual(expected);
+  });
+
   it("lets two gateways index one backlog at once: every row once, the statistics exact", async () => {
     await insertMessages(opened, Array.from({ length: 1_200 }, (_, index) => `message ${index} about topic${index % 7}`));
     const other = opened.reopen() as PostgresBackend;
