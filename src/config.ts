@@ -192,8 +192,8 @@ export function defaultArchiveDirectory(databasePath: string): string {
   return join(dirname(databasePath), `${basename(databasePath).replace(/\.(db|sqlite3?)$/i, "")}-archive`);
 }
 
-/** A URL as a message may show it: without the password. */
-function redactedUrl(url: string): string {
+/** A URL (or text that should have been one) as a message may show it: without the password. */
+export function redactedUrl(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
 }
 

@@ -5,6 +5,7 @@
  * PostgreSQL database gets LCM's schema on the first statement.
  */
 import { existsSync } from "node:fs";
+import { redactedUrl } from "../config.js";
 import { openPostgresBackend, type PostgresBackend } from "../postgres/open-postgres-backend.js";
 import type { PgOptions } from "../postgres/pg-database.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
@@ -29,7 +30,7 @@ export function openSqliteTarget(path: string, argument: string): LcmBackend {
  */
 export function openPostgresForCli(url: string, argument: string, options: PgOptions = {}): PostgresBackend {
   if (!/^postgres(ql)?:\/\//.test(url)) {
-    throw new CliError(EXIT.usage, `${argument} must be a PostgreSQL URL (postgres://user:password@host:5432/database), got ${JSON.stringify(redacted(url))}.`);
+    throw new CliError(EXIT.usage, `${argument} must be a PostgreSQL URL (postgres://user:password@host:5432/database), got ${JSON.stringify(redactedUrl(url))}.`);
   }
   const backend = openPostgresBackend(url, "private", { applicationName: "lcm-cli", ...options });
   // The copy is loaded when a backup runs: the other commands never load transfer/.
@@ -38,8 +39,4 @@ export function openPostgresForCli(url: string, argument: string, options: PgOpt
       .backupByTableCopy(backend.tableCopy, (path) => openSqliteBackend(path, "private")).backupTo(target, backupOptions),
   };
   return { ...backend, backup };
-}
-
-function redacted(text: string): string {
-  return text.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
 }
