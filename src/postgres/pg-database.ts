@@ -22,6 +22,8 @@ export interface PgOptions {
   statementTimeoutMs?: number;
   /** Application name the server shows in pg_stat_activity. */
   applicationName?: string;
+  /** Planner settings for this pool's sessions, set when a connection opens (name → value; names are constants). */
+  planner?: Record<string, "on" | "off">;
 }
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
@@ -53,6 +55,11 @@ export class PgDatabase implements PgQueryable {
         max: this.options.poolSize ?? 8,
         application_name: this.options.applicationName ?? "openclaw-lcm",
         statement_timeout: this.options.statementTimeoutMs ?? 30_000,
+        // Session settings sent with the connection (no round trip): no JIT compilation (this workload's statements
+        // run in milliseconds, and a plan whose estimated cost passes jit_above_cost, a GIN read over a large history,
+        // spent ~40 ms compiling before running for 1 ms), and the pool's planner settings. An `options` parameter in
+        // the URL replaces these.
+        options: Object.entries({ jit: "off", ...this.options.planner }).map(([name, value]) => `-c ${name}=${value}`).join(" "),
         connectionTimeoutMillis: 10_000,
         idleTimeoutMillis: 30_000,
         // Idle connections never keep a process alive (a CLI command, a test's child): only work in flight does.

@@ -21,7 +21,8 @@ import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
 import { type PgFileIndex, storedFilePath } from "./pg-file-index.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidatePage, MAX_TIME, newestFirst, newestFirstOrder, SqlParams } from "./pg-retrieval-sql.js";
+import { candidatePage, MAX_TIME, newestFirst, newestFirstOrder, probeFor, SqlParams } from "./pg-retrieval-sql.js";
+import { selectionShare } from "./pg-message-candidates.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
 /** A backlog of stored content at most this large is indexed by the search that finds it (four pieces). */
@@ -70,6 +71,7 @@ export class PgFileRetrieval {
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<FileChunkHitRow>> {
     const query = this.text.expression(prepared, selection);
+    const probe = probeFor(selectionShare(prepared, selection), limit);
     const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
       const params = new SqlParams();
       return this.reader.rows<ChunkHitSql & { word_count: number }>(
@@ -80,7 +82,7 @@ export class PgFileRetrieval {
          ORDER BY ${newestFirstOrder("c.chunk_id", order)} LIMIT ${params.add(wanted)}`,
         params.values,
       );
-    });
+    }, probe);
     return { rows: rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), limitReached: rows.length >= limit };
   }
 
@@ -146,36 +148,53 @@ export class PgFileRetrieval {
   }
 
   /**
-   * Checks the message recorded for each file (its text names the file id), else finds the earliest message of the
-   * file's conversation that does: through the message index (the id's words as a phrase), then among the messages
-   * waiting for the index.
+   * For each file, in one statement: the message recorded for it when its text names the file id, else the earliest
+   * message of its conversation that does, found through the message index (the id's words as a phrase, read from the
+   * GIN index: `+ 0` keeps the planner off the primary key's order, which reads every row for an id found late), else
+   * among the messages waiting for the index. A recorded message that did not name the file (a history copied by
+   * `lcm migrate` records its conversation's newest message) is corrected in the same statement, so the next search
+   * checks one row; rows another statement holds are left for later (SKIP LOCKED: a search never waits).
    */
   async references(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>> {
     const found = new Map<FileId, FileReference | null>();
-    for (const file of files) {
-      if (found.has(file.fileId)) continue;
-      const named = toPgText(file.fileId);
-      const recorded = file.messageId === null ? null : await this.reader.row<MessageRefSql>(
-        "file reference",
-        `SELECT message_id, conversation_id, seq, role, created_at FROM messages
-         WHERE message_id = $1 AND conversation_id = $2 AND strpos(content, $3) > 0`,
-        [file.messageId, file.conversationId, named],
-      );
+    const unique = [...new Map(files.map((file) => [file.fileId, file])).values()];
+    if (unique.length === 0) return found;
+    const queries = unique.map((file) => {
       const words = analyzeDocument(file.fileId).words.split(" ").filter(Boolean);
-      const row = recorded ?? (words.length === 0 ? null : await this.reader.row<MessageRefSql>(
-        "file reference",
-        `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.created_at
-         FROM message_search s JOIN messages m ON m.message_id = s.message_id
-         WHERE s.document @@ $1::tsquery AND m.conversation_id = $2 AND strpos(m.content, $3) > 0
-         ORDER BY s.message_id LIMIT 1`,
-        [anyOrAlways([phraseQuery(words, { weight: "A" })]), file.conversationId, named],
-      )) ?? await this.reader.row<MessageRefSql>(
-        "file reference",
-        `SELECT m.message_id, m.conversation_id, m.seq, m.role, m.created_at
-         FROM message_search_pending p JOIN messages m ON m.message_id = p.message_id
-         WHERE m.conversation_id = $1 AND strpos(m.content, $2) > 0 ORDER BY m.message_id LIMIT 1`,
-        [file.conversationId, named],
-      );
+      return words.length === 0 ? null : anyOrAlways([phraseQuery(words, { weight: "A" })]);
+    });
+    const rows = await this.reader.rows<MessageRefSql & { file_id: string; recorded: boolean }>(
+      "file references",
+      `WITH wanted AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS w (file_id, named, conversation_id, recorded_id, query)
+       ), located AS (
+         SELECT w.file_id, coalesce(r.message_id, i.message_id, p.message_id) AS message_id, r.message_id IS NOT NULL AS recorded
+         FROM wanted w
+         LEFT JOIN messages r ON r.message_id = w.recorded_id AND r.conversation_id = w.conversation_id AND strpos(r.content, w.named) > 0
+         LEFT JOIN LATERAL (
+           SELECT m.message_id FROM message_search s JOIN messages m ON m.message_id = s.message_id
+           WHERE r.message_id IS NULL AND w.query IS NOT NULL AND s.document @@ w.query::tsquery
+             AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
+           ORDER BY s.message_id + 0 LIMIT 1) i ON true
+         LEFT JOIN LATERAL (
+           SELECT m.message_id FROM message_search_pending q JOIN messages m ON m.message_id = q.message_id
+           WHERE r.message_id IS NULL AND i.message_id IS NULL AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
+           ORDER BY m.message_id LIMIT 1) p ON true
+       ), healed AS (
+         UPDATE file_index f SET message_id = l.message_id FROM located l
+         WHERE f.file_id = l.file_id AND NOT l.recorded AND l.message_id IS NOT NULL
+           AND f.file_id IN (SELECT file_id FROM file_index WHERE file_id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)
+       )
+       SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.created_at
+       FROM located l JOIN messages m ON m.message_id = l.message_id`,
+      [
+        unique.map((file) => file.fileId), unique.map((file) => toPgText(file.fileId)), unique.map((file) => file.conversationId),
+        unique.map((file) => file.messageId), queries,
+      ],
+    );
+    const byFile = new Map(rows.map((row) => [row.file_id, row]));
+    for (const file of unique) {
+      const row = byFile.get(file.fileId);
       found.set(file.fileId, row ? {
         messageId: row.message_id, conversationId: row.conversation_id, seq: row.seq, role: fromPgText(row.role), createdAt: row.created_at,
       } : null);

@@ -255,6 +255,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       `ALTER TABLE import_map ALTER COLUMN source_key TYPE TEXT COLLATE "C"`,
     ],
   },
+  {
+    version: 5,
+    name: "a conversation's messages in id order, for searches that walk them newest first",
+    // A full-text search for a common word in one conversation reads that conversation's newest messages and checks
+    // each one's tsvector (pg-message-candidates.ts), instead of every match of the whole history from the GIN index.
+    statements: [`CREATE INDEX messages_conversation_message ON messages (conversation_id, message_id)`],
+  },
 ];
 
 /** The newest schema version this build knows. */

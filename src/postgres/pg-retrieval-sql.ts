@@ -25,16 +25,20 @@ export class SqlParams {
 export const MESSAGE_HIT = "m.message_id, m.conversation_id, m.seq, m.role, m.created_at";
 export const SUMMARY_HIT = "s.id, s.summary_id, s.conversation_id, s.kind, s.depth, s.earliest_at, s.latest_at, s.created_at, s.seq_start, s.seq_end";
 
-/** Messages in the filter's conversations and time range. */
+/** Messages in the filter's conversations and time range (a bound the filter does not set is not written). */
 export function messageFilter(params: SqlParams, filter: SearchFilter, alias = "m"): string {
-  return `${alias}.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])
-    AND ${alias}.created_at >= ${params.add(filter.since ?? MIN_TIME)} AND ${alias}.created_at < ${params.add(filter.before ?? MAX_TIME)}`;
+  const conditions = [`${alias}.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])`];
+  if (typeof filter.since === "number") conditions.push(`${alias}.created_at >= ${params.add(filter.since)}`);
+  if (typeof filter.before === "number") conditions.push(`${alias}.created_at < ${params.add(filter.before)}`);
+  return conditions.join(" AND ");
 }
 
 /** Summaries in the filter's conversations whose time range overlaps the filter's. */
 export function summaryFilter(params: SqlParams, filter: SearchFilter): string {
-  return `s.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])
-    AND s.latest_at >= ${params.add(filter.since ?? MIN_TIME)} AND s.earliest_at < ${params.add(filter.before ?? MAX_TIME)}`;
+  const conditions = [`s.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])`];
+  if (typeof filter.since === "number") conditions.push(`s.latest_at >= ${params.add(filter.since)}`);
+  if (typeof filter.before === "number") conditions.push(`s.earliest_at < ${params.add(filter.before)}`);
+  return conditions.join(" AND ");
 }
 
 export interface MessageHitSql {
@@ -107,26 +111,42 @@ export function candidatePage<Sql extends { candidate: number; in_scope: boolean
   };
 }
 
-/** Ids the first step of a newest-first index read examines in id order (newestFirst). */
+/** Ids the first step of a newest-first index read examines in id order (newestFirst), by default. */
 const PROBE_IDS = 2_000;
 
 /**
  * Reads up to `limit` rows newest first with ids in [from, to], in two steps, so that neither plan PostgreSQL may
- * pick for "matches ORDER BY id DESC LIMIT n" runs long. The newest PROBE_IDS ids are read in id order (a common word
- * fills the limit there; the planner may take the primary key backwards, at most PROBE_IDS rows), then the rest with
+ * pick for "matches ORDER BY id DESC LIMIT n" runs long. The newest `probe` ids are read in id order (a common word
+ * fills the limit there; the planner may take the primary key backwards, at most `probe` rows), then the rest with
  * `order` "index": the SQL orders by `id + 0`, which keeps the planner off the primary key's order (that plan reads
  * every row of the table for a word found nowhere: 300 ms at 100k messages) so the GIN index drives it (its cost is
- * the matches). `read` gets the id range, the order, and how many rows are still wanted.
+ * the matches). A `probe` of 0 reads the GIN index at once (a rare query). `read` gets the id range, the order, and
+ * how many rows are still wanted.
  */
 export async function newestFirst<Row>(
   from: number, to: number, limit: number, read: (from: number, to: number, order: "id" | "index", limit: number) => Promise<Row[]>,
+  probe = PROBE_IDS,
 ): Promise<Row[]> {
   if (to < from || limit <= 0) return [];
-  const probeFrom = Math.max(from, to - PROBE_IDS + 1);
+  if (probe <= 0) return read(from, to, "index", limit);
+  const probeFrom = Math.max(from, to - probe + 1);
   const newest = await read(probeFrom, to, "id", limit);
   if (newest.length >= limit || probeFrom <= from) return newest;
   return [...newest, ...(await read(from, probeFrom - 1, "index", limit - newest.length))];
 }
+
+/**
+ * The probe for a full-text read whose matches are an estimated `share` of the rows: enough ids to hold `limit`
+ * matches three times over, or 0 (read the GIN index at once) when that would be more than MAX_PROBE_IDS.
+ */
+export function probeFor(share: number, limit: number): number {
+  if (share <= 0) return 0;
+  const probe = Math.max(limit, Math.ceil((3 * limit) / share));
+  return probe > MAX_PROBE_IDS ? 0 : probe;
+}
+
+/** Rows whose tsvectors a probe checks at most (a few ms); a rarer query reads the GIN index. */
+export const MAX_PROBE_IDS = 4_000;
 
 /** The ORDER BY of a newestFirst step over `column`. */
 export function newestFirstOrder(column: string, order: "id" | "index"): string {

@@ -37,6 +37,7 @@ import { argumentSpansSql, PgSearchIndex, toSearchableText } from "./pg-search-i
 import { PgSearchReader } from "./pg-search-reader.js";
 import { PgTextSearch, requirementQuery } from "./pg-text-search.js";
 import { PgRecallReads } from "./pg-recall-reads.js";
+import { PgMessageCandidates, selectionShare } from "./pg-message-candidates.js";
 import {
   candidatePage,
   containsClause,
@@ -66,6 +67,7 @@ export class PgRetrievalStore implements RetrievalStore {
   private readonly text: PgTextSearch;
   private readonly files: PgFileRetrieval;
   private readonly recall: PgRecallReads;
+  private readonly messages: PgMessageCandidates;
 
   /** `statementTimeoutMs`: how long one search statement may run (default SEARCH_STATEMENT_TIMEOUT_MS). */
   constructor(db: PgDatabase, options: { statementTimeoutMs?: number; index?: PgSearchIndex } = {}) {
@@ -74,6 +76,7 @@ export class PgRetrievalStore implements RetrievalStore {
     this.text = new PgTextSearch(this.reader);
     this.files = new PgFileRetrieval(this.reader, this.index.files, this.text);
     this.recall = new PgRecallReads(db);
+    this.messages = new PgMessageCandidates(this.reader);
   }
 
   async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
@@ -87,23 +90,9 @@ export class PgRetrievalStore implements RetrievalStore {
     prepared: PreparedTextQuery, filter: TextFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<MessageHitRow>> {
     const query = this.text.expression(prepared, selection);
-    const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
-      const params = new SqlParams();
-      return this.reader.rows<MessageTextSql & { word_count: number }>(
-        "message candidates",
-        `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, x.word_count
-         FROM message_search x JOIN messages m ON m.message_id = x.message_id
-         WHERE x.document @@ ${params.add(query)}::tsquery AND x.message_id >= ${params.add(from)} AND x.message_id <= ${params.add(to)}
-           AND ${messageFilter(params, filter)}
-           AND m.seq BETWEEN ${params.add(filter.seqRange?.from ?? MIN_TIME)} AND ${params.add(filter.seqRange?.to ?? MAX_TIME)}
-         ORDER BY ${newestFirstOrder("x.message_id", order)} LIMIT ${params.add(wanted)}`,
-        params.values,
-      );
-    });
-    return {
-      rows: rows.map((row) => ({ ...toMessageHit(row, toSearchableText(row.content, row.spans)), wordCount: row.word_count })),
-      limitReached: rows.length >= limit,
-    };
+    const indexed = { from: window.from, to: Math.min(window.to, prepared.indexedThrough) };
+    const rows = await this.messages.read(query, selectionShare(prepared, selection), filter, indexed, limit);
+    return { rows, limitReached: rows.length >= limit };
   }
 
   async summaryTextCandidates(

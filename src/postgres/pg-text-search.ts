@@ -11,7 +11,7 @@ import { porterStem } from "../text/porter-stemmer.js";
 import { isImplicitPrefix } from "../text/text-matcher.js";
 import type { QueryTerm } from "../text/text-query.js";
 import type { IndexRequirement, PreparedTextQuery, TextSelection } from "../store/retrieval-store.js";
-import { anyOrAlways, phraseQuery, queryWord } from "./pg-search-document.js";
+import { anyOrAlways, lexemeOf, phraseQuery, queryWord } from "./pg-search-document.js";
 import type { PgQueryable } from "./pg-queryable.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 
@@ -33,6 +33,22 @@ const MIN_NATIVE_PREFIX = 5;
 
 type PrefixMatch = "none" | "listed" | "native";
 
+/** How long a pool keeps an index's most common lexemes (they change with ANALYZE, every few thousand rows). */
+const COMMON_SHARES_MS = 60_000;
+const commonSharesCache = new Map<string, { at: number; shares: Map<string, number> }>();
+
+/**
+ * The first string after every string that starts with `start`, in byte (code point) order: `start` with its last
+ * character's code point one higher; null when there is none (a last character of U+10FFFF).
+ */
+function prefixSuccessor(start: string): string | null {
+  const characters = [...start];
+  const last = characters.pop()!.codePointAt(0)!;
+  if (last >= 0x10ffff) return null;
+  // Past the surrogates (not characters): the next code point after U+D7FF that a string can hold is U+E000.
+  return characters.join("") + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+}
+
 interface PgPrepared extends PreparedTextQuery {
   prefixMatch: PrefixMatch[];
 }
@@ -48,69 +64,122 @@ function termLookups(term: QueryTerm): { stemKey: string | null; start: string |
 export class PgTextSearch {
   constructor(private readonly reader: PgSearchReader) {}
 
-  /** Forms and frequencies of `terms` in an index whose rows reach `indexedThrough`. */
+  /**
+   * Forms and frequencies of `terms` in an index whose rows reach `indexedThrough`, in two statements at most: every
+   * term's dictionary lookups with the index's counts, then the counts of the terms PostgreSQL's statistics do not list.
+   */
   async prepare(index: IndexName, terms: QueryTerm[], indexedThrough: number, newest: number): Promise<PreparedTextQuery> {
-    return this.reader.each("look-up of the query's words", (tx) => this.prepareIn(tx, index, terms, indexedThrough, newest));
+    return this.reader.each("look-up of the query's words", async (reads) => {
+      const [looked, common] = await Promise.all([this.lookUp(reads, index, terms), this.commonShares(reads, index)]);
+      const prepared: PgPrepared = {
+        terms, forms: looked.forms, prefixMatch: looked.prefixMatch, frequencies: [], documents: looked.documents,
+        averageWords: looked.totalWords / Math.max(1, looked.documents), indexedThrough, newest,
+      };
+      prepared.frequencies = await this.frequencies(reads, index, prepared, common);
+      return prepared;
+    });
   }
 
-  private async prepareIn(tx: PgQueryable, index: IndexName, terms: QueryTerm[], indexedThrough: number, newest: number): Promise<PreparedTextQuery> {
-    const forms: { stems: string[]; prefixes: string[] }[] = [];
-    const prefixMatch: PrefixMatch[] = [];
-    for (const term of terms) {
-      const { stemKey, start } = termLookups(term);
-      const stems = stemKey
-        ? (await tx.rows<{ term: string }>(
-            "SELECT term FROM search_terms WHERE (stem = $1 OR term = $1) AND term <> $2 LIMIT $3", [stemKey, term.words[0]!, MAX_FORMS],
-          )).map((row) => row.term)
-        : [];
-      let prefixes: string[] = [];
-      let match: PrefixMatch = "none";
-      if (start !== null) {
-        const listed = /[^0-9]/.test(start)
-          ? (await tx.rows<{ term: string }>(
-              "SELECT term FROM search_terms WHERE term > $1 AND term LIKE $2 ORDER BY term LIMIT $3",
-              [start, `${start.replace(/[\\%_]/g, (character) => `\\${character}`)}%`, MAX_FORMS + 1],
-            )).map((row) => row.term)
-          : null;
-        if (listed && listed.length <= MAX_FORMS) {
-          prefixes = listed;
-          match = "listed";
-        } else if (term.prefix || start.length >= MIN_NATIVE_PREFIX) match = "native";
-      }
-      forms.push({ stems, prefixes });
-      prefixMatch.push(match);
-    }
-    const stats = await tx.row<{ documents: number; total_words: number }>(
-      "SELECT documents, total_words FROM search_index_stats WHERE name = $1", [index],
+  /** Each term's stems and listed prefixes (one B-tree range each, all in one statement) and the index's counts. */
+  private async lookUp(reads: PgQueryable, index: IndexName, terms: QueryTerm[]) {
+    const lookups = terms.map(termLookups);
+    const stemmed = lookups.flatMap((lookup, position) => (lookup.stemKey === null ? [] : [{ position, key: lookup.stemKey, word: terms[position]!.words[0]! }]));
+    const listed = lookups.flatMap((lookup, position) => (lookup.start !== null && /[^0-9]/.test(lookup.start) ? [{ position, start: lookup.start }] : []));
+    const rows = await reads.rows<{ position: number; kind: "stem" | "prefix" | "counts"; term: string | null; documents: number | null; total_words: number | null }>(
+      `SELECT t.position, 'stem' AS kind, d.term, NULL::bigint AS documents, NULL::bigint AS total_words
+       FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, key, word)
+       CROSS JOIN LATERAL (SELECT term FROM search_terms WHERE (stem = t.key OR term = t.key) AND term <> t.word LIMIT ${MAX_FORMS}) d
+       UNION ALL
+       SELECT t.position, 'prefix', d.term, NULL, NULL
+       FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS t (position, start, pattern, below)
+       CROSS JOIN LATERAL (
+         SELECT term FROM search_terms WHERE term > t.start AND (t.below IS NULL OR term < t.below) AND term LIKE t.pattern
+         ORDER BY term LIMIT ${MAX_FORMS + 1}) d
+       UNION ALL
+       SELECT -1, 'counts', NULL, documents, total_words FROM search_index_stats WHERE name = $8`,
+      [
+        stemmed.map((each) => each.position), stemmed.map((each) => each.key), stemmed.map((each) => each.word),
+        listed.map((each) => each.position), listed.map((each) => each.start),
+        listed.map((each) => `${each.start.replace(/[\\%_]/g, (character) => `\\${character}`)}%`), listed.map((each) => prefixSuccessor(each.start)),
+        index,
+      ],
     );
-    const documents = stats?.documents ?? 0;
-    const prepared: PgPrepared = {
-      terms, forms, prefixMatch, frequencies: [], documents, averageWords: (stats?.total_words ?? 0) / Math.max(1, documents),
-      indexedThrough, newest,
-    };
-    // Function words are taken as found in half the documents: they weigh next to nothing either way.
-    for (const [position, term] of terms.entries()) {
-      prepared.frequencies.push(term.isStopword ? Math.ceil(documents / 2) : await this.frequency(tx, index, prepared, position));
+    const forms = terms.map(() => ({ stems: [] as string[], prefixes: [] as string[] }));
+    let documents = 0;
+    let totalWords = 0;
+    for (const row of rows) {
+      if (row.kind === "counts") {
+        documents = row.documents ?? 0;
+        totalWords = row.total_words ?? 0;
+      } else if (row.kind === "stem") forms[row.position]!.stems.push(row.term!);
+      else forms[row.position]!.prefixes.push(row.term!);
     }
-    return prepared;
+    const prefixMatch = terms.map((term, position): PrefixMatch => {
+      const start = lookups[position]!.start;
+      if (start === null) return "none";
+      const words = forms[position]!.prefixes;
+      if (/[^0-9]/.test(start) && words.length <= MAX_FORMS) return "listed";
+      forms[position]!.prefixes = [];
+      return term.prefix || start.length >= MIN_NATIVE_PREFIX ? "native" : "none";
+    });
+    for (const form of forms) form.prefixes.sort();
+    return { forms, prefixMatch, documents, totalWords };
   }
 
   /**
-   * Documents holding term `position` as typed, or through its forms when it is never found as typed: counted among
-   * its newest FREQUENCY_SAMPLE matches, scaled when all are (as the SQLite backend counts).
+   * The share of documents holding each lexeme PostgreSQL's statistics list as most common in the index (ANALYZE, run by
+   * autovacuum, keeps ~1,000 per index): a common word's frequency read from there costs nothing, where counting its
+   * matches reads thousands of rows. Kept per pool for COMMON_SHARES_MS.
    */
-  private async frequency(tx: PgQueryable, index: IndexName, prepared: PgPrepared, position: number): Promise<number> {
+  private async commonShares(reads: PgQueryable, index: IndexName): Promise<Map<string, number>> {
+    const key = `${this.reader.pool.location}\u0000${index}`;
+    const cached = commonSharesCache.get(key);
+    if (cached && Date.now() - cached.at < COMMON_SHARES_MS) return cached.shares;
+    const rows = await reads.rows<{ lexeme: string; share: number }>(
+      `SELECT u.lexeme, u.share FROM pg_stats p, unnest(p.most_common_elems::text::text[], p.most_common_elem_freqs) AS u (lexeme, share)
+       WHERE p.schemaname = current_schema() AND p.tablename = $1 AND p.attname = 'document' AND u.lexeme IS NOT NULL`,
+      [INDEXES[index].table],
+    );
+    const shares = new Map(rows.map((row) => [row.lexeme, row.share]));
+    commonSharesCache.set(key, { at: Date.now(), shares });
+    return shares;
+  }
+
+  /**
+   * Per term: documents holding it. Function words are taken as found in half the documents (they weigh next to nothing
+   * either way); a one-word term the statistics list, by its share; every other term counted in one statement, as
+   * typed, or through its forms when never found as typed, among its newest FREQUENCY_SAMPLE matches and scaled when
+   * all are (as the SQLite backend counts).
+   */
+  private async frequencies(reads: PgQueryable, index: IndexName, prepared: PgPrepared, common: Map<string, number>): Promise<number[]> {
+    const { documents, terms } = prepared;
+    const frequencies = terms.map((term) => {
+      if (term.isStopword) return Math.ceil(documents / 2);
+      const share = term.words.length === 1 ? common.get(lexemeOf(term.words[0]!).lexeme) : undefined;
+      return share === undefined ? null : Math.min(documents, Math.round(share * documents));
+    });
+    const counted = frequencies.flatMap((frequency, position) => (frequency === null ? [position] : []));
+    if (counted.length === 0) return frequencies as number[];
     const { table, id } = INDEXES[index];
-    const count = async (query: string) => (await tx.row<{ count: number; oldest: number | null }>(
-      `SELECT count(*)::int AS count, min(id) AS oldest FROM (
-         SELECT ${id} AS id FROM ${table} WHERE document @@ $1::tsquery ORDER BY ${id} DESC LIMIT ${FREQUENCY_SAMPLE}) sample`,
-      [query],
-    ))!;
-    let row = await count(phraseQuery(prepared.terms[position]!.words));
-    if (row.count === 0) row = await count(termQuery(prepared, position));
-    if (row.count < FREQUENCY_SAMPLE || row.oldest === null) return row.count;
-    const span = Math.max(1, prepared.indexedThrough - row.oldest + 1);
-    return Math.min(prepared.documents, Math.round((row.count * prepared.documents) / Math.min(span, prepared.documents)));
+    // `+ 0`: the GIN index reads the matches (few: the statistics list every common word); the primary key's order
+    // would read every row for a word found nowhere.
+    const sample = (query: string, when = "true") => `(SELECT count(*)::int AS count, min(id) AS oldest FROM (
+        SELECT ${id} AS id FROM ${table} WHERE ${when} AND document @@ ${query}::tsquery ORDER BY ${id} + 0 DESC LIMIT ${FREQUENCY_SAMPLE}) sample)`;
+    const rows = await reads.rows<{ position: number; count: number; oldest: number | null }>(
+      `SELECT t.position, CASE WHEN typed.count = 0 THEN formed.count ELSE typed.count END AS count,
+         CASE WHEN typed.count = 0 THEN formed.oldest ELSE typed.oldest END AS oldest
+       FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, typed, formed)
+       CROSS JOIN LATERAL ${sample("t.typed")} typed
+       CROSS JOIN LATERAL ${sample("t.formed", "typed.count = 0")} formed`,
+      [counted, counted.map((position) => phraseQuery(terms[position]!.words)), counted.map((position) => termQuery(prepared, position))],
+    );
+    for (const row of rows) {
+      const span = Math.max(1, prepared.indexedThrough - (row.oldest ?? 0) + 1);
+      frequencies[row.position] = row.count < FREQUENCY_SAMPLE || row.oldest === null
+        ? row.count
+        : Math.min(documents, Math.round((row.count * documents) / Math.min(span, documents)));
+    }
+    return frequencies.map((frequency) => frequency ?? 0);
   }
 
   /** The tsquery of the selected terms (documents too large to index are candidates of every query). */

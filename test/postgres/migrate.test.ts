@@ -148,6 +148,13 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
 
     // The copy assembles the same context as the original and finds the same details.
     expect(await assembledOn({ databasePath: backPath })).toEqual(context);
+    // The copy records the stored file's reference in its conversation's newest message (the copy cannot know it); the
+    // first search that finds the file's content corrects it, so later ones check one row.
+    const recorded = async () => (await database.row<{ recorded: number; holder: number }>(
+      `SELECT f.message_id AS recorded, (SELECT min(m.message_id) FROM messages m
+         WHERE m.conversation_id = f.conversation_id AND strpos(m.content, f.file_id) > 0) AS holder FROM file_index f`))!;
+    const before = await recorded();
+    expect(before.recorded).not.toBe(before.holder);
     // lcm grep finds the same matches on the original, on the PostgreSQL copy (pg-search's own index) and back.
     for (const scope of ["both", "files"]) {
       const grep = async (database: string[]) => (await runJson<{ matches: unknown[] }>(
@@ -157,6 +164,9 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
       expect(await grep(["--database-url", url]), `${scope} on PostgreSQL`).toEqual(found);
       expect(await grep(["--db", backPath]), `${scope} back on SQLite`).toEqual(found);
     }
+    const history = await runJson<{ matches: { type: string; seq?: number }[] }>(["grep", "vault token rotated", "--database-url", url], GrepOutputSchema);
+    expect(history.matches.length).toBeGreaterThan(0);
+    expect(await recorded()).toEqual({ recorded: before.holder, holder: before.holder });
   }, 180_000);
 
   it("killed with SIGKILL halfway, it finishes on the next run with every row once", async () => {

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fromPgText, isPgStorageFailure, PgDatabase, toPgText } from "../../src/postgres/pg-database.js";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
+import { PgSearchReader, SEARCH_STATEMENT_TIMEOUT_MS } from "../../src/postgres/pg-search-reader.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
 
 const opened: PgDatabase[] = [];
@@ -58,5 +59,20 @@ describe("an unreachable server", () => {
     expect(error).toBeInstanceOf(Error);
     expect(isPgStorageFailure(error)).toBe(true);
     expect(isPgStorageFailure(new Error("syntax error at or near"))).toBe(false);
+  });
+});
+
+describe("session settings", () => {
+  it("runs every pool without JIT compilation, and the search pool without sequential scans where an index serves", async () => {
+    const url = await createTestPostgresDatabase();
+    const database = open(url);
+    const search = new PgSearchReader(database);
+    const setting = async (reads: { row<Row extends object>(sql: string): Promise<Row | null> }, name: string) =>
+      (await reads.row<{ value: string }>(`SELECT current_setting('${name}') AS value`))!.value;
+    expect(await setting(database, "jit")).toBe("off");
+    expect(await setting(database, "enable_seqscan")).toBe("on");
+    expect(await setting(search.pool, "jit")).toBe("off");
+    expect(await setting(search.pool, "enable_seqscan")).toBe("off");
+    expect(await setting(search.pool, "statement_timeout")).toBe(`${SEARCH_STATEMENT_TIMEOUT_MS / 1000}s`);
   });
 });

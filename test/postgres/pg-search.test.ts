@@ -89,6 +89,22 @@ describe("PostgreSQL search", () => {
     expect(seqs((await search("common marker \\d+", { mode: "regex", limit: 10 })).matches)).toEqual(expected);
   });
 
+  it("reads a common word's newest matches in one conversation when other conversations hold the newest ids, by any plan", async () => {
+    // Conversation 1: 3,000 messages, "often" in every other one, "seldom" in every 300th; then conversation 2's 3,000
+    // newer messages hold both words everywhere. Conversation 1's newest matches must come back, newest first, whether
+    // the store walks the conversation (a common word), reads the GIN index (a rare one), or walks and then reads
+    // the index past the walk (a word rarer than its estimate).
+    await insertMessages(opened, Array.from({ length: 3_000 }, (_, index) =>
+      `entry ${index}${index % 2 === 0 ? " often" : ""}${index % 300 === 7 ? " seldom" : ""}${index < 40 && index % 4 === 1 ? " tardy" : ""}`));
+    await insertMessages(opened, Array.from({ length: 3_000 }, (_, index) => `other ${index} often seldom tardy`), { conversationId: 2 });
+    await backend.searchIndex.indexPending();
+    expect(seqs((await search("often", { limit: 5 })).matches)).toEqual([2999, 2997, 2995, 2993, 2991]);
+    expect(seqs((await search("seldom", { limit: 20 })).matches)).toEqual([2708, 2408, 2108, 1808, 1508, 1208, 908, 608, 308, 8]);
+    // "tardy" is in half of all documents (conversation 2), so the walk reads conversation 1's newest messages first,
+    // finds none there, and the rest comes from the index below where it stopped.
+    expect(seqs((await search("tardy", { limit: 20 })).matches)).toEqual([38, 34, 30, 26, 22, 18, 14, 10, 6, 2]);
+  });
+
   it("lets two gateways index one backlog at once: every row once, the statistics exact", async () => {
     await insertMessages(opened, Array.from({ length: 1_200 }, (_, index) => `message ${index} about topic${index % 7}`));
     const other = opened.reopen() as PostgresBackend;

@@ -1,0 +1,107 @@
+/**
+ * Full-text candidates of messages on PostgreSQL, newest first within a window of ids, by the plan that suits how common
+ * the query is. A GIN index returns its matches unordered: reading "the newest 50 matches" from it costs every match in
+ * the window, which for a common word is most of the window's rows. So a query the estimate (the prepared query's
+ * frequencies) finds often enough reads the scope's newest messages in id order instead (an index on
+ * (conversation_id, message_id)), checks each one's tsvector, and stops at the limit; the walk is bounded
+ * (pg-retrieval-sql.ts `probeFor`), and what it did not reach is read from the GIN index. A rarer query reads the GIN
+ * index directly (its cost is its matches, few by definition).
+ */
+import type { MessageHitRow, PreparedTextQuery, TextFilter, TextSelection } from "../store/retrieval-store.js";
+import type { PgSearchReader } from "./pg-search-reader.js";
+import { argumentSpansSql, toSearchableText } from "./pg-search-index.js";
+import { MESSAGE_HIT, type MessageHitSql, probeFor, SqlParams, toMessageHit } from "./pg-retrieval-sql.js";
+
+
+type CandidateSql = MessageHitSql & { content: string; spans: string | null; word_count: number };
+
+/** The estimated share of documents holding one of the selection's groups (each group: its terms taken as independent). */
+export function selectionShare(prepared: PreparedTextQuery, selection: TextSelection): number {
+  if (prepared.documents <= 0) return 0;
+  let share = 0;
+  for (const group of selection.groups) {
+    share += group.reduce((product, position) => product * Math.min(1, (prepared.frequencies[position] ?? 0) / prepared.documents), 1);
+  }
+  return Math.min(1, share);
+}
+
+/**
+ * The scope of a read: the filter's conversations (one as an equality, so that its index is read in order), and the
+ * time and seq bounds the filter sets (none written when unset, so the walk's bound reads the index alone).
+ */
+function scope(params: SqlParams, filter: TextFilter): string {
+  const ids = filter.conversationIds;
+  const conditions = [ids.length === 1 ? `m.conversation_id = ${params.add(ids[0]!)}` : `m.conversation_id = ANY(${params.add(ids)}::bigint[])`];
+  if (typeof filter.since === "number") conditions.push(`m.created_at >= ${params.add(filter.since)}`);
+  if (typeof filter.before === "number") conditions.push(`m.created_at < ${params.add(filter.before)}`);
+  if (filter.seqRange) conditions.push(`m.seq BETWEEN ${params.add(filter.seqRange.from)} AND ${params.add(filter.seqRange.to)}`);
+  return conditions.join(" AND ");
+}
+
+export class PgMessageCandidates {
+  constructor(private readonly reader: PgSearchReader) {}
+
+  /** Up to `limit` messages matching tsquery `query` with ids in [from, to] in `filter`, newest first. */
+  async read(
+    query: string, share: number, filter: TextFilter, window: { from: number; to: number }, limit: number,
+  ): Promise<(MessageHitRow & { wordCount: number })[]> {
+    const { from, to } = window;
+    if (to < from || limit <= 0) return [];
+    const walk = probeFor(share, limit);
+    if (walk === 0) return this.fromIndex(query, filter, from, to, limit);
+    const walked = await this.walk(query, filter, from, to, walk, limit);
+    if (walked.rows.length >= limit || walked.walked < walk || walked.lowest === null) return walked.rows;
+    return [...walked.rows, ...(await this.fromIndex(query, filter, from, walked.lowest - 1, limit - walked.rows.length))];
+  }
+
+  /**
+   * The scope's newest `walk` messages in [from, to], checked newest first until `limit` match; `walked` says how many
+   * there were (fewer than `walk`: the window's scope is read to its end) and `lowest` the oldest id among them.
+   */
+  private async walk(query: string, filter: TextFilter, from: number, to: number, walk: number, limit: number) {
+    const params = new SqlParams();
+    const walkScope = scope(params, filter);
+    const fromParam = params.add(from);
+    const toParam = params.add(to);
+    const rows = await this.reader.rows<Partial<CandidateSql> & { walked: number; lowest: number | null }>(
+      "message candidates",
+      `WITH bound AS MATERIALIZED (
+         SELECT count(*)::int AS walked, min(message_id) AS lowest FROM (
+           SELECT m.message_id FROM messages m
+           WHERE ${walkScope} AND m.message_id >= ${fromParam} AND m.message_id <= ${toParam}
+           ORDER BY m.message_id DESC LIMIT ${params.add(walk)}) newest)
+       SELECT b.walked, b.lowest, h.* FROM bound b LEFT JOIN LATERAL (
+         SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, x.word_count
+         FROM messages m JOIN message_search x ON x.message_id = m.message_id
+         WHERE ${walkScope} AND m.message_id >= b.lowest AND m.message_id <= ${toParam} AND x.document @@ ${params.add(query)}::tsquery
+         ORDER BY m.message_id DESC LIMIT ${params.add(limit)}) h ON true`,
+      params.values,
+    );
+    const first = rows[0];
+    return {
+      walked: first?.walked ?? 0,
+      lowest: first?.lowest ?? null,
+      rows: rows.filter((row) => row.message_id !== null && row.message_id !== undefined).map((row) => toCandidate(row as CandidateSql)),
+    };
+  }
+
+  /** Matches in [from, to] from the GIN index, newest first (`+ 0` keeps the planner off the primary key's order). */
+  private async fromIndex(query: string, filter: TextFilter, from: number, to: number, limit: number) {
+    if (to < from) return [];
+    const params = new SqlParams();
+    const rows = await this.reader.rows<CandidateSql>(
+      "message candidates",
+      `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, x.word_count
+       FROM message_search x JOIN messages m ON m.message_id = x.message_id
+       WHERE x.document @@ ${params.add(query)}::tsquery AND x.message_id >= ${params.add(from)} AND x.message_id <= ${params.add(to)}
+         AND ${scope(params, filter)}
+       ORDER BY x.message_id + 0 DESC LIMIT ${params.add(limit)}`,
+      params.values,
+    );
+    return rows.map(toCandidate);
+  }
+}
+
+function toCandidate(row: CandidateSql): MessageHitRow & { wordCount: number } {
+  return { ...toMessageHit(row, toSearchableText(row.content, row.spans)), wordCount: row.word_count };
+}
