@@ -43,13 +43,13 @@ export class PgFileIndex {
     this.dictionary = new PgTermDictionary(db);
   }
 
-  /** Files waiting for the index, and their bytes not indexed yet. */
-  async backlog(): Promise<{ files: number; bytes: number }> {
-    const row = await this.db.row<{ files: number; bytes: number | null }>(
-      `SELECT count(*)::int AS files, sum(l.byte_size - f.indexed_bytes)::float8 AS bytes
+  /** Files waiting for the index, their bytes not indexed yet, and the highest chunk id in the index (`through`). */
+  async backlog(): Promise<{ files: number; bytes: number; through: number }> {
+    const row = await this.db.row<{ files: number; bytes: number | null; through: number | null }>(
+      `SELECT count(*)::int AS files, sum(l.byte_size - f.indexed_bytes)::float8 AS bytes, (SELECT max(chunk_id) FROM file_chunks) AS through
        FROM file_index f JOIN large_files l ON l.file_id = f.file_id WHERE f.state = 'pending'`,
     );
-    return { files: row?.files ?? 0, bytes: Math.max(0, row?.bytes ?? 0) };
+    return { files: row?.files ?? 0, bytes: Math.max(0, row?.bytes ?? 0), through: row?.through ?? 0 };
   }
 
   /** The highest chunk id in the index (chunks are written with their index entries). */

@@ -62,8 +62,7 @@ export class PgFileRetrieval {
   constructor(private readonly reader: PgSearchReader, private readonly index: PgFileIndex, private readonly text: PgTextSearch) {}
 
   async prepare(terms: PreparedTextQuery["terms"]): Promise<PreparedTextQuery> {
-    await this.indexSmallBacklog();
-    const through = await this.index.through();
+    const through = await this.catchUp();
     return this.text.prepare("files", terms, through, through);
   }
 
@@ -122,22 +121,25 @@ export class PgFileRetrieval {
   }
 
   async unindexed(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }> {
-    await this.indexSmallBacklog();
+    await this.catchUp();
     const params = new SqlParams();
-    const files = await this.reader.rows<Omit<ChunkHitSql, "chunk_id" | "byte_start" | "byte_end" | "line_start"> & { indexed_bytes: number; indexed_lines: number }>(
+    const scope = fileFilter(params, filter);
+    const wanted = params.add(limit);
+    const rows = await this.reader.rows<Omit<ChunkHitSql, "chunk_id" | "byte_start" | "byte_end" | "line_start"> & {
+      state: "pending" | "unavailable"; indexed_bytes: number; indexed_lines: number; reason: string | null;
+    }>(
       "stored files not indexed",
-      `SELECT f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines
-       FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-       WHERE f.state = 'pending' AND ${fileFilter(params, filter)} ORDER BY f.file_key DESC LIMIT ${params.add(limit)}`,
+      `(SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+        WHERE f.state = 'pending' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})
+       UNION ALL
+       (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+        WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})`,
       params.values,
     );
-    const more = new SqlParams();
-    const unsearchable = await this.reader.rows<{ file_id: string; file_name: string | null; reason: string | null }>(
-      "unsearchable stored files",
-      `SELECT f.file_id, l.file_name, f.reason FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-       WHERE f.state = 'unavailable' AND ${fileFilter(more, filter)} ORDER BY f.file_key DESC LIMIT ${more.add(limit)}`,
-      more.values,
-    );
+    const files = rows.filter((row) => row.state === "pending");
+    const unsearchable = rows.filter((row) => row.state === "unavailable");
     return {
       files: files.map((row) => ({
         fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), conversationId: row.conversation_id, messageId: row.message_id,
@@ -202,9 +204,12 @@ export class PgFileRetrieval {
     return found;
   }
 
-  private async indexSmallBacklog(): Promise<void> {
+  /** Indexes a small backlog of stored content (a search's own catch-up); returns the highest chunk id indexed. */
+  private async catchUp(): Promise<number> {
     const backlog = await this.index.backlog();
-    if (backlog.files > 0 && backlog.bytes <= SEARCH_INDEXES_FILE_BYTES_UP_TO) await this.index.indexPending(backlog.bytes + 1);
+    if (backlog.files === 0 || backlog.bytes > SEARCH_INDEXES_FILE_BYTES_UP_TO) return backlog.through;
+    await this.index.indexPending(backlog.bytes + 1);
+    return (await this.index.backlog()).through;
   }
 }
 

@@ -81,8 +81,7 @@ export class PgRetrievalStore implements RetrievalStore {
 
   async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
     if (source === "files") return this.files.prepare(terms);
-    await this.index.indexIfAtMost(source, SEARCH_INDEXES_UP_TO);
-    const { through, newest } = await this.index.through(source);
+    const { through, newest } = await this.index.catchUp(source, SEARCH_INDEXES_UP_TO);
     return this.text.prepare(source, terms, through, newest);
   }
 
@@ -118,9 +117,8 @@ export class PgRetrievalStore implements RetrievalStore {
   }
 
   async indexState(): Promise<{ messagesThrough: number; summariesThrough: number }> {
-    await this.index.indexIfAtMost("messages", SEARCH_INDEXES_UP_TO);
-    await this.index.indexIfAtMost("summaries", SEARCH_INDEXES_UP_TO);
-    return { messagesThrough: (await this.index.through("messages")).through, summariesThrough: (await this.index.through("summaries")).through };
+    const [messages, summaries] = await Promise.all([this.index.catchUp("messages", SEARCH_INDEXES_UP_TO), this.index.catchUp("summaries", SEARCH_INDEXES_UP_TO)]);
+    return { messagesThrough: messages.through, summariesThrough: summaries.through };
   }
 
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {

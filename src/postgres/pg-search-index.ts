@@ -86,6 +86,24 @@ export class PgSearchIndex implements SearchIndex {
     return { through: row?.through ?? 0, newest: row?.newest ?? 0 };
   }
 
+  /**
+   * In one statement: how many rows of `source` wait for the index (at most `atMost` + 1 counted), and `through`.
+   * A search's catch-up: when at most `atMost` wait, indexes them and reads the state again.
+   */
+  async catchUp(source: IndexSource, atMost: number): Promise<{ waiting: number; through: number; newest: number }> {
+    const { pending, id } = SOURCES[source];
+    const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
+    const read = async () => (await this.db.row<{ waiting: number; through: number; newest: number }>(
+      `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT $1) w) AS waiting,
+         coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`,
+      [atMost + 1],
+    ))!;
+    const state = await read();
+    if (state.waiting === 0 || state.waiting > atMost) return state;
+    await this.indexSource(source, atMost);
+    return read();
+  }
+
   async indexPending(options: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number } = {}): Promise<IndexProgress> {
     const { whenAtLeast = 1, maxRows = Number.POSITIVE_INFINITY, maxFileBytes = 0 } = options;
     let pending = await this.pending("messages");
@@ -97,14 +115,6 @@ export class PgSearchIndex implements SearchIndex {
     if (indexed < maxRows && (await this.pending("summaries", 0)) > 0) await this.indexSource("summaries", maxRows - indexed);
     const fileBytes = maxFileBytes > 0 ? await this.files.indexPending(maxFileBytes) : 0;
     return { indexed, pending, fileBytes };
-  }
-
-  /** Indexes `source`'s queue when it holds at most `limit` rows (a search's own catch-up); returns the rows still waiting. */
-  async indexIfAtMost(source: IndexSource, limit: number): Promise<number> {
-    const waiting = await this.pending(source, limit);
-    if (waiting === 0 || waiting > limit) return waiting;
-    await this.indexSource(source, limit);
-    return this.pending(source, limit);
   }
 
   private async indexSource(source: IndexSource, maxRows: number): Promise<number> {

@@ -61,31 +61,55 @@ function termLookups(term: QueryTerm): { stemKey: string | null; start: string |
   return { stemKey, start: term.prefix || isImplicitPrefix(term) ? last : null };
 }
 
+/** A term's newest matches counted: how many (at most FREQUENCY_SAMPLE) and the oldest id among them. */
+interface Sample {
+  count: number;
+  oldest: number | null;
+}
+
+/**
+ * SQL of a term's sample in `index` for the tsquery `query` (a column of the statement). `+ 0`: the GIN index reads
+ * the matches (few: the statistics list every common word); the primary key's order would read every row for a word
+ * found nowhere.
+ */
+function sampleSql(index: IndexName, query: string): string {
+  const { table, id } = INDEXES[index];
+  return `(SELECT count(*)::int AS count, min(id) AS oldest FROM (
+      SELECT ${id} AS id FROM ${table} WHERE document @@ ${query}::tsquery ORDER BY ${id} + 0 DESC LIMIT ${FREQUENCY_SAMPLE}) sample)`;
+}
+
 export class PgTextSearch {
   constructor(private readonly reader: PgSearchReader) {}
 
   /**
-   * Forms and frequencies of `terms` in an index whose rows reach `indexedThrough`, in two statements at most: every
-   * term's dictionary lookups with the index's counts, then the counts of the terms PostgreSQL's statistics do not list.
+   * Forms and frequencies of `terms` in an index whose rows reach `indexedThrough`, in one statement (every term's
+   * dictionary look-ups, the index's counts and the matches of each term PostgreSQL's statistics do not list), and a
+   * second one only for a term found nowhere as typed (counted through its forms).
    */
   async prepare(index: IndexName, terms: QueryTerm[], indexedThrough: number, newest: number): Promise<PreparedTextQuery> {
     return this.reader.each("look-up of the query's words", async (reads) => {
-      const [looked, common] = await Promise.all([this.lookUp(reads, index, terms), this.commonShares(reads, index)]);
+      const common = await this.commonShares(reads, index);
+      const shares = terms.map((term) => (term.isStopword || term.words.length !== 1 ? undefined : common.get(lexemeOf(term.words[0]!).lexeme)));
+      const counted = terms.flatMap((term, position) => (!term.isStopword && shares[position] === undefined ? [position] : []));
+      const looked = await this.lookUp(reads, index, terms, counted);
       const prepared: PgPrepared = {
         terms, forms: looked.forms, prefixMatch: looked.prefixMatch, frequencies: [], documents: looked.documents,
         averageWords: looked.totalWords / Math.max(1, looked.documents), indexedThrough, newest,
       };
-      prepared.frequencies = await this.frequencies(reads, index, prepared, common);
+      prepared.frequencies = await this.frequencies(reads, index, prepared, shares, looked.samples);
       return prepared;
     });
   }
 
-  /** Each term's stems and listed prefixes (one B-tree range each, all in one statement) and the index's counts. */
-  private async lookUp(reads: PgQueryable, index: IndexName, terms: QueryTerm[]) {
+  /**
+   * Each term's stems and listed prefixes (one B-tree range each), the index's counts, and for each term of `counted`
+   * its newest FREQUENCY_SAMPLE matches as typed (`samples`), all in one statement.
+   */
+  private async lookUp(reads: PgQueryable, index: IndexName, terms: QueryTerm[], counted: number[]) {
     const lookups = terms.map(termLookups);
     const stemmed = lookups.flatMap((lookup, position) => (lookup.stemKey === null ? [] : [{ position, key: lookup.stemKey, word: terms[position]!.words[0]! }]));
     const listed = lookups.flatMap((lookup, position) => (lookup.start !== null && /[^0-9]/.test(lookup.start) ? [{ position, start: lookup.start }] : []));
-    const rows = await reads.rows<{ position: number; kind: "stem" | "prefix" | "counts"; term: string | null; documents: number | null; total_words: number | null }>(
+    const rows = await reads.rows<{ position: number; kind: "stem" | "prefix" | "counts" | "sample"; term: string | null; documents: number | null; total_words: number | null }>(
       `SELECT t.position, 'stem' AS kind, d.term, NULL::bigint AS documents, NULL::bigint AS total_words
        FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, key, word)
        CROSS JOIN LATERAL (SELECT term FROM search_terms WHERE (stem = t.key OR term = t.key) AND term <> t.word LIMIT ${MAX_FORMS}) d
@@ -96,19 +120,25 @@ export class PgTextSearch {
          SELECT term FROM search_terms WHERE term > t.start AND (t.below IS NULL OR term < t.below) AND term LIKE t.pattern
          ORDER BY term LIMIT ${MAX_FORMS + 1}) d
        UNION ALL
-       SELECT -1, 'counts', NULL, documents, total_words FROM search_index_stats WHERE name = $8`,
+       SELECT -1, 'counts', NULL, documents, total_words FROM search_index_stats WHERE name = $8
+       UNION ALL
+       SELECT t.position, 'sample', NULL, typed.count, typed.oldest
+       FROM unnest($9::int[], $10::text[]) AS t (position, typed) CROSS JOIN LATERAL ${sampleSql(index, "t.typed")} typed`,
       [
         stemmed.map((each) => each.position), stemmed.map((each) => each.key), stemmed.map((each) => each.word),
         listed.map((each) => each.position), listed.map((each) => each.start),
         listed.map((each) => `${each.start.replace(/[\\%_]/g, (character) => `\\${character}`)}%`), listed.map((each) => prefixSuccessor(each.start)),
-        index,
+        index, counted, counted.map((position) => phraseQuery(terms[position]!.words)),
       ],
     );
     const forms = terms.map(() => ({ stems: [] as string[], prefixes: [] as string[] }));
     let documents = 0;
     let totalWords = 0;
+    const samples = new Map<number, Sample>();
+    // A sample row carries its count and oldest id in the counts' two number columns.
     for (const row of rows) {
-      if (row.kind === "counts") {
+      if (row.kind === "sample") samples.set(row.position, { count: row.documents ?? 0, oldest: row.total_words });
+      else if (row.kind === "counts") {
         documents = row.documents ?? 0;
         totalWords = row.total_words ?? 0;
       } else if (row.kind === "stem") forms[row.position]!.stems.push(row.term!);
@@ -123,7 +153,7 @@ export class PgTextSearch {
       return term.prefix || start.length >= MIN_NATIVE_PREFIX ? "native" : "none";
     });
     for (const form of forms) form.prefixes.sort();
-    return { forms, prefixMatch, documents, totalWords };
+    return { forms, prefixMatch, documents, totalWords, samples };
   }
 
   /**
@@ -147,39 +177,32 @@ export class PgTextSearch {
 
   /**
    * Per term: documents holding it. Function words are taken as found in half the documents (they weigh next to nothing
-   * either way); a one-word term the statistics list, by its share; every other term counted in one statement, as
-   * typed, or through its forms when never found as typed, among its newest FREQUENCY_SAMPLE matches and scaled when
-   * all are (as the SQLite backend counts).
+   * either way); a one-word term the statistics list, by its share; every other term by its sample as typed, or, when
+   * never found as typed, through its forms (one statement for all such terms): its newest FREQUENCY_SAMPLE matches,
+   * scaled when all are (as the SQLite backend counts).
    */
-  private async frequencies(reads: PgQueryable, index: IndexName, prepared: PgPrepared, common: Map<string, number>): Promise<number[]> {
+  private async frequencies(
+    reads: PgQueryable, index: IndexName, prepared: PgPrepared, shares: (number | undefined)[], samples: Map<number, Sample>,
+  ): Promise<number[]> {
     const { documents, terms } = prepared;
-    const frequencies = terms.map((term) => {
-      if (term.isStopword) return Math.ceil(documents / 2);
-      const share = term.words.length === 1 ? common.get(lexemeOf(term.words[0]!).lexeme) : undefined;
-      return share === undefined ? null : Math.min(documents, Math.round(share * documents));
-    });
-    const counted = frequencies.flatMap((frequency, position) => (frequency === null ? [position] : []));
-    if (counted.length === 0) return frequencies as number[];
-    const { table, id } = INDEXES[index];
-    // `+ 0`: the GIN index reads the matches (few: the statistics list every common word); the primary key's order
-    // would read every row for a word found nowhere.
-    const sample = (query: string, when = "true") => `(SELECT count(*)::int AS count, min(id) AS oldest FROM (
-        SELECT ${id} AS id FROM ${table} WHERE ${when} AND document @@ ${query}::tsquery ORDER BY ${id} + 0 DESC LIMIT ${FREQUENCY_SAMPLE}) sample)`;
-    const rows = await reads.rows<{ position: number; count: number; oldest: number | null }>(
-      `SELECT t.position, CASE WHEN typed.count = 0 THEN formed.count ELSE typed.count END AS count,
-         CASE WHEN typed.count = 0 THEN formed.oldest ELSE typed.oldest END AS oldest
-       FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, typed, formed)
-       CROSS JOIN LATERAL ${sample("t.typed")} typed
-       CROSS JOIN LATERAL ${sample("t.formed", "typed.count = 0")} formed`,
-      [counted, counted.map((position) => phraseQuery(terms[position]!.words)), counted.map((position) => termQuery(prepared, position))],
-    );
-    for (const row of rows) {
-      const span = Math.max(1, prepared.indexedThrough - (row.oldest ?? 0) + 1);
-      frequencies[row.position] = row.count < FREQUENCY_SAMPLE || row.oldest === null
-        ? row.count
-        : Math.min(documents, Math.round((row.count * documents) / Math.min(span, documents)));
+    const absent = [...samples].filter(([, sample]) => sample.count === 0).map(([position]) => position);
+    if (absent.length > 0) {
+      const rows = await reads.rows<{ position: number; count: number; oldest: number | null }>(
+        `SELECT t.position, formed.count, formed.oldest
+         FROM unnest($1::int[], $2::text[]) AS t (position, formed) CROSS JOIN LATERAL ${sampleSql(index, "t.formed")} formed`,
+        [absent, absent.map((position) => termQuery(prepared, position))],
+      );
+      for (const row of rows) samples.set(row.position, { count: row.count, oldest: row.oldest });
     }
-    return frequencies.map((frequency) => frequency ?? 0);
+    return terms.map((term, position) => {
+      if (term.isStopword) return Math.ceil(documents / 2);
+      const share = shares[position];
+      if (share !== undefined) return Math.min(documents, Math.round(share * documents));
+      const sample = samples.get(position) ?? { count: 0, oldest: null };
+      if (sample.count < FREQUENCY_SAMPLE || sample.oldest === null) return sample.count;
+      const span = Math.max(1, prepared.indexedThrough - sample.oldest + 1);
+      return Math.min(documents, Math.round((sample.count * documents) / Math.min(span, documents)));
+    });
   }
 
   /** The tsquery of the selected terms (documents too large to index are candidates of every query). */

@@ -85,7 +85,7 @@ export async function rankSources(
     // with them: one collection for how rare a word is.
     const unindexed = (await store.unindexedFiles(filter, UNINDEXED_FILES)).files;
     const messages = messageReader(store, { ...filter, seqRange });
-    const stored = fileChunkReader(store, filter, unindexed, new Map());
+    const stored = fileChunkReader(store, filter, () => unindexed, new Map());
     const [forMessages, forFiles] = await prepareTogether([{ reader: messages }, { reader: stored, passages: true }], query);
     for (const hit of (await searchText(messages, { ...request, ...forMessages })).hits) {
       keep({ hit, message: hit.row, summary: under[0]! }, under);

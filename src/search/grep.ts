@@ -80,12 +80,16 @@ export async function grep(
   if (request.scope === "files") return grepFiles(options.files, request, options.regexBudgetMs);
   const filter: SearchFilter = { conversationIds: request.conversationIds, since: request.since, before: request.before };
   const unreadable: UnreadableFiles = new Map();
-  const stored = request.scope !== "summaries" && filter.conversationIds.length > 0
-    ? await store.unindexedFiles(filter, UNINDEXED_FILES)
-    : { files: [], unsearchable: [] };
+  // Read while a full-text search prepares its query (it needs the list only once it reads stored content).
+  const storedFiles = request.scope !== "summaries" && filter.conversationIds.length > 0
+    ? store.unindexedFiles(filter, UNINDEXED_FILES)
+    : Promise.resolve({ files: [], unsearchable: [] });
+  // Handled here too, so a search that fails first leaves no unhandled rejection behind.
+  storedFiles.catch(() => undefined);
   const result = request.mode === "full_text"
-    ? await grepText(store, request, filter, stored.files, unreadable, options.regexBudgetMs)
-    : await grepRegex(store, request, filter, stored.files, unreadable, options.regexBudgetMs);
+    ? await grepText(store, request, filter, storedFiles.then((stored) => stored.files), unreadable, options.regexBudgetMs)
+    : await grepRegex(store, request, filter, (await storedFiles).files, unreadable, options.regexBudgetMs);
+  const stored = await storedFiles;
   const unavailable = [
     ...stored.unsearchable.map((file) => ({ fileId: file.fileId, fileName: file.fileName, status: "unreadable" as const, reason: file.reason })),
     ...[...unreadable].map(([fileId, reason]) => ({ fileId, fileName: null, status: "unreadable" as const, reason })),
@@ -123,7 +127,8 @@ async function grepRegex(
 
 /** Full-text search over messages, their stored content and/or summaries, merged in the requested order. */
 async function grepText(
-  store: RetrievalStore, request: GrepRequest, filter: SearchFilter, unindexed: readonly UnindexedFile[], unreadable: UnreadableFiles, budgetMs: number,
+  store: RetrievalStore, request: GrepRequest, filter: SearchFilter, storedFiles: Promise<readonly UnindexedFile[]>, unreadable: UnreadableFiles,
+  budgetMs: number,
 ): Promise<GrepResult> {
   const query = parseTextQuery(request.pattern);
   if (!query) {
@@ -136,15 +141,22 @@ async function grepText(
   // The sources are ranked together: one collection for how rare a word is (text-search.ts prepareTogether).
   const readers = {
     messages: scope === "summaries" ? null : messageReader(store, filter),
-    files: scope === "summaries" ? null : fileChunkReader(store, filter, unindexed, unreadable),
+    files: scope === "summaries" ? null : fileChunkReader(store, filter, () => unindexed, unreadable),
     summaries: scope === "messages" ? null : summaryReader(store, filter),
   };
   const inScope = (["messages", "files", "summaries"] as const).filter((source) => readers[source] !== null);
-  const together = await prepareTogether(inScope.map((source) => ({ reader: readers[source]!, passages: source === "files" })), query);
+  let unindexed: readonly UnindexedFile[] = [];
+  const [together] = await Promise.all([
+    prepareTogether(inScope.map((source) => ({ reader: readers[source]!, passages: source === "files" })), query),
+    storedFiles.then((files) => { unindexed = files; }),
+  ]);
   const requestFor = (source: (typeof inScope)[number]) => ({ ...textRequest, budgetMs: remaining(), ...together[inScope.indexOf(source)]! });
-  const messages = readers.messages ? await searchText(readers.messages, requestFor("messages")) : null;
-  const files = readers.files ? await searchText(readers.files, requestFor("files")) : null;
-  const summaries = readers.summaries ? await searchText(readers.summaries, requestFor("summaries")) : null;
+  // The sources are read at once, each within the budget (a server's backend answers them on separate connections).
+  const [messages, files, summaries] = await Promise.all([
+    readers.messages ? searchText(readers.messages, requestFor("messages")) : null,
+    readers.files ? searchText(readers.files, requestFor("files")) : null,
+    readers.summaries ? searchText(readers.summaries, requestFor("summaries")) : null,
+  ]);
   const references = await store.fileReferences((files?.hits ?? []).map((hit) => hit.row));
   const terms = messages?.terms ?? summaries?.terms ?? files?.terms ?? [];
   const scored = (hit: TextHit<unknown>, candidate: Candidate): Candidate => ({

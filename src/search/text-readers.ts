@@ -34,7 +34,7 @@ export function summaryReader(store: RetrievalStore, filter: SearchFilter): Text
  * `unindexed` files (RetrievalStore.unindexedFiles) read directly.
  */
 export function fileChunkReader(
-  store: RetrievalStore, filter: SearchFilter, unindexed: readonly UnindexedFile[], unreadable: UnreadableFiles,
+  store: RetrievalStore, filter: SearchFilter, unindexed: () => readonly UnindexedFile[], unreadable: UnreadableFiles,
 ): TextSourceReader<FileChunkHitRow> {
   return {
     prepare: (terms) => store.prepareText("files", terms),
@@ -46,7 +46,7 @@ export function fileChunkReader(
     },
     // Every indexed chunk is in the index (rows and entries are written together): nothing above it to scan.
     scan: async () => [],
-    unindexed: () => unindexedChunks(unindexed, unreadable),
+    unindexed: () => unindexedChunks(unindexed(), unreadable),
     idOf: (row) => row.chunkId,
     timeOf: (row) => row.createdAt,
     // A chunk is cut at about 4 KB whatever was said: it is scored by the passage holding its hits.
