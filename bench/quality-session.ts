@@ -3,26 +3,23 @@
  * the real plugin entry: turns committed one at a time as the host does, maintain after each as the host does,
  * and a forced compaction every `compactEvery` messages (the instant model writes the summaries), so the details
  * end up in compacted history as in a long real session. Also builds a host whose model always fails, to read
- * lcm_expand_query's excerpts (the answer it gives when no model can answer).
+ * lcm_expand_query's excerpts (the answer it gives when no model can answer). Either backend: the session's database
+ * is a target (a SQLite file or a PostgreSQL database) read through bench-database.ts.
  */
-import { join } from "node:path";
-import { closeSharedDatabase, openSharedDatabase } from "../src/sqlite/connection-registry.js";
-import type { Database } from "../src/sqlite/database.js";
 import type { AgentMessage, AgentTool, HostLlm } from "../src/host/openclaw-types.js";
-import { benchConfig, removeDatabase } from "./dataset.js";
+import { type BenchDatabase, openBenchDatabase, targetConfig } from "./bench-database.js";
+import type { ScratchDatabase } from "./context.js";
 import { BenchHost } from "./host.js";
-import { DATA_DIR } from "./paths.js";
 
 export interface QualitySession {
   host: BenchHost;
   /** The same database with no model: lcm_expand_query answers with its excerpts. */
   excerptHost: BenchHost;
-  database: Database;
-  path: string;
+  database: BenchDatabase;
   /** Stored message ids in session order. */
   messageIds: number[];
   compactions: number;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** A model that always fails, so lcm_expand_query returns the excerpts it gathered. */
@@ -36,8 +33,11 @@ export interface QualitySessionOptions {
   compactEvery: number;
   tokenBudget: number;
   startTime: number;
-  /** Store the session in this database beside what it holds (a size's history); default: a database of its own. */
-  databasePath?: string;
+  /**
+   * Where the session is stored: the size's database beside the history it holds (`drop` absent: its process closes
+   * it), or a scratch database of its own, dropped by `close`.
+   */
+  database: Pick<ScratchDatabase, "target"> & { drop?: ScratchDatabase["drop"] };
   /** Settings over the bench's (a small window's large-message threshold, a deeper DAG). */
   config?: Record<string, unknown>;
   /** Summaries by the deterministic extractive summarizer instead of the instant model. */
@@ -50,10 +50,7 @@ export async function storeQualitySession(
   turns: readonly AgentMessage[][],
   options: QualitySessionOptions,
 ): Promise<QualitySession> {
-  const ownDatabase = options.databasePath === undefined;
-  const path = options.databasePath ?? join(DATA_DIR, `quality-${name}.db`);
-  if (ownDatabase) removeDatabase(path);
-  const config = { ...benchConfig(path), ...options.config };
+  const config = { ...targetConfig(options.database.target), ...options.config };
   const host = options.extractive ? new BenchHost(config, null as never) : new BenchHost(config);
   const runtimeContext = options.extractive ? {} : { runtimeContext: { llm: host.llm } };
   let time = options.startTime;
@@ -80,21 +77,17 @@ export async function storeQualitySession(
       if (result.compacted) compactions++;
     }
   }
-  const database = openSharedDatabase(path);
-  const messageIds = database
-    .all<{ message_id: number }>(
-      "SELECT message_id FROM messages WHERE conversation_id = (SELECT conversation_id FROM conversations WHERE session_id = ?) ORDER BY seq",
-      session.sessionId,
-    )
-    .map((row) => row.message_id);
+  const database = openBenchDatabase(options.database.target);
+  const messageIds = (await database.all<{ message_id: number }>(
+    "SELECT message_id FROM messages WHERE conversation_id = (SELECT conversation_id FROM conversations WHERE session_id = ?) ORDER BY seq",
+    session.sessionId,
+  )).map((row) => Number(row.message_id));
   if (messageIds.length !== stored) throw new Error(`${name}: stored ${messageIds.length} of ${stored} messages`);
   const excerptHost = new BenchHost(config, new FailingLlm() as never);
   return {
-    host, excerptHost, database, path, messageIds, compactions,
-    close: () => {
-      if (!ownDatabase) return; // the size's database: its process closes it
-      closeSharedDatabase(path);
-      removeDatabase(path);
+    host, excerptHost, database, messageIds, compactions,
+    close: async () => {
+      await options.database.drop?.();
     },
   };
 }

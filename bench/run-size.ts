@@ -52,10 +52,7 @@ const GROUPS: Record<string, (context: BenchContext) => Promise<PhaseResult[]> |
   compaction: async (context) => [...(await runCompactionPhases(context)), ...(await runBacklogSweepPhases(context))],
   // Last: recall quality adds its sessions to the size's database, so its searches run against that history. The
   // question answering builds a database of its own, whatever the size: measured once, at 10k (or when asked).
-  quality: async (context) => context.target.kind === "postgres" ? [
-    skipped("recall.forms", "not ported to PostgreSQL yet: its sessions and bookkeeping read a SQLite file (bench/quality-session.ts)"),
-    skipped("recall.questions", "not ported to PostgreSQL yet: it builds a SQLite database of its own"),
-  ] : [
+  quality: async (context) => [
     ...(await runRecallQualityPhase(context)),
     ...(size <= 10_000 || groupsText?.split(",").includes("quality") ? await runQuestionAnsweringPhase(context) : []),
   ],
@@ -164,6 +161,3 @@ async function runGroup(group: string): Promise<PhaseResult[]> {
   }
 }
 
-function skipped(name: string, reason: string): PhaseResult {
-  return { name, status: "skipped", reason };
-}

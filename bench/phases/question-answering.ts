@@ -20,13 +20,14 @@ const SESSION = { agentId: "main", sessionId: "bench-qa", sessionKey: "agent:mai
 export async function runQuestionAnsweringPhase(context: BenchContext): Promise<PhaseResult[]> {
   const corpus = buildQaCorpus(context.manifest.seed, SESSIONS, EXCHANGES_PER_SESSION, FACTS_PER_SESSION);
   const session = await storeQualitySession("qa", SESSION, corpus.turns, {
-    compactEvery: EXCHANGES_PER_SESSION * 2, tokenBudget: 8_000, startTime: Date.UTC(2026, 0, 5),
+    compactEvery: EXCHANGES_PER_SESSION * 2, tokenBudget: 8_000, startTime: Date.UTC(2026, 0, 5), database: await context.scratchDatabase("qa"),
   });
   const phase = new Phase("recall.questions");
   try {
     const grep = sessionTool(session.host, "lcm_grep", SESSION);
     const expand = sessionTool(session.excerptHost, "lcm_expand_query", SESSION);
-    const texts = session.database.all<{ id: number; content: string }>("SELECT message_id AS id, content FROM messages ORDER BY message_id");
+    const texts = (await session.database.all<{ id: number; content: string }>("SELECT message_id AS id, content FROM messages ORDER BY message_id"))
+      .map((row) => ({ id: Number(row.id), content: row.content }));
     const bm25 = new Bm25(texts);
     let grepFound = 0;
     let baselineFound = 0;
@@ -40,7 +41,10 @@ export async function runQuestionAnsweringPhase(context: BenchContext): Promise<
       if (matches.some((id) => evidence.includes(id))) grepFound++;
       const baseline = bm25.top(question.question, TOP).some((id) => evidence.includes(id));
       if (baseline) baselineFound++;
-      const underSummary = evidence.every((id) => session.database.get<{ n: number }>("SELECT count(*) AS n FROM context_items WHERE message_id = ?", id)!.n === 0);
+      let underSummary = true;
+      for (const id of evidence) {
+        if (Number((await session.database.get<{ n: number }>("SELECT count(*) AS n FROM context_items WHERE message_id = ?", id))!.n) !== 0) underSummary = false;
+      }
       if (!underSummary) continue;
       compacted++;
       if (baseline) baselineCompactedFound++;
@@ -59,7 +63,7 @@ export async function runQuestionAnsweringPhase(context: BenchContext): Promise<
     context.log(`    recall.questions: grep ${values.grepRecallAt5}% · expand ${values.expandRecallAt5}% · BM25 ${values.bm25RecallAt5}% (${values.bm25RecallAt5Compacted}% on the ${compacted} compacted)`);
     return [phase.finish({ values })];
   } finally {
-    session.close();
+    await session.close();
   }
 }
 

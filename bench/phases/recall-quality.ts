@@ -50,7 +50,7 @@ export async function runRecallQualityPhase(context: BenchContext): Promise<Phas
     const started = performance.now();
     const session = await storeQualitySession(`recall-${name}`, corpus.plan, corpus.turns, {
       compactEvery: COMPACT_EVERY, tokenBudget: storedAside ? 8_000 : 32_000, startTime: Date.UTC(2026, 3, 1),
-      databasePath: context.db.sqlite!.path, config: storedAside ? SMALL_WINDOW_SETTINGS : DEEP_DAG_SETTINGS, extractive: true,
+      database: { target: context.target }, config: storedAside ? SMALL_WINDOW_SETTINGS : DEEP_DAG_SETTINGS, extractive: true,
     });
     // Maintenance indexes what waits, as the turns after would.
     await session.host.engine().maintain({ sessionId: corpus.plan.sessionId, sessionKey: corpus.plan.sessionKey });
@@ -65,7 +65,7 @@ export async function runRecallQualityPhase(context: BenchContext): Promise<Phas
     for (const run of runs) {
       const tallies = new Map(QUERY_FORMS.map((form) => [form, emptyTally()]));
       await measure(run, phase, tallies, misses);
-      describeSession(run, tallies, values);
+      await describeSession(run, tallies, values);
       for (const [form, tally] of tallies) {
         const total = all.get(form)!;
         for (const key of Object.keys(tally) as (keyof FormTally)[]) total[key] += tally[key];
@@ -90,7 +90,7 @@ export async function runRecallQualityPhase(context: BenchContext): Promise<Phas
     if (misses.length > 0) context.log(`    recall.forms misses: ${misses.slice(0, 12).join(" | ")}`);
     return [phase.finish({ values })];
   } finally {
-    for (const run of runs) run.session.close();
+    for (const run of runs) await run.session.close();
   }
 }
 
@@ -98,7 +98,7 @@ async function measure(run: SessionRun, phase: Phase, tallies: Map<QueryForm, Fo
   const { corpus, session } = run;
   const grep = sessionTool(session.host, "lcm_grep", corpus.plan);
   const expand = sessionTool(session.excerptHost, "lcm_expand_query", corpus.plan);
-  const texts = storedTexts(session, corpus);
+  const texts = await storedTexts(session, corpus);
   for (const detail of corpus.details) {
     const tally = tallies.get(detail.form)!;
     const messageId = session.messageIds[detail.messageIndex]!;
@@ -107,7 +107,7 @@ async function measure(run: SessionRun, phase: Phase, tallies: Map<QueryForm, Fo
     if (matchIds(result.details).slice(0, TOP).includes(messageId)) tally.plugin++;
     else if (misses.length < 24) misses.push(`${run.name} ${detail.form}: ${JSON.stringify(detail.grep.pattern)} (${describeTop(result.details)})`);
     if (substringSearch(texts, detail.substring).includes(messageId)) tally.baseline++;
-    if (!isCompacted(session, messageId)) continue;
+    if (!(await isCompacted(session, messageId))) continue;
     tally.compacted++;
     const expanded = await expand.execute("recall", { prompt: detail.question, query: queryWords(detail) });
     const answer = expanded.content.map((part) => part.text).join("\n");
@@ -117,17 +117,19 @@ async function measure(run: SessionRun, phase: Phase, tallies: Map<QueryForm, Fo
 }
 
 /** Per session: its size, how deep its DAG went, what it stored aside, and its lowest form. */
-function describeSession(run: SessionRun, tallies: Map<QueryForm, FormTally>, values: Record<string, number | string>): void {
+async function describeSession(run: SessionRun, tallies: Map<QueryForm, FormTally>, values: Record<string, number | string>): Promise<void> {
   const { session, corpus, name } = run;
-  const conversation = session.database.get<{ id: number }>("SELECT conversation_id AS id FROM conversations WHERE session_id = ?", corpus.plan.sessionId)!.id;
-  const shape = session.database.get<{ tokens: number; depth: number | null; summaries: number; files: number; bytes: number | null }>(
-    `SELECT (SELECT total(token_count) FROM messages WHERE conversation_id = ?1) AS tokens,
+  const conversation = (await session.database.get<{ id: number }>("SELECT conversation_id AS id FROM conversations WHERE session_id = ?", corpus.plan.sessionId))!.id;
+  const counts = await session.database.get<{ tokens: number; depth: number | null; summaries: number; files: number; bytes: number | null }>(
+    `SELECT (SELECT coalesce(sum(token_count), 0) FROM messages WHERE conversation_id = ?1) AS tokens,
             (SELECT max(depth) FROM summaries WHERE conversation_id = ?1) AS depth,
             (SELECT count(*) FROM summaries WHERE conversation_id = ?1) AS summaries,
             (SELECT count(*) FROM large_files WHERE conversation_id = ?1) AS files,
-            (SELECT total(byte_size) FROM large_files WHERE conversation_id = ?1) AS bytes`,
+            (SELECT coalesce(sum(byte_size), 0) FROM large_files WHERE conversation_id = ?1) AS bytes`,
     conversation,
-  )!;
+  );
+  // PostgreSQL returns sums and counts as text (numeric and bigint beyond a JS number): read them as numbers.
+  const shape = Object.fromEntries(Object.entries(counts!).map(([key, value]) => [key, value === null ? null : Number(value)])) as typeof counts & object;
   const inside = corpus.details.filter((detail) => detail.insideStoredContent).length;
   Object.assign(values, {
     [`${name}.messages`]: corpus.messages, [`${name}.tokens`]: Math.round(shape.tokens), [`${name}.compactions`]: session.compactions,
@@ -161,17 +163,17 @@ function describeTop(details: unknown): string {
   return matches.length === 0 ? "no match" : matches.slice(0, TOP).map((match) => `${match.type} ${match.id}`).join(", ");
 }
 
-function isCompacted(session: QualitySession, messageId: number): boolean {
-  return session.database.get<{ n: number }>("SELECT count(*) AS n FROM context_items WHERE message_id = ?", messageId)!.n === 0;
+async function isCompacted(session: QualitySession, messageId: number): Promise<boolean> {
+  return Number((await session.database.get<{ n: number }>("SELECT count(*) AS n FROM context_items WHERE message_id = ?", messageId))!.n) === 0;
 }
 
 /** Every message's text as stored (a message stored aside holds only its reference), newest first, lower-cased. */
-function storedTexts(session: QualitySession, corpus: RecallCorpus): { id: number; text: string }[] {
-  return session.database.all<{ id: number; text: string }>(
+async function storedTexts(session: QualitySession, corpus: RecallCorpus): Promise<{ id: number; text: string }[]> {
+  return (await session.database.all<{ id: number; text: string }>(
     `SELECT m.message_id AS id, m.content AS text FROM messages m
      WHERE m.conversation_id = (SELECT conversation_id FROM conversations WHERE session_id = ?) ORDER BY m.message_id DESC`,
     corpus.plan.sessionId,
-  ).map((row) => ({ id: row.id, text: row.text.toLowerCase() }));
+  )).map((row) => ({ id: Number(row.id), text: row.text.toLowerCase() }));
 }
 
 /** The baseline: the newest messages whose stored text contains `substring` (case-insensitive), at most five. */
