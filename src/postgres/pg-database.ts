@@ -9,7 +9,7 @@
  * one: never a model call, never a file read.
  */
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from "pg";
-export type { PgParam, PgQueryable, PgSql, PgStatement } from "./pg-queryable.js";
+export type { PgParam, PgQueryable, PgSql } from "./pg-queryable.js";
 import { describeError, isLcmError, LcmError } from "../errors.js";
 import { migratePostgres } from "./pg-migrations.js";
 import { LCM_LOCK_NAMESPACE, type PgParam, type PgQueryable, type PgSql, queryConfig } from "./pg-queryable.js";
