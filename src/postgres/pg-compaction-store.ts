@@ -1,9 +1,10 @@
 /**
  * The PostgreSQL backend of the compaction store (sqlite/sqlite-compaction-store.ts ported). Several gateways may
  * compact one conversation: each apply is one transaction that first takes the conversation's advisory lock without
- * waiting (`pg_try_advisory_xact_lock`) and then its row lock, re-checks the planned range, and only then writes the
- * summary, its links, the swapped context item and the counters. Another gateway holding the lock, or a range that
- * changed since planning, writes nothing and answers "stale" saying which. The model call happens before, outside.
+ * waiting (`pg_try_advisory_xact_lock`) and then its row lock, then in ONE statement re-checks the planned range and
+ * only then writes the summary, its links, the swapped context item and the counters (a sweep makes hundreds of
+ * applies: round trips, not rows, were their cost). Another gateway holding the lock, or a range that changed since
+ * planning, writes nothing and answers "stale" saying which. The model call happens before, outside.
  */
 import type { ConversationId } from "../records.js";
 import type {
@@ -15,6 +16,7 @@ import type {
   SummarySources,
 } from "../store/compaction-store.js";
 import { type PgDatabase, toPgText } from "./pg-database.js";
+import { LCM_LOCK_NAMESPACE, preparedStatement } from "./pg-queryable.js";
 
 /** Context items read per query, as on SQLite: cost follows the active context, never the stored history. */
 const ITEM_PAGE_SIZE = 4_096;
@@ -70,63 +72,96 @@ export class PgCompactionStore implements CompactionStore {
     return { messageIds: messages.map((row) => row.message_id), parentRowIds: parents.map((row) => row.parent_summary_id) };
   }
 
+  /**
+   * Four round trips whatever the range: BEGIN; both locks in one statement; the check and every write in one
+   * statement (it starts after the locks, so it sees every commit before them); COMMIT. A range that changed writes
+   * nothing, and is read again (under the same locks) only to say how it changed.
+   */
   private async apply(range: PlannedRange, draft: SummaryDraft, contextTokenCount: number, sources: SourceKind): Promise<ApplyResult> {
     const first = range.items[0];
     const last = range.items.at(-1);
     if (!first || !last) return { kind: "stale", reason: "the planned range is empty" };
     const conversationId = range.conversationId;
-    const outcome = await this.database.withConversationLock(conversationId, async (tx): Promise<ApplyResult> => {
-      // The row lock orders this write after a turn committing to the conversation right now (and before the next).
-      const conversation = await tx.row("SELECT 1 AS found FROM conversations WHERE conversation_id = $1 FOR UPDATE", [conversationId]);
-      if (!conversation) return { kind: "stale", reason: `conversation ${conversationId} no longer exists` };
-      const rows = await tx.rows<RangeRow>(
-        `SELECT ordinal, message_id, summary_id, token_count FROM context_items
-         WHERE conversation_id = $1 AND ordinal BETWEEN $2 AND $3 ORDER BY ordinal`,
-        [conversationId, first.ordinal, last.ordinal],
-      );
-      const mismatch = describeMismatch(range, rows, sources);
-      if (mismatch) return { kind: "stale", reason: mismatch };
-
-      const inserted = await tx.row<{ id: number }>(
-        `INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count,
-           earliest_at, latest_at, descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`,
+    const outcome = await this.database.transaction(async (tx): Promise<ApplyResult | null> => {
+      // The advisory lock without waiting (another gateway compacting or pruning: stale at once), then the row lock,
+      // which orders this write after a turn committing to the conversation right now (and before the next).
+      const locks = (await tx.row<{ locked: boolean; found: boolean }>(LOCK_SQL, [LCM_LOCK_NAMESPACE, conversationId]))!;
+      if (!locks.locked) return null;
+      if (!locks.found) return { kind: "stale", reason: `conversation ${conversationId} no longer exists` };
+      const written = (await tx.row<{ matched: boolean; summary_row_id: number | null; tokens_removed: number }>(
+        sources === "messages" ? APPLY_LEAF_SQL : APPLY_CONDENSED_SQL,
         [
-          draft.summaryId, conversationId, draft.kind, draft.depth, toPgText(draft.content), draft.tokenCount, draft.sourceTokenCount,
+          conversationId, first.ordinal, last.ordinal, range.items.length,
+          range.items.map((item) => item.ordinal), range.items.map((item) => item.messageId), range.items.map((item) => item.summaryRowId),
+          contextTokenCount, draft.createdAt,
+          draft.summaryId, draft.kind, draft.depth, toPgText(draft.content), draft.tokenCount, draft.sourceTokenCount,
           draft.earliestAt, draft.latestAt, draft.descendantCount, draft.sourceMessageCount, draft.seqStart, draft.seqEnd,
-          JSON.stringify(draft.fileIds), draft.level, draft.createdAt,
+          JSON.stringify(draft.fileIds), draft.level,
         ],
-      );
-      const summaryRowId = inserted!.id;
-      // The sources are exactly the rows just checked, under the same locks: linked by one statement.
-      const link = sources === "messages"
-        ? "INSERT INTO summary_messages (summary_id, message_id, ordinal)"
-        : "INSERT INTO summary_parents (summary_id, parent_summary_id, ordinal)";
-      const sourceColumn = sources === "messages" ? "message_id" : "summary_id";
-      await tx.run(
-        `${link} SELECT $1, ${sourceColumn}, row_number() OVER (ORDER BY ordinal) - 1 FROM context_items
-         WHERE conversation_id = $2 AND ordinal BETWEEN $3 AND $4`,
-        [summaryRowId, conversationId, first.ordinal, last.ordinal],
-      );
-      await tx.run("DELETE FROM context_items WHERE conversation_id = $1 AND ordinal BETWEEN $2 AND $3", [conversationId, first.ordinal, last.ordinal]);
-      await tx.run(
-        "INSERT INTO context_items (conversation_id, ordinal, summary_id, token_count, flags) VALUES ($1, $2, $3, $4, 0)",
-        [conversationId, first.ordinal, summaryRowId, contextTokenCount],
-      );
-      const tokensRemoved = rows.reduce((total, row) => total + row.token_count, 0);
-      const rawRemoved = sources === "messages" ? tokensRemoved : 0;
-      await tx.run(
-        `UPDATE conversations SET context_tokens = context_tokens - $1 + $2, context_raw_tokens = context_raw_tokens - $3,
-           context_items = context_items - $4, updated_at = $5
-         WHERE conversation_id = $6`,
-        [tokensRemoved, contextTokenCount, rawRemoved, rows.length - 1, draft.createdAt, conversationId],
-      );
-      return { kind: "applied", summaryRowId, tokensRemoved, tokensAdded: contextTokenCount };
+      ))!;
+      if (!written.matched || written.summary_row_id === null) {
+        const rows = await tx.rows<RangeRow>(
+          `SELECT ordinal, message_id, summary_id, token_count FROM context_items
+           WHERE conversation_id = $1 AND ordinal BETWEEN $2 AND $3 ORDER BY ordinal`,
+          [conversationId, first.ordinal, last.ordinal],
+        );
+        return { kind: "stale", reason: describeMismatch(range, rows, sources) ?? "the planned range changed while it was being written" };
+      }
+      return { kind: "applied", summaryRowId: written.summary_row_id, tokensRemoved: written.tokens_removed, tokensAdded: contextTokenCount };
     });
-    if (!outcome.locked) return { kind: "stale", reason: `another gateway holds the lock of conversation ${conversationId} (it is compacting or pruning it)` };
-    return outcome.value;
+    return outcome ?? { kind: "stale", reason: `another gateway holds the lock of conversation ${conversationId} (it is compacting or pruning it)` };
   }
 }
+
+/** The conversation's advisory lock (tried once, never waited for) and, when it was taken, its row lock. */
+const LOCK_SQL = preparedStatement(`WITH advisory AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1, $2) AS locked)
+  SELECT advisory.locked, locked_row.conversation_id IS NOT NULL AS found
+    FROM advisory LEFT JOIN LATERAL (
+      SELECT conversation_id FROM conversations WHERE conversation_id = $2 AND advisory.locked FOR UPDATE
+    ) locked_row ON true`);
+
+/**
+ * One statement: the stored range is compared with the plan ($5-$7, item by item, each of the expected kind); only
+ * when it matches are the summary inserted, its sources linked in the planned order, the range's first item turned
+ * into the summary's item and the rest deleted, and the counters moved. Returns whether it matched.
+ */
+function applySql(sources: SourceKind): string {
+  const link = sources === "messages"
+    ? "INSERT INTO summary_messages (summary_id, message_id, ordinal) SELECT summary.id, planned.message_id, planned.position - 1"
+    : "INSERT INTO summary_parents (summary_id, parent_summary_id, ordinal) SELECT summary.id, planned.summary_id, planned.position - 1";
+  const expectedKind = sources === "messages" ? "stored.message_id IS NOT NULL" : "stored.summary_id IS NOT NULL";
+  const rawRemoved = sources === "messages" ? "checked.tokens_removed" : "0";
+  return `WITH planned AS (
+      SELECT * FROM unnest($5::bigint[], $6::bigint[], $7::bigint[]) WITH ORDINALITY AS p (ordinal, message_id, summary_id, position)
+    ), stored AS (
+      SELECT ordinal, message_id, summary_id, token_count FROM context_items WHERE conversation_id = $1 AND ordinal BETWEEN $2 AND $3
+    ), checked AS (
+      SELECT (SELECT count(*) FROM stored) = $4 AND count(*) = $4 AS matched, coalesce(sum(stored.token_count), 0)::bigint AS tokens_removed
+        FROM planned JOIN stored ON stored.ordinal = planned.ordinal
+         AND stored.message_id IS NOT DISTINCT FROM planned.message_id AND stored.summary_id IS NOT DISTINCT FROM planned.summary_id
+       WHERE ${expectedKind}
+    ), summary AS (
+      INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, source_token_count,
+        earliest_at, latest_at, descendant_count, source_message_count, seq_start, seq_end, file_ids, level, created_at)
+      SELECT $10, $1, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $9 FROM checked WHERE checked.matched
+      RETURNING id
+    ), linked AS (
+      ${link} FROM summary, planned
+    ), removed AS (
+      DELETE FROM context_items USING summary WHERE context_items.conversation_id = $1 AND context_items.ordinal > $2 AND context_items.ordinal <= $3
+    ), replaced AS (
+      UPDATE context_items SET message_id = NULL, summary_id = summary.id, token_count = $8, flags = 0
+        FROM summary WHERE context_items.conversation_id = $1 AND context_items.ordinal = $2
+    ), counters AS (
+      UPDATE conversations SET context_tokens = context_tokens - checked.tokens_removed + $8,
+        context_raw_tokens = context_raw_tokens - ${rawRemoved}, context_items = context_items - ($4 - 1), updated_at = $9
+        FROM summary, checked WHERE conversations.conversation_id = $1
+    )
+    SELECT checked.matched, (SELECT id FROM summary) AS summary_row_id, checked.tokens_removed FROM checked`;
+}
+
+const APPLY_LEAF_SQL = preparedStatement(applySql("messages"));
+const APPLY_CONDENSED_SQL = preparedStatement(applySql("summaries"));
 
 /** Why the stored range differs from the plan, or null when it is exactly what was planned. */
 function describeMismatch(range: PlannedRange, rows: RangeRow[], sources: SourceKind): string | null {

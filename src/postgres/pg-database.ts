@@ -9,10 +9,10 @@
  * one: never a model call, never a file read.
  */
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from "pg";
-export type { PgParam, PgQueryable } from "./pg-queryable.js";
+export type { PgParam, PgQueryable, PgSql } from "./pg-queryable.js";
 import { describeError, isLcmError, LcmError } from "../errors.js";
 import { migratePostgres } from "./pg-migrations.js";
-import { LCM_LOCK_NAMESPACE, type PgParam, type PgQueryable } from "./pg-queryable.js";
+import { LCM_LOCK_NAMESPACE, type PgParam, type PgQueryable, type PgSql, queryConfig } from "./pg-queryable.js";
 
 /** How the pool is sized and how long a statement may run. */
 export interface PgOptions {
@@ -87,18 +87,18 @@ export class PgDatabase implements PgQueryable {
     return this.migrated;
   }
 
-  async rows<Row extends QueryResultRow>(sql: string, params: readonly PgParam[] = []): Promise<Row[]> {
+  async rows<Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []): Promise<Row[]> {
     await this.ready();
-    return (await (await this.pool()).query<Row>(sql, params as unknown[])).rows;
+    return (await (await this.pool()).query<Row>(queryConfig(sql, params))).rows;
   }
 
-  async row<Row extends QueryResultRow>(sql: string, params: readonly PgParam[] = []): Promise<Row | null> {
+  async row<Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []): Promise<Row | null> {
     return (await this.rows<Row>(sql, params))[0] ?? null;
   }
 
-  async run(sql: string, params: readonly PgParam[] = []): Promise<number> {
+  async run(sql: PgSql, params: readonly PgParam[] = []): Promise<number> {
     await this.ready();
-    return (await (await this.pool()).query(sql, params as unknown[])).rowCount ?? 0;
+    return (await (await this.pool()).query(queryConfig(sql, params))).rowCount ?? 0;
   }
 
   /**
@@ -173,9 +173,9 @@ export class PgDatabase implements PgQueryable {
 
 function clientQueryable(client: PoolClient): PgQueryable {
   return {
-    rows: async <Row extends QueryResultRow>(sql: string, params: readonly PgParam[] = []) => (await client.query<Row>(sql, params as unknown[])).rows,
-    row: async <Row extends QueryResultRow>(sql: string, params: readonly PgParam[] = []) => (await client.query<Row>(sql, params as unknown[])).rows[0] ?? null,
-    run: async (sql: string, params: readonly PgParam[] = []) => (await client.query(sql, params as unknown[])).rowCount ?? 0,
+    rows: async <Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []) => (await client.query<Row>(queryConfig(sql, params))).rows,
+    row: async <Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []) => (await client.query<Row>(queryConfig(sql, params))).rows[0] ?? null,
+    run: async (sql: PgSql, params: readonly PgParam[] = []) => (await client.query(queryConfig(sql, params))).rowCount ?? 0,
   };
 }
 

@@ -7,13 +7,38 @@ import type { QueryResultRow } from "pg";
 /** Parameters of a statement: PostgreSQL placeholders $1, $2… in order. */
 export type PgParam = string | number | bigint | boolean | null | Buffer | readonly (string | number | null)[];
 
+/**
+ * A statement each connection prepares once, under its name, and then only binds and executes: no parsing, and
+ * after a few runs a cached plan. For hot statements with a fixed text (a commit's, a compaction pass's), where
+ * planning was a third of the server's time. Made once at module level with `preparedStatement`.
+ */
+export interface PgStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The SQL of a statement: its text, or a prepared statement. */
+export type PgSql = string | PgStatement;
+
+let preparedCount = 0;
+
+/** A prepared statement with a name unique in the process (connections are per process). */
+export function preparedStatement(text: string): PgStatement {
+  return { name: `lcm_${++preparedCount}`, text };
+}
+
+/** What the driver's `query` takes for `sql` and `params`. */
+export function queryConfig(sql: PgSql, params: readonly PgParam[]): { text: string; name?: string; values: unknown[] } {
+  return typeof sql === "string" ? { text: sql, values: params as unknown[] } : { name: sql.name, text: sql.text, values: params as unknown[] };
+}
+
 /** What a statement runs on: the pool (its own transaction) or a client inside `transaction`. */
 export interface PgQueryable {
-  rows<Row extends QueryResultRow>(sql: string, params?: readonly PgParam[]): Promise<Row[]>;
+  rows<Row extends QueryResultRow>(sql: PgSql, params?: readonly PgParam[]): Promise<Row[]>;
   /** The first row, or null. */
-  row<Row extends QueryResultRow>(sql: string, params?: readonly PgParam[]): Promise<Row | null>;
+  row<Row extends QueryResultRow>(sql: PgSql, params?: readonly PgParam[]): Promise<Row | null>;
   /** Runs a statement; returns how many rows it changed. */
-  run(sql: string, params?: readonly PgParam[]): Promise<number>;
+  run(sql: PgSql, params?: readonly PgParam[]): Promise<number>;
 }
 
 /** The advisory-lock namespace of LCM's per-conversation locks (the first key of the two-key form). */

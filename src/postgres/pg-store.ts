@@ -21,7 +21,7 @@ import type {
 import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
 import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { fromPgText, type PgDatabase, toPgText, toPgTextOrNull } from "./pg-database.js";
-import { appendLocked, claimTurn, identityCandidates, lockConversation, takenIdentities } from "./pg-message-writer.js";
+import { appendLocked, identityCandidates, lockAndClaimTurn, lockWithIdentities } from "./pg-message-writer.js";
 import {
   CONTEXT_ITEM_COLUMNS,
   groupRows,
@@ -116,8 +116,7 @@ export class PgStore implements LcmStore {
     const total: AppendResult = { inserted: 0, duplicates: 0 };
     for (const chunk of chunksOf(messages)) {
       const result = await this.database.transaction(async (tx) => {
-        const locked = await lockConversation(tx, conversationId);
-        const taken = await takenIdentities(tx, conversationId, identityCandidates(chunk, undefined, 0));
+        const { locked, taken } = await lockWithIdentities(tx, conversationId, identityCandidates(chunk, undefined, 0));
         return appendLocked(tx, conversationId, locked, chunk, now, { taken });
       });
       total.inserted += result.inserted;
@@ -140,8 +139,7 @@ export class PgStore implements LcmStore {
     for (const [index, chunk] of chunks.entries()) {
       const isLast = index === chunks.length - 1;
       const result = await this.database.transaction(async (tx) => {
-        const locked = await lockConversation(tx, conversationId);
-        const claim = await claimTurn(tx, conversationId, turn, messages.length, now, identityCandidates(chunk, tagOf(turn), offset));
+        const { locked, claim } = await lockAndClaimTurn(tx, conversationId, turn, messages.length, now, identityCandidates(chunk, tagOf(turn), offset));
         if (claim.kind === "complete") return null;
         // A resumed turn skips what it stored before (its count only grows, in the same transaction as the rows).
         const from = Math.min(chunk.length, Math.max(0, claim.storedMessages - offset));
@@ -157,8 +155,7 @@ export class PgStore implements LcmStore {
     }
     if (chunks.length === 0) {
       const claimed = await this.database.transaction(async (tx) => {
-        const locked = await lockConversation(tx, conversationId);
-        const claim = await claimTurn(tx, conversationId, turn, 0, now, []);
+        const { locked, claim } = await lockAndClaimTurn(tx, conversationId, turn, 0, now, []);
         if (claim.kind === "open") {
           await appendLocked(tx, conversationId, locked, [], now, { taken: claim.taken, progress: { advancementKey: turn.advancementKey, storedMessages: null } });
         }

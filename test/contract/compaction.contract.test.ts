@@ -76,6 +76,20 @@ describe.each(backendKinds())("compaction on %s", (kind) => {
     expect(await invariants()).toEqual([]);
   });
 
+  it("answers stale, writing nothing, when a planned item names another message than the one stored at its ordinal", async () => {
+    const { compactionStore, conversationId, store, items, invariants } = await stored(3);
+    const messages = await store.getMessages(items.slice(0, 3).map((item) => item.messageId!));
+    const draft = leafDraft(messages, { content: "leaf", level: "normal", createdAt: 5, tokens });
+    // Ordinals and kinds as stored; the second item names the fourth item's message.
+    const forged = [items[0]!, { ...items[1]!, messageId: items[3]!.messageId }, items[2]!];
+    const before = await compactionStore.listCompactionItems(conversationId);
+    const result = await compactionStore.applyLeafSummary({ conversationId, items: forged }, draft, 3);
+    expect(result).toEqual({ kind: "stale", reason: expect.stringContaining(`context item at ordinal ${items[1]!.ordinal} changed`) });
+    expect(await store.getSummary(draft.summaryId)).toBeNull();
+    expect(await compactionStore.listCompactionItems(conversationId)).toEqual(before);
+    expect(await invariants()).toEqual([]);
+  });
+
   it("answers stale for an empty plan", async () => {
     const { compactionStore, conversationId, store, items } = await stored(1);
     const draft = leafDraft(await store.getMessages([items[0]!.messageId!]), { content: "x", level: "normal", createdAt: 1, tokens });

@@ -105,6 +105,51 @@ describe("several gateways on one PostgreSQL database", () => {
     expect(after.messageCount).toBe(ROUNDS * 4);
   });
 
+  /**
+   * Runs `write` (a gateway's) while another connection holds the conversation's row; once the write waits for the
+   * row (its statement's snapshot taken before), `meanwhile` writes in the holder's transaction, which then commits.
+   */
+  async function whileRowHeld<T>(conversationId: number, write: () => Promise<T>, meanwhile: (run: (sql: string) => Promise<number>) => Promise<void>): Promise<T> {
+    const holder = (opened.reopen() as PostgresBackend).database;
+    const watcher = (opened.reopen() as PostgresBackend).database;
+    let result!: Promise<T>;
+    await holder.transaction(async (tx) => {
+      await tx.run("SELECT 1 FROM conversations WHERE conversation_id = $1 FOR UPDATE", [conversationId]);
+      result = write();
+      for (let attempt = 0; attempt < 1_000; attempt++) {
+        const waiting = await watcher.row("SELECT 1 AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        if (waiting) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await meanwhile((sql) => tx.run(sql, [conversationId]));
+    });
+    return result;
+  }
+
+  it("read a turn's claim again when another gateway completed it while they waited for the conversation: duplicate, nothing stored", async () => {
+    const [gateway] = gateways as [LcmBackend];
+    const conversation = await gateway.store.getOrCreateConversation(KEY, NOW);
+    const id = conversation.conversationId;
+    // Claimed by the other gateway during the wait (the claim's conflict tells).
+    const claimed = await whileRowHeld(id, () => gateway.store.commitTurn(id, { advancementKey: "claimed-meanwhile" }, turnOf(0, 1), NOW), async (run) => {
+      await run(`INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count, stored_messages) VALUES ($1, 'claimed-meanwhile', 0, 2, NULL)`);
+    });
+    expect(claimed).toMatchObject({ status: "duplicate", inserted: 0 });
+    // Half stored before, completed by the other gateway during the wait (the row's new version tells).
+    await gateway.store.getOrCreateConversation(KEY, NOW);
+    await (opened.reopen() as PostgresBackend).database.run(
+      "INSERT INTO committed_turns (conversation_id, advancement_key, committed_at, message_count, stored_messages) VALUES ($1, 'resumed', 0, 2, 1)", [id],
+    );
+    const resumed = await whileRowHeld(id, () => gateway.store.commitTurn(id, { advancementKey: "resumed" }, turnOf(0, 2), NOW), async (run) => {
+      await run("UPDATE committed_turns SET stored_messages = NULL WHERE conversation_id = $1 AND advancement_key = 'resumed'");
+      await run("UPDATE conversations SET next_seq = next_seq WHERE conversation_id = $1");
+    });
+    expect(resumed).toMatchObject({ status: "duplicate", inserted: 0 });
+    const { messages, conversation: after } = await storedFacts(gateway, id);
+    expect(messages).toEqual([]);
+    expect(after.messageCount).toBe(0);
+  });
+
   it("apply exactly one of two compactions of one conversation planned together; the other is stale and writes nothing", async () => {
     const [first, second] = gateways as [LcmBackend, LcmBackend];
     for (let round = 1; round <= 8; round++) {

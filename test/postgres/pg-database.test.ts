@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fromPgText, isPgStorageFailure, PgDatabase, toPgText } from "../../src/postgres/pg-database.js";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
+import { preparedStatement } from "../../src/postgres/pg-queryable.js";
 import { PgSearchReader, SEARCH_STATEMENT_TIMEOUT_MS } from "../../src/postgres/pg-search-reader.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
 
@@ -49,6 +50,23 @@ describe("PostgreSQL schema", () => {
     await first.ready();
     await first.run("INSERT INTO lcm_schema_migrations (version, name, applied_at) VALUES ($1, 'from the future', 0)", [PG_SCHEMA_VERSION + 1]);
     await expect(open(url).ready()).rejects.toThrow(`version ${PG_SCHEMA_VERSION + 1}, newer than this build's ${PG_SCHEMA_VERSION}`);
+  });
+});
+
+describe("prepared statements", () => {
+  it("are prepared once per connection under their name, and answer like the same text unprepared", async () => {
+    const database = open(await createTestPostgresDatabase());
+    const statement = preparedStatement("SELECT $1::bigint + 1 AS next");
+    const other = preparedStatement("SELECT $1::text || '!' AS said");
+    const seen = await database.transaction(async (tx) => {
+      const answers = [await tx.row<{ next: number }>(statement, [1]), await tx.row<{ next: number }>(statement, [41]), await tx.row<{ said: string }>(other, ["hi"])];
+      const prepared = await tx.rows<{ name: string; statement: string }>("SELECT name, statement FROM pg_prepared_statements ORDER BY name");
+      return { answers, prepared };
+    });
+    expect(seen.answers).toEqual([{ next: 2 }, { next: 42 }, { said: "hi!" }]);
+    expect(seen.prepared).toEqual([{ name: statement.name, statement: statement.text }, { name: other.name, statement: other.text }].sort((a, b) => a.name.localeCompare(b.name)));
+    expect(await database.row<{ next: number }>(statement, [9])).toEqual({ next: 10 });
+    expect(statement.name).not.toBe(other.name);
   });
 });
 
