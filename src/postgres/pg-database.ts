@@ -22,8 +22,8 @@ export interface PgOptions {
   statementTimeoutMs?: number;
   /** Application name the server shows in pg_stat_activity. */
   applicationName?: string;
-  /** Planner settings for this pool's sessions, set when a connection opens (name → value; names are constants). */
-  planner?: Record<string, "on" | "off">;
+  /** Planner settings for this pool's sessions, set when a connection opens (name → value; both are constants). */
+  planner?: Record<string, string>;
 }
 
 /** SQLSTATEs after which the whole transaction may simply run again. */

@@ -13,7 +13,7 @@ import { nextLoopTurn } from "../runtime/time-slice.js";
 import { type ContentChunk, chunkContent } from "../text/content-chunks.js";
 import { analyzeDocument } from "../text/text-analysis.js";
 import type { PgDatabase } from "./pg-database.js";
-import type { PgQueryable } from "./pg-queryable.js";
+import { type PgQueryable, preparedStatement } from "./pg-queryable.js";
 import { documentVector } from "./pg-search-document.js";
 import { PgTermDictionary } from "./pg-term-dictionary.js";
 
@@ -36,6 +36,11 @@ export function storedFilePath(recorded: string): string {
   return isAbsolute(recorded) ? recorded : resolve(recorded);
 }
 
+/** Files waiting for the index, their bytes not indexed yet, and the highest chunk id in the index. */
+const BACKLOG_SQL = preparedStatement(`SELECT count(*)::int AS files, sum(l.byte_size - f.indexed_bytes)::float8 AS bytes,
+    (SELECT max(chunk_id) FROM file_chunks) AS through
+  FROM file_index f JOIN large_files l ON l.file_id = f.file_id WHERE f.state = 'pending'`);
+
 export class PgFileIndex {
   private readonly dictionary: PgTermDictionary;
 
@@ -45,10 +50,7 @@ export class PgFileIndex {
 
   /** Files waiting for the index, their bytes not indexed yet, and the highest chunk id in the index (`through`). */
   async backlog(): Promise<{ files: number; bytes: number; through: number }> {
-    const row = await this.db.row<{ files: number; bytes: number | null; through: number | null }>(
-      `SELECT count(*)::int AS files, sum(l.byte_size - f.indexed_bytes)::float8 AS bytes, (SELECT max(chunk_id) FROM file_chunks) AS through
-       FROM file_index f JOIN large_files l ON l.file_id = f.file_id WHERE f.state = 'pending'`,
-    );
+    const row = await this.db.row<{ files: number; bytes: number | null; through: number | null }>(BACKLOG_SQL);
     return { files: row?.files ?? 0, bytes: Math.max(0, row?.bytes ?? 0), through: row?.through ?? 0 };
   }
 

@@ -19,6 +19,7 @@ import type {
 import { analyzeDocument } from "../text/text-analysis.js";
 import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
 import { type PgFileIndex, storedFilePath } from "./pg-file-index.js";
+import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 import { candidatePage, MAX_TIME, newestFirst, newestFirstOrder, probeFor, SqlParams } from "./pg-retrieval-sql.js";
@@ -57,6 +58,30 @@ interface MessageRefSql {
   role: string;
   created_at: number;
 }
+
+/** The message holding each file's reference, corrected where recorded wrong (`references`). */
+const REFERENCES_SQL = preparedStatement(`WITH wanted AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS w (file_id, named, conversation_id, recorded_id, query)
+), located AS (
+  SELECT w.file_id, coalesce(r.message_id, i.message_id, p.message_id) AS message_id, r.message_id IS NOT NULL AS recorded
+  FROM wanted w
+  LEFT JOIN messages r ON r.message_id = w.recorded_id AND r.conversation_id = w.conversation_id AND strpos(r.content, w.named) > 0
+  LEFT JOIN LATERAL (
+    SELECT m.message_id FROM message_search s JOIN messages m ON m.message_id = s.message_id
+    WHERE r.message_id IS NULL AND w.query IS NOT NULL AND s.document @@ w.query::tsquery
+      AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
+    ORDER BY s.message_id + 0 LIMIT 1) i ON true
+  LEFT JOIN LATERAL (
+    SELECT m.message_id FROM message_search_pending q JOIN messages m ON m.message_id = q.message_id
+    WHERE r.message_id IS NULL AND i.message_id IS NULL AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
+    ORDER BY m.message_id LIMIT 1) p ON true
+), healed AS (
+  UPDATE file_index f SET message_id = l.message_id FROM located l
+  WHERE f.file_id = l.file_id AND NOT l.recorded AND l.message_id IS NOT NULL
+    AND f.file_id IN (SELECT file_id FROM file_index WHERE file_id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)
+)
+SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.created_at
+FROM located l JOIN messages m ON m.message_id = l.message_id`);
 
 export class PgFileRetrieval {
   constructor(private readonly reader: PgSearchReader, private readonly index: PgFileIndex, private readonly text: PgTextSearch) {}
@@ -167,28 +192,7 @@ export class PgFileRetrieval {
     });
     const rows = await this.reader.rows<MessageRefSql & { file_id: string; recorded: boolean }>(
       "file references",
-      `WITH wanted AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS w (file_id, named, conversation_id, recorded_id, query)
-       ), located AS (
-         SELECT w.file_id, coalesce(r.message_id, i.message_id, p.message_id) AS message_id, r.message_id IS NOT NULL AS recorded
-         FROM wanted w
-         LEFT JOIN messages r ON r.message_id = w.recorded_id AND r.conversation_id = w.conversation_id AND strpos(r.content, w.named) > 0
-         LEFT JOIN LATERAL (
-           SELECT m.message_id FROM message_search s JOIN messages m ON m.message_id = s.message_id
-           WHERE r.message_id IS NULL AND w.query IS NOT NULL AND s.document @@ w.query::tsquery
-             AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
-           ORDER BY s.message_id + 0 LIMIT 1) i ON true
-         LEFT JOIN LATERAL (
-           SELECT m.message_id FROM message_search_pending q JOIN messages m ON m.message_id = q.message_id
-           WHERE r.message_id IS NULL AND i.message_id IS NULL AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
-           ORDER BY m.message_id LIMIT 1) p ON true
-       ), healed AS (
-         UPDATE file_index f SET message_id = l.message_id FROM located l
-         WHERE f.file_id = l.file_id AND NOT l.recorded AND l.message_id IS NOT NULL
-           AND f.file_id IN (SELECT file_id FROM file_index WHERE file_id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)
-       )
-       SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.created_at
-       FROM located l JOIN messages m ON m.message_id = l.message_id`,
+      REFERENCES_SQL,
       [
         unique.map((file) => file.fileId), unique.map((file) => toPgText(file.fileId)), unique.map((file) => file.conversationId),
         unique.map((file) => file.messageId), queries,

@@ -12,7 +12,7 @@ import { nextLoopTurn } from "../runtime/time-slice.js";
 import { searchableText } from "../messages/searchable-text.js";
 import type { IndexProgress, SearchIndex } from "../store/search-index.js";
 import { fromPgText, type PgDatabase } from "./pg-database.js";
-import type { PgQueryable } from "./pg-queryable.js";
+import { type PgQueryable, type PgStatement, preparedStatement } from "./pg-queryable.js";
 import { documentVector } from "./pg-search-document.js";
 import { PgTermDictionary } from "./pg-term-dictionary.js";
 import type { PgFileIndex } from "./pg-file-index.js";
@@ -48,6 +48,14 @@ export function toSearchableText(content: string, spans: string | null): string 
   const text = fromPgText(content);
   return spans === null ? text : searchableText(text, JSON.parse(spans) as [number, number][]);
 }
+
+/** Per source, in one statement: rows waiting (at most $1 counted), the watermark and the newest id (`catchUp`). */
+const CATCH_UP_SQL = Object.fromEntries((["messages", "summaries"] as const).map((source) => {
+  const { pending, id } = SOURCES[source];
+  const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
+  return [source, preparedStatement(`SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT $1) w) AS waiting,
+    coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`)];
+})) as Record<IndexSource, PgStatement>;
 
 export class PgSearchIndex implements SearchIndex {
   private readonly dictionary: PgTermDictionary;
@@ -91,13 +99,7 @@ export class PgSearchIndex implements SearchIndex {
    * A search's catch-up: when at most `atMost` wait, indexes them and reads the state again.
    */
   async catchUp(source: IndexSource, atMost: number): Promise<{ waiting: number; through: number; newest: number }> {
-    const { pending, id } = SOURCES[source];
-    const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
-    const read = async () => (await this.db.row<{ waiting: number; through: number; newest: number }>(
-      `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT $1) w) AS waiting,
-         coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`,
-      [atMost + 1],
-    ))!;
+    const read = async () => (await this.db.row<{ waiting: number; through: number; newest: number }>(CATCH_UP_SQL[source], [atMost + 1]))!;
     const state = await read();
     if (state.waiting === 0 || state.waiting > atMost) return state;
     await this.indexSource(source, atMost);

@@ -9,7 +9,7 @@
 import type { QueryResultRow } from "pg";
 import { LcmError } from "../errors.js";
 import { type PgDatabase, sqlState } from "./pg-database.js";
-import type { PgParam, PgQueryable } from "./pg-queryable.js";
+import type { PgParam, PgQueryable, PgSql } from "./pg-queryable.js";
 
 /** How long one search statement may run by default. */
 export const SEARCH_STATEMENT_TIMEOUT_MS = 5_000;
@@ -24,7 +24,9 @@ export class PgSearchReader {
   constructor(db: PgDatabase, readonly timeoutMs: number = SEARCH_STATEMENT_TIMEOUT_MS) {
     // No sequential scans where an index serves: the planner does not count decompressing a TOASTed tsvector, so on
     // a small table (788 chunks of stored content) it checked every row's vector (14 ms) instead of the GIN index's
-    // few matches (0.1 ms). A read no index serves still scans.
+    // few matches (0.1 ms). A read no index serves still scans. (plan_cache_mode = force_generic_plan was tried for
+    // the prepared look-ups: it also applies to the unnamed statement every other read is sent as, whose plan must
+    // know the query: a rare word's candidates ran 16 ms instead of 0.6.)
     this.pool = db.sibling(`search-${timeoutMs}`, { statementTimeoutMs: timeoutMs, poolSize: SEARCH_POOL_SIZE, planner: { enable_seqscan: "off" } });
   }
 
@@ -45,11 +47,11 @@ export class PgSearchReader {
   }
 
   /** Runs one search statement under the timeout. */
-  rows<Row extends QueryResultRow>(what: string, sql: string, params: readonly PgParam[] = []): Promise<Row[]> {
+  rows<Row extends QueryResultRow>(what: string, sql: PgSql, params: readonly PgParam[] = []): Promise<Row[]> {
     return this.each(what, (reads) => reads.rows<Row>(sql, params));
   }
 
-  async row<Row extends QueryResultRow>(what: string, sql: string, params: readonly PgParam[] = []): Promise<Row | null> {
+  async row<Row extends QueryResultRow>(what: string, sql: PgSql, params: readonly PgParam[] = []): Promise<Row | null> {
     return (await this.rows<Row>(what, sql, params))[0] ?? null;
   }
 }

@@ -12,7 +12,7 @@ import { isImplicitPrefix } from "../text/text-matcher.js";
 import type { QueryTerm } from "../text/text-query.js";
 import type { IndexRequirement, PreparedTextQuery, TextSelection } from "../store/retrieval-store.js";
 import { anyOrAlways, lexemeOf, phraseQuery, queryWord } from "./pg-search-document.js";
-import type { PgQueryable } from "./pg-queryable.js";
+import { type PgQueryable, type PgStatement, preparedStatement } from "./pg-queryable.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 
 /** The indexes: their table, row id, and name in search_index_stats. */
@@ -78,6 +78,30 @@ function sampleSql(index: IndexName, query: string): string {
       SELECT ${id} AS id FROM ${table} WHERE document @@ ${query}::tsquery ORDER BY ${id} + 0 DESC LIMIT ${FREQUENCY_SAMPLE}) sample)`;
 }
 
+/**
+ * Per index, in one statement: each term's stems ($1-$3: positions, stem keys, the words themselves) and listed prefixes
+ * ($4-$7: positions, starts, LIKE patterns, the first string past the prefix), the index's counts ($8: its name), and
+ * the newest matches of each term to count ($9-$10: positions, tsqueries as typed).
+ */
+function lookUpSql(index: IndexName): string {
+  return `SELECT t.position, 'stem' AS kind, d.term, NULL::bigint AS documents, NULL::bigint AS total_words
+  FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, key, word)
+  CROSS JOIN LATERAL (SELECT term FROM search_terms WHERE (stem = t.key OR term = t.key) AND term <> t.word LIMIT ${MAX_FORMS}) d
+  UNION ALL
+  SELECT t.position, 'prefix', d.term, NULL, NULL
+  FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS t (position, start, pattern, below)
+  CROSS JOIN LATERAL (
+    SELECT term FROM search_terms WHERE term > t.start AND (t.below IS NULL OR term < t.below) AND term LIKE t.pattern
+    ORDER BY term LIMIT ${MAX_FORMS + 1}) d
+  UNION ALL
+  SELECT -1, 'counts', NULL, documents, total_words FROM search_index_stats WHERE name = $8
+  UNION ALL
+  SELECT t.position, 'sample', NULL, typed.count, typed.oldest
+  FROM unnest($9::int[], $10::text[]) AS t (position, typed) CROSS JOIN LATERAL ${sampleSql(index, "t.typed")} typed`;
+}
+
+const LOOK_UP_SQL = Object.fromEntries((Object.keys(INDEXES) as IndexName[]).map((index) => [index, preparedStatement(lookUpSql(index))])) as Record<IndexName, PgStatement>;
+
 export class PgTextSearch {
   constructor(private readonly reader: PgSearchReader) {}
 
@@ -110,20 +134,7 @@ export class PgTextSearch {
     const stemmed = lookups.flatMap((lookup, position) => (lookup.stemKey === null ? [] : [{ position, key: lookup.stemKey, word: terms[position]!.words[0]! }]));
     const listed = lookups.flatMap((lookup, position) => (lookup.start !== null && /[^0-9]/.test(lookup.start) ? [{ position, start: lookup.start }] : []));
     const rows = await reads.rows<{ position: number; kind: "stem" | "prefix" | "counts" | "sample"; term: string | null; documents: number | null; total_words: number | null }>(
-      `SELECT t.position, 'stem' AS kind, d.term, NULL::bigint AS documents, NULL::bigint AS total_words
-       FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, key, word)
-       CROSS JOIN LATERAL (SELECT term FROM search_terms WHERE (stem = t.key OR term = t.key) AND term <> t.word LIMIT ${MAX_FORMS}) d
-       UNION ALL
-       SELECT t.position, 'prefix', d.term, NULL, NULL
-       FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS t (position, start, pattern, below)
-       CROSS JOIN LATERAL (
-         SELECT term FROM search_terms WHERE term > t.start AND (t.below IS NULL OR term < t.below) AND term LIKE t.pattern
-         ORDER BY term LIMIT ${MAX_FORMS + 1}) d
-       UNION ALL
-       SELECT -1, 'counts', NULL, documents, total_words FROM search_index_stats WHERE name = $8
-       UNION ALL
-       SELECT t.position, 'sample', NULL, typed.count, typed.oldest
-       FROM unnest($9::int[], $10::text[]) AS t (position, typed) CROSS JOIN LATERAL ${sampleSql(index, "t.typed")} typed`,
+      LOOK_UP_SQL[index],
       [
         stemmed.map((each) => each.position), stemmed.map((each) => each.key), stemmed.map((each) => each.word),
         listed.map((each) => each.position), listed.map((each) => each.start),
