@@ -112,6 +112,9 @@ describe.each(backendKinds())("compaction on %s", (kind) => {
     expect(condensed).toMatchObject({ kind: "condensed", depth: 1, descendantCount: 2, sourceMessageCount: 8, seqStart: 1, seqEnd: 8 });
     expect(condensed.parentSummaryIds).toEqual(parents.map((parent) => parent.summaryId));
     if (result.kind !== "applied") throw new Error("not applied");
+    // By row id, as assemble reads the context's summaries: parents in their order, the list's order kept, unknown ids left out.
+    expect((await store.getSummariesByRowIds([result.summaryRowId, 987_654, leaves[1]!.summaryRowId!])).map((summary) => [summary.summaryId, summary.parentSummaryIds]))
+      .toEqual([[draft.summaryId, parents.map((parent) => parent.summaryId)], [parents[1]!.summaryId, []]]);
     expect((await compactionStore.getSummarySources(result.summaryRowId)).parentRowIds).toEqual(leaves.map((item) => item.summaryRowId));
     expect(await compactionStore.getSummarySources(987_654)).toEqual({ messageIds: [], parentRowIds: [] });
     expect(await invariants()).toEqual([]);
