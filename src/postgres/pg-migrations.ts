@@ -256,6 +256,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       `ALTER TABLE import_map ALTER COLUMN source_key TYPE TEXT COLLATE "C"`,
     ],
   },
+  {
+    version: 5,
+    name: "lcm_json_type runs outside parallel mode (its error trap is a subtransaction)",
+    // Migration 3 declared it PARALLEL SAFE: a parallel scan of a large conversation's messages (lcm doctor at 100k)
+    // failed with "cannot start subtransactions during a parallel operation". Unsafe keeps the plans that call it serial.
+    statements: ["ALTER FUNCTION lcm_json_type(TEXT) PARALLEL UNSAFE"],
+  },
 ];
 
 /** The newest schema version this build knows. */

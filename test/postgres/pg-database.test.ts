@@ -56,6 +56,18 @@ describe("PostgreSQL schema", () => {
     });
   });
 
+  it("answers lcm_json_type (the integrity checks' JSON test) in a parallel plan, as a large table's scan gets", async () => {
+    const database = open(await createTestPostgresDatabase());
+    await database.ready();
+    const types = await database.transaction(async (tx) => {
+      // Plans run in parallel mode whenever they may: the function catches errors in a subtransaction, which parallel mode forbids.
+      const version = Number((await tx.row<{ version: string }>("SHOW server_version_num"))!.version);
+      await tx.run(`SET LOCAL ${version >= 160_000 ? "debug_parallel_query" : "force_parallel_mode"} = on`);
+      return tx.rows("SELECT lcm_json_type(value) AS type FROM (VALUES ('{}'), ('[1]'), ('not json')) AS checked (value)");
+    });
+    expect(types).toEqual([{ type: "object" }, { type: "array" }, { type: null }]);
+  });
+
   it("refuses a database a newer build migrated, naming both versions", async () => {
     const url = await createTestPostgresDatabase();
     const first = open(url);
