@@ -5,10 +5,10 @@
  * contiguous suffix of the context; a tool call and its results are one unit, kept or left out together. When
  * even the newest unit alone is larger than the budget, it is shown in a bounded form (the head and tail of its
  * text with a note that the rest is stored) rather than not at all. Items are read newest-first in pages with
- * their stored token counts, so the cost follows the assembled context, not the stored history. When older items
- * are left out, the context starts with the memory floor (memory-floor.ts, spec 023): the newest summary left out,
- * shortened, and how to reach the rest; its room is kept out of the budget, or, when the budget is smaller than the
- * floor, is the caller's allowance beyond it.
+ * their stored token counts, each page once per call (newest-context-items.ts), so the cost follows the assembled
+ * context, not the stored history. When older items are left out, the context starts with the memory floor
+ * (memory-floor.ts, spec 023): the newest summary left out, shortened, and how to reach the rest; its room is kept
+ * out of the budget, or, when the budget is smaller than the floor, is the caller's allowance beyond it.
  */
 import type { TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
@@ -17,6 +17,7 @@ import type { ContextItemRecord, ConversationId, SummaryRecord } from "../record
 import type { ContextStore, MessageStore, SummaryReadStore } from "../store/store.js";
 import { boundUnit } from "./bounded-message.js";
 import { buildMemoryFloor, MEMORY_FLOOR_TOKENS, type MemoryFloor } from "./memory-floor.js";
+import { NewestContextItems } from "./newest-context-items.js";
 import { summaryToMessage } from "./summary-message.js";
 import { type Sized, repairToolPairing } from "./tool-pairing.js";
 
@@ -63,16 +64,17 @@ export class Assembler {
   async assemble(request: AssembleRequest): Promise<AssembledContext> {
     const budget = Math.max(0, Math.floor(request.tokenBudget));
     const wanted = request.memoryFloor;
-    let selection = await this.select(request.conversationId, budget);
+    const context = new NewestContextItems(this.deps.store, request.conversationId);
+    let selection = await this.select(context, budget);
     let floor: MemoryFloor | null = null;
     if (wanted && selection.olderLeftOut !== null) {
       const room = Math.max(0, Math.min(MEMORY_FLOOR_TOKENS, Math.floor(wanted.roomTokens)));
       // The floor's cost comes out of the budget when the budget holds it (beyond it otherwise, up to its room): what
       // it leaves is selected again, and the floor is rebuilt for what that leaves out, within the cost reserved.
-      const first = await this.floorFor(request.conversationId, selection, wanted.storedMessages, room);
+      const first = await this.floorFor(context, selection, wanted.storedMessages, room);
       if (first.tokens < budget) {
-        selection = await this.select(request.conversationId, budget - first.tokens);
-        floor = await this.floorFor(request.conversationId, selection, wanted.storedMessages, first.tokens);
+        selection = await this.select(context, budget - first.tokens);
+        floor = await this.floorFor(context, selection, wanted.storedMessages, first.tokens);
       } else {
         selection = { items: [], oversizedNewest: [], olderLeftOut: selection.newestLeftOut, newestLeftOut: selection.newestLeftOut };
         floor = first;
@@ -89,7 +91,7 @@ export class Assembler {
         boundedNewest = true;
       } else if (wanted && !floor) {
         // Not even the newest unit can be shown: the floor stands for all of it.
-        floor = await this.floorFor(request.conversationId, selection, wanted.storedMessages, Math.min(MEMORY_FLOOR_TOKENS, wanted.roomTokens));
+        floor = await this.floorFor(context, selection, wanted.storedMessages, Math.min(MEMORY_FLOOR_TOKENS, wanted.roomTokens));
       }
     }
     if (floor) kept = [{ message: floor.message, tokens: floor.tokens, isSummary: false, isFloor: true }, ...kept];
@@ -107,16 +109,16 @@ export class Assembler {
   }
 
   /** The memory floor for what a selection leaves out, within `room` tokens. */
-  private async floorFor(conversationId: ConversationId, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
+  private async floorFor(context: NewestContextItems, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
     const from = selection.olderLeftOut ?? selection.newestLeftOut;
-    const summary = from === null ? null : await this.newestSummaryFrom(conversationId, from);
-    const timestamp = from === null ? 0 : await this.timeOf(conversationId, from);
+    const summary = from === null ? null : await this.newestSummaryFrom(context, from);
+    const timestamp = from === null ? 0 : await this.timeOf(context, from);
     return buildMemoryFloor({ storedMessages, summary, roomTokens: room, timestamp, tokens: this.deps.tokens });
   }
 
   /** When the context item at `ordinal` happened: a message's time, a summary's latest source. */
-  private async timeOf(conversationId: ConversationId, ordinal: number): Promise<number> {
-    const [item] = await this.deps.store.listContextNewestFirst(conversationId, ordinal + 1, 1);
+  private async timeOf(context: NewestContextItems, ordinal: number): Promise<number> {
+    const [item] = await context.page(ordinal + 1, 1);
     if (item?.summaryRowId != null) return (await this.deps.store.getSummariesByRowIds([item.summaryRowId]))[0]?.latestAt ?? 0;
     if (item?.messageId != null) return (await this.deps.store.getMessages([item.messageId]))[0]?.createdAt ?? 0;
     return 0;
@@ -126,10 +128,10 @@ export class Assembler {
    * The newest summary among the context items at or before `ordinal` (newest first), read page by page; null when
    * a page budget's worth of older items holds none (raw history not compacted yet).
    */
-  private async newestSummaryFrom(conversationId: ConversationId, ordinal: number): Promise<SummaryRecord | null> {
+  private async newestSummaryFrom(context: NewestContextItems, ordinal: number): Promise<SummaryRecord | null> {
     let cursor = ordinal + 1;
     for (let page = 0; page < SUMMARY_SEARCH_PAGES; page++) {
-      const items = await this.deps.store.listContextNewestFirst(conversationId, cursor, PAGE_SIZE);
+      const items = await context.page(cursor, PAGE_SIZE);
       const found = items.find((item) => item.summaryRowId !== null);
       if (found) return (await this.deps.store.getSummariesByRowIds([found.summaryRowId!]))[0] ?? null;
       if (items.length < PAGE_SIZE) return null;
@@ -166,14 +168,14 @@ export class Assembler {
    * Chooses the items, newest first, reading context items page by page: whole units while they fit. When the
    * newest unit alone does not fit, it is returned apart (`oversizedNewest`) for a bounded rendering.
    */
-  private async select(conversationId: ConversationId, budget: number): Promise<Selection> {
+  private async select(context: NewestContextItems, budget: number): Promise<Selection> {
     const selected: ContextItemRecord[] = [];
     let unit: ContextItemRecord[] = [];
     let total = 0;
     let cursor: number | null = null;
     for (;;) {
       const pageSize = cursor === null ? FIRST_PAGE_SIZE : PAGE_SIZE;
-      const page = await this.deps.store.listContextNewestFirst(conversationId, cursor, pageSize);
+      const page = await context.page(cursor, pageSize);
       for (const item of page) {
         cursor = item.ordinal;
         unit.push(item);
@@ -183,7 +185,7 @@ export class Assembler {
         if (total + unitTokens > budget) {
           if (selected.length > 0) return { items: selected, oversizedNewest: [], olderLeftOut: unit[0]!.ordinal, newestLeftOut: unit[0]!.ordinal };
           // The newest unit alone is too large (it may still be shown bounded): is anything older left out too?
-          const [older] = await this.deps.store.listContextNewestFirst(conversationId, item.ordinal, 1);
+          const [older] = await context.page(item.ordinal, 1);
           return { items: [], oversizedNewest: unit, olderLeftOut: older?.ordinal ?? null, newestLeftOut: unit[0]!.ordinal };
         }
         selected.push(...unit);

@@ -142,37 +142,37 @@ export class IntegrityChecker {
     const add = (kind: Finding["kind"], subject: string | number, detail: string) =>
       findings.push({ kind, conversationId, subject: String(subject), detail });
 
-    for (const summaryId of await store.summariesWithoutSource(conversationId)) {
-      add("summary_without_source", summaryId, "the summary links to no source message or summary");
-    }
-    for (const ordinal of await store.danglingContextItems(conversationId)) {
+    // The checks are independent reads: asked at once (a server database answers them on several connections instead
+    // of one round trip after another), their findings reported in this order.
+    const [withoutSource, dangling, outOfOrderRows, seqs, coverage, spans, mismatches, counters, times, unreadable, pairing, files] = await Promise.all([
+      store.summariesWithoutSource(conversationId), store.danglingContextItems(conversationId), store.contextOutOfOrder(conversationId),
+      store.messageSeqStats(conversationId), store.coverage(conversationId), store.partSpansOutOfRange(conversationId),
+      store.summaryMetadataMismatches(conversationId), store.counterMismatch(conversationId), store.timestampsOutOfRange(conversationId),
+      store.unreadableValues(conversationId), store.itemsForPairing(conversationId, Number.MIN_SAFE_INTEGER), store.largeFiles(conversationId),
+    ]);
+    for (const summaryId of withoutSource) add("summary_without_source", summaryId, "the summary links to no source message or summary");
+    for (const ordinal of dangling) {
       add("dangling_context_item", ordinal, "the context item points to a row that does not exist in this conversation");
     }
-    for (const row of await store.contextOutOfOrder(conversationId)) findings.push(outOfOrder(conversationId, row));
-    const seqs = await store.messageSeqStats(conversationId);
+    for (const row of outOfOrderRows) findings.push(outOfOrder(conversationId, row));
     if (seqs.count > 0 && (seqs.minSeq !== 1 || seqs.maxSeq !== seqs.count)) {
       add("message_seq_gap", `${seqs.minSeq}..${seqs.maxSeq}`, `${seqs.count} messages for seqs ${seqs.minSeq}..${seqs.maxSeq}: a message is missing`);
     }
-    const coverage = await store.coverage(conversationId);
     if (coverage.visibleMessages !== coverage.inContext + coverage.summarized) {
       add("message_not_covered", conversationId, `${coverage.visibleMessages} visible messages, ${coverage.inContext} in context, ${coverage.summarized} under leaf summaries`);
     }
-    for (const messageId of await store.partSpansOutOfRange(conversationId)) {
-      add("part_span_out_of_range", messageId, "a part's text span lies outside the message content");
-    }
-    for (const mismatch of await store.summaryMetadataMismatches(conversationId)) {
+    for (const messageId of spans) add("part_span_out_of_range", messageId, "a part's text span lies outside the message content");
+    for (const mismatch of mismatches) {
       add("summary_metadata_mismatch", mismatch.summaryId, `depth, seq range, counts or descendants disagree with its ${mismatch.what}`);
     }
-    const counters = await store.counterMismatch(conversationId);
     if (counters) add("counter_mismatch", conversationId, counters);
-    const times = await store.timestampsOutOfRange(conversationId);
     for (const messageId of times.messageIds) add("timestamp_out_of_range", `message ${messageId}`, OUT_OF_RANGE_DETAIL);
     for (const summaryId of times.summaryIds) add("timestamp_out_of_range", summaryId, OUT_OF_RANGE_DETAIL);
-    for (const value of await store.unreadableValues(conversationId)) {
+    for (const value of unreadable) {
       add("unreadable_value", value.subject, `its ${value.what} is not JSON of the expected shape: readers ignore it or fail on it`);
     }
-    findings.push(...pairingFindings(conversationId, await store.itemsForPairing(conversationId, Number.MIN_SAFE_INTEGER)));
-    for (const file of await store.largeFiles(conversationId)) {
+    findings.push(...pairingFindings(conversationId, pairing));
+    for (const file of files) {
       if (!(await this.deps.fileExists(file.storagePath))) add("large_file_missing", file.fileId, `stored file ${file.storagePath} is missing`);
     }
     return 12;

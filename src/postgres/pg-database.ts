@@ -111,6 +111,11 @@ export class PgDatabase implements PgQueryable {
     return this.transactionUnmigrated(body, options);
   }
 
+  /** One statement on the pool without waiting for the migrations (their check of the schema's version). */
+  async rowUnmigrated<Row extends QueryResultRow>(sql: string): Promise<Row | null> {
+    return (await (await this.pool()).query<Row>(sql)).rows[0] ?? null;
+  }
+
   /** `transaction` without waiting for the migrations (the migrations' own transactions). */
   async transactionUnmigrated<T>(body: (tx: PgQueryable) => Promise<T>, options: { serializable?: boolean } = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {

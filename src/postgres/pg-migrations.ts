@@ -7,6 +7,7 @@
  * JSON (written and read as SQLite's stores do), and identity and idempotency enforced by constraints
  * (UNIQUE (conversation_id, identity_key), the committed turn's primary key) rather than by a single writer.
  */
+import type { QueryResultRow } from "pg";
 import { LCM_LOCK_NAMESPACE, type PgQueryable } from "./pg-queryable.js";
 import { SEARCH_MIGRATION } from "./pg-search-schema.js";
 
@@ -262,6 +263,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
     // each one's tsvector (pg-message-candidates.ts), instead of every match of the whole history from the GIN index.
     statements: [`CREATE INDEX messages_conversation_message ON messages (conversation_id, message_id)`],
   },
+  {
+    version: 6,
+    name: "lcm_json_type runs outside parallel mode (its error trap is a subtransaction)",
+    // Migration 3 declared it PARALLEL SAFE: a parallel scan of a large conversation's messages (lcm doctor at 100k)
+    // failed with "cannot start subtransactions during a parallel operation". Unsafe keeps the plans that call it serial.
+    statements: ["ALTER FUNCTION lcm_json_type(TEXT) PARALLEL UNSAFE"],
+  },
 ];
 
 /** The newest schema version this build knows. */
@@ -271,7 +279,20 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.versio
  * Applies the pending migrations in one transaction under an advisory lock. Refuses a database migrated by a newer
  * build (its schema may hold what this one would misread).
  */
-export async function migratePostgres(database: { transactionUnmigrated(body: (tx: PgQueryable) => Promise<void>): Promise<void> }): Promise<void> {
+/** What the migrations run on: transactions and reads that do not wait for the migrations themselves. */
+export interface PgMigrationTarget {
+  transactionUnmigrated(body: (tx: PgQueryable) => Promise<void>): Promise<void>;
+  /** One statement on the pool, outside any transaction. */
+  rowUnmigrated<Row extends QueryResultRow>(sql: string): Promise<Row | null>;
+}
+
+/**
+ * Brings the schema to this build's version. Every open but the first after an upgrade finds it there with one read
+ * (no transaction, no lock: five round trips fewer on each cold open); otherwise the migrations run in one transaction
+ * under the migration lock, which reads the version again (another gateway may have migrated meanwhile).
+ */
+export async function migratePostgres(database: PgMigrationTarget): Promise<void> {
+  if (await isCurrent(database)) return;
   await database.transactionUnmigrated(async (tx) => {
     await tx.run("SELECT pg_advisory_xact_lock($1, $2)", [LCM_LOCK_NAMESPACE, MIGRATION_LOCK]);
     await tx.run(`CREATE TABLE IF NOT EXISTS lcm_schema_migrations (
@@ -289,6 +310,16 @@ export async function migratePostgres(database: { transactionUnmigrated(body: (t
       await tx.run("INSERT INTO lcm_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [migration.version, migration.name, Date.now()]);
     }
   });
+}
+
+/** Whether the schema is at this build's version; false on a new database (no migrations table yet, SQLSTATE 42P01). */
+async function isCurrent(database: PgMigrationTarget): Promise<boolean> {
+  try {
+    return (await database.rowUnmigrated<{ version: number | null }>("SELECT max(version) AS version FROM lcm_schema_migrations"))?.version === PG_SCHEMA_VERSION;
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === "42P01") return false;
+    throw error;
+  }
 }
 
 async function currentVersion(tx: PgQueryable): Promise<number> {

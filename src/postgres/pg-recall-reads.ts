@@ -56,34 +56,31 @@ export class PgRecallReads {
     return covering;
   }
 
+  /**
+   * One statement (describe and each step of an expansion read it): the children, source messages, parents and place in
+   * the context as columns of one row, and the archives holding sources as JSON (rare: retention's archived messages).
+   */
   async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
-    const children = await this.db.rows<{ summary_id: string }>(
-      `SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id
-       WHERE p.parent_summary_id = $1 ORDER BY s.id`,
-      [summaryRowId],
-    );
-    const messages = await this.db.rows<{ message_id: number }>(
-      "SELECT message_id FROM summary_messages WHERE summary_id = $1 ORDER BY ordinal LIMIT $2", [summaryRowId, messageLimit],
-    );
-    const parents = await this.db.rows<{ parent_summary_id: number }>(
-      "SELECT parent_summary_id FROM summary_parents WHERE summary_id = $1 ORDER BY ordinal", [summaryRowId],
-    );
-    const inContext = await this.db.row(
-      "SELECT 1 AS found FROM context_items WHERE conversation_id = $1 AND summary_id = $2 LIMIT 1", [conversationId, summaryRowId],
-    );
-    const archived = await this.db.rows<ArchiveRow & { ids: number[] }>(
-      `SELECT a.archive_id, a.kind, a.path, a.created_at, a.conversation_id, a.agent_id, a.session_id, a.seq_start, a.seq_end,
-              array_agg(m.message_id ORDER BY m.message_id) AS ids
-       FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
-       WHERE sm.summary_id = $1 GROUP BY a.archive_id ORDER BY a.archive_id`,
-      [summaryRowId],
+    const row = await this.db.row<{ children: string[]; messages: (string | number)[]; parents: (string | number)[]; in_context: boolean; archived: (ArchiveRow & { ids: number[] })[] | null }>(
+      `SELECT
+         ARRAY(SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id WHERE p.parent_summary_id = $1 ORDER BY s.id) AS children,
+         ARRAY(SELECT message_id FROM summary_messages WHERE summary_id = $1 ORDER BY ordinal LIMIT $3) AS messages,
+         ARRAY(SELECT parent_summary_id FROM summary_parents WHERE summary_id = $1 ORDER BY ordinal) AS parents,
+         EXISTS (SELECT 1 FROM context_items WHERE conversation_id = $2 AND summary_id = $1) AS in_context,
+         (SELECT json_agg(archive ORDER BY archive.archive_id) FROM (
+            SELECT a.archive_id, a.kind, a.path, a.created_at, a.conversation_id, a.agent_id, a.session_id, a.seq_start, a.seq_end,
+                   array_agg(m.message_id ORDER BY m.message_id) AS ids
+            FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
+            WHERE sm.summary_id = $1 GROUP BY a.archive_id) archive) AS archived`,
+      [summaryRowId, conversationId, messageLimit],
     );
     return {
-      childSummaryIds: children.map((row) => row.summary_id),
-      sourceMessageIds: messages.map((row) => row.message_id),
-      parentRowIds: parents.map((row) => row.parent_summary_id),
-      inContext: inContext !== null,
-      archivedSources: archived.map((row) => ({ ...toLocation(row), messageIds: row.ids.map(Number) })),
+      childSummaryIds: row?.children ?? [],
+      // BIGINT arrays arrive as strings (the pool's number parser covers single BIGINTs only).
+      sourceMessageIds: (row?.messages ?? []).map(Number),
+      parentRowIds: (row?.parents ?? []).map(Number),
+      inContext: row?.in_context ?? false,
+      archivedSources: (row?.archived ?? []).map((archive) => ({ ...toLocation(archive), messageIds: archive.ids.map(Number) })),
     };
   }
 

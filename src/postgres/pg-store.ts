@@ -179,11 +179,21 @@ export class PgStore implements LcmStore {
     return new Set(rows.map((row) => fromPgText(row.identity_key)));
   }
 
+  /**
+   * The messages and their parts, read at once on two connections. Each list carries its ids' bounds beside `= ANY`
+   * (a no-op as a filter): without them the planner prices a thousand-id list as a thousand index descents and reads
+   * the whole of message_parts instead (14-44 ms at 100k messages for an assemble at 128k, 1.5 ms with the bounds).
+   */
   async getMessages(messageIds: MessageId[]): Promise<MessageRecord[]> {
-    const ids = messageIds.filter(Number.isSafeInteger);
+    const ids = [...new Set(messageIds.filter(Number.isSafeInteger))];
     if (ids.length === 0) return [];
-    const rows = await this.database.rows<PgMessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE message_id = ANY($1::bigint[])`, [ids]);
-    const parts = await this.partsFor(rows.map((row) => row.message_id));
+    const [lowest, highest] = boundsOf(ids);
+    const [rows, parts] = await Promise.all([
+      this.database.rows<PgMessageRow>(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE message_id = ANY($1::bigint[]) AND message_id BETWEEN $2 AND $3`, [ids, lowest, highest],
+      ),
+      this.partsFor(ids),
+    ]);
     const byId = new Map(rows.map((row) => [row.message_id, toMessage(row, parts.get(row.message_id) ?? [])]));
     return messageIds.flatMap((id) => byId.get(id) ?? []);
   }
@@ -199,8 +209,10 @@ export class PgStore implements LcmStore {
 
   private async partsFor(messageIds: number[]): Promise<Map<number, StoredPart[]>> {
     if (messageIds.length === 0) return new Map();
+    const [lowest, highest] = boundsOf(messageIds);
     const rows = await this.database.rows<PgPartRow>(
-      `SELECT ${PART_COLUMNS} FROM message_parts WHERE message_id = ANY($1::bigint[]) ORDER BY message_id, ordinal`, [messageIds],
+      `SELECT ${PART_COLUMNS} FROM message_parts WHERE message_id = ANY($1::bigint[]) AND message_id BETWEEN $2 AND $3 ORDER BY message_id, ordinal`,
+      [messageIds, lowest, highest],
     );
     return groupRows(rows, (row) => row.message_id, toPart);
   }
@@ -246,30 +258,41 @@ export class PgStore implements LcmStore {
 
   // ── summaries (reads) ───────────────────────────────────────────────────────────────────────────────────
 
+  /** One statement: the summaries with their parents' ids (bounded beside `= ANY` as getMessages' lists are). */
   async getSummariesByRowIds(rowIds: number[]): Promise<SummaryRecord[]> {
-    const ids = rowIds.filter(Number.isSafeInteger);
+    const ids = [...new Set(rowIds.filter(Number.isSafeInteger))];
     if (ids.length === 0) return [];
-    const rows = await this.database.rows<PgSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM summaries WHERE id = ANY($1::bigint[])`, [ids]);
-    const parents = await this.parentsFor(rows.map((row) => row.id));
-    const byId = new Map(rows.map((row) => [row.id, toSummary(row, parents.get(row.id) ?? [])]));
+    const [lowest, highest] = boundsOf(ids);
+    const rows = await this.database.rows<PgSummaryWithParentsRow>(
+      `SELECT ${SUMMARY_COLUMNS}, ${PARENT_IDS} FROM summaries s WHERE s.id = ANY($1::bigint[]) AND s.id BETWEEN $2 AND $3`, [ids, lowest, highest],
+    );
+    const byId = new Map(rows.map((row) => [row.id, toSummary(row, row.parent_ids)]));
     return rowIds.flatMap((id) => byId.get(id) ?? []);
   }
 
   async getSummary(summaryId: string): Promise<SummaryRecord | null> {
-    const row = await this.database.row<PgSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM summaries WHERE summary_id = $1`, [toPgText(summaryId)]);
-    if (!row) return null;
-    return toSummary(row, (await this.parentsFor([row.id])).get(row.id) ?? []);
-  }
-
-  private async parentsFor(summaryRowIds: number[]): Promise<Map<number, string[]>> {
-    if (summaryRowIds.length === 0) return new Map();
-    const rows = await this.database.rows<{ summary_id: number; parent: string }>(
-      `SELECT p.summary_id, s.summary_id AS parent FROM summary_parents p JOIN summaries s ON s.id = p.parent_summary_id
-       WHERE p.summary_id = ANY($1::bigint[]) ORDER BY p.summary_id, p.ordinal`,
-      [summaryRowIds],
+    const row = await this.database.row<PgSummaryWithParentsRow>(
+      `SELECT ${SUMMARY_COLUMNS}, ${PARENT_IDS} FROM summaries s WHERE s.summary_id = $1`, [toPgText(summaryId)],
     );
-    return groupRows(rows, (row) => row.summary_id, (row) => row.parent);
+    return row ? toSummary(row, row.parent_ids) : null;
   }
+}
+
+/** A summary's parents' ids in their order, as a column of the summary's row (`s`). */
+const PARENT_IDS = `ARRAY(SELECT parent.summary_id FROM summary_parents p JOIN summaries parent ON parent.id = p.parent_summary_id
+  WHERE p.summary_id = s.id ORDER BY p.ordinal) AS parent_ids`;
+
+type PgSummaryWithParentsRow = PgSummaryRow & { parent_ids: string[] };
+
+/** The smallest and largest of a non-empty list of ids. */
+function boundsOf(ids: readonly number[]): [number, number] {
+  let lowest = ids[0]!;
+  let highest = ids[0]!;
+  for (const id of ids) {
+    if (id < lowest) lowest = id;
+    if (id > highest) highest = id;
+  }
+  return [lowest, highest];
 }
 
 /** The tag a new turn would scope colliding fingerprints with (whether it does is the claim's answer). */

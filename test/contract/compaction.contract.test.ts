@@ -126,7 +126,18 @@ describe.each(backendKinds())("compaction on %s", (kind) => {
     expect(condensed).toMatchObject({ kind: "condensed", depth: 1, descendantCount: 2, sourceMessageCount: 8, seqStart: 1, seqEnd: 8 });
     expect(condensed.parentSummaryIds).toEqual(parents.map((parent) => parent.summaryId));
     if (result.kind !== "applied") throw new Error("not applied");
+    // By row id, as assemble reads the context's summaries: parents in their order, the list's order kept, unknown ids left out.
+    expect((await store.getSummariesByRowIds([result.summaryRowId, 987_654, leaves[1]!.summaryRowId!])).map((summary) => [summary.summaryId, summary.parentSummaryIds]))
+      .toEqual([[draft.summaryId, parents.map((parent) => parent.summaryId)], [parents[1]!.summaryId, []]]);
     expect((await compactionStore.getSummarySources(result.summaryRowId)).parentRowIds).toEqual(leaves.map((item) => item.summaryRowId));
+    // What lcm_describe reads of each: children, sources in order (up to the limit), parents, whether it is in the context.
+    const firstSources = (await store.getMessagesBySeq(conversationId, 1, 3, 10)).map((message) => message.messageId);
+    expect(await opened.backend.retrieval.summaryLineage(leaves[0]!.summaryRowId!, conversationId, 3)).toEqual({
+      childSummaryIds: [draft.summaryId], sourceMessageIds: firstSources, parentRowIds: [], inContext: false, archivedSources: [],
+    });
+    expect(await opened.backend.retrieval.summaryLineage(result.summaryRowId, conversationId, 500)).toEqual({
+      childSummaryIds: [], sourceMessageIds: [], parentRowIds: leaves.map((item) => item.summaryRowId), inContext: true, archivedSources: [],
+    });
     expect(await compactionStore.getSummarySources(987_654)).toEqual({ messageIds: [], parentRowIds: [] });
     expect(await invariants()).toEqual([]);
   });

@@ -1,12 +1,12 @@
 /**
  * The PostgreSQL connection layer against a real server: text PostgreSQL cannot hold kept losslessly, the schema
- * migrated once when several gateways open the database together, and an unreachable server reported as a storage
- * failure (so a turn stays in the host's outbox) rather than as a bug.
+ * migrated once when several gateways open the database together (and only read when it is up to date), and an
+ * unreachable server reported as a storage failure (so a turn stays in the host's outbox) rather than as a bug.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { fromPgText, isPgStorageFailure, PgDatabase, toPgText } from "../../src/postgres/pg-database.js";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
-import { preparedStatement } from "../../src/postgres/pg-queryable.js";
+import { LCM_LOCK_NAMESPACE, preparedStatement } from "../../src/postgres/pg-queryable.js";
 import { PgSearchReader, SEARCH_STATEMENT_TIMEOUT_MS } from "../../src/postgres/pg-search-reader.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
 
@@ -42,6 +42,31 @@ describe("PostgreSQL schema", () => {
     await Promise.all(pools.map((database) => database.ready()));
     const versions = await pools[0]!.rows<{ version: number }>("SELECT version FROM lcm_schema_migrations ORDER BY version");
     expect(versions.map((row) => row.version)).toEqual(PG_MIGRATIONS.map((migration) => migration.version));
+  });
+
+  it("opens an up-to-date database with a read of its version, without the migration lock", async () => {
+    const url = await createTestPostgresDatabase();
+    const first = open(url);
+    await first.ready();
+    // Another gateway holds the migration lock: a schema at this build's version is read and used without waiting for it.
+    await first.transaction(async (tx) => {
+      await tx.run("SELECT pg_advisory_xact_lock($1, 0)", [LCM_LOCK_NAMESPACE]);
+      const second = open(url);
+      await second.ready();
+      expect(await second.row("SELECT max(version) AS version FROM lcm_schema_migrations")).toEqual({ version: PG_SCHEMA_VERSION });
+    });
+  });
+
+  it("answers lcm_json_type (the integrity checks' JSON test) in a parallel plan, as a large table's scan gets", async () => {
+    const database = open(await createTestPostgresDatabase());
+    await database.ready();
+    const types = await database.transaction(async (tx) => {
+      // Plans run in parallel mode whenever they may: the function catches errors in a subtransaction, which parallel mode forbids.
+      const version = Number((await tx.row<{ version: string }>("SHOW server_version_num"))!.version);
+      await tx.run(`SET LOCAL ${version >= 160_000 ? "debug_parallel_query" : "force_parallel_mode"} = on`);
+      return tx.rows("SELECT lcm_json_type(value) AS type FROM (VALUES ('{}'), ('[1]'), ('not json')) AS checked (value)");
+    });
+    expect(types).toEqual([{ type: "object" }, { type: "array" }, { type: null }]);
   });
 
   it("refuses a database a newer build migrated, naming both versions", async () => {
