@@ -16,8 +16,8 @@ import { leaseHolder, leaseHolderNow } from "./index-lease.js";
 /** Messages waiting at which the worker takes over from the turns' maintenance (two maintains' worth). */
 export const BACKLOG_WORKER_MESSAGES = 10_000;
 /** Rows and time per worker slice: one transaction, the longest the gateway's writes wait for the lock. */
-export const BACKLOG_SLICE_ROWS = 2_000;
-export const BACKLOG_SLICE_MS = 60;
+export const BACKLOG_SLICE_ROWS = 5_000;
+export const BACKLOG_SLICE_MS = 250;
 
 /** What the worker gets (structured clone). */
 export interface BacklogThreadRequest {
