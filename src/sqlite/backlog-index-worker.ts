@@ -30,7 +30,7 @@ async function main(request: BacklogThreadRequest): Promise<void> {
     const index = new SqliteSearchIndex(db);
     let isHeld = true;
     const holds = () => (isHeld = holdLease(db, request.holder));
-    const indexed = await index.indexBacklog({ rows: request.sliceRows, budgetMs: request.sliceMs, shouldStop, holds });
+    const indexed = await index.indexBacklog({ rows: request.sliceRows, budgetMs: request.sliceMs, analyseFirst: true, shouldStop, holds });
     let fileBytes = 0;
     while (isHeld && !shouldStop()) {
       if (!(await db.write(holds))) break;

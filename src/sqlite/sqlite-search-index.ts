@@ -84,6 +84,12 @@ export type IndexTable = "messages_fts" | "summaries_fts";
 export interface IndexPace {
   rows: number;
   budgetMs: number;
+  /**
+   * Analyse a chunk's rows before its transaction, which then only writes them (the backlog worker): the write lock
+   * is held for the writes alone, so a chunk can take thousands of rows, and each commit, which rewrites the pages of
+   * the term dictionary its new words touch, covers many more words (spec 030, 3b).
+   */
+  analyseFirst?: boolean;
   shouldStop?: () => boolean;
   holds?: () => boolean;
 }
@@ -111,6 +117,8 @@ const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; t
 
 export class SqliteSearchIndex implements SearchIndex {
   private readonly dictionary: TermDictionary;
+  /** How long the last chunk analysed first held the write lock, its commit included (indexAnalysedChunk). */
+  private lastWriteMs = 0;
   /** The index of content stored aside (sqlite-file-index.ts), written after the messages and summaries. */
   readonly files: SqliteFileIndex;
 
@@ -256,14 +264,22 @@ export class SqliteSearchIndex implements SearchIndex {
     let indexed = 0;
     let chunks = 0;
     let isPacing = true;
+    // Analysed first, a chunk holds the lock only to write: sized so that its transaction takes about budgetMs.
+    let analysedRows = Math.min(pace.rows, INDEX_CHUNK_ROWS);
     while (indexed < maxRows && !pace.shouldStop?.()) {
       // A wait that ran out (nothing merged the levels) is not repeated for every chunk of the run.
       if (isPacing) isPacing = await this.keepCrisisMergesSmall(table);
-      const limit = Math.min(pace.rows, maxRows - indexed);
+      const limit = Math.min(pace.analyseFirst ? analysedRows : pace.rows, maxRows - indexed);
       const added: string[] = [];
       this.dictionary.startChunk();
-      const count = await this.db.write(() => (pace.holds?.() === false ? -1 : this.indexChunk(limit, table, added, pace.budgetMs)));
+      const count = pace.analyseFirst
+        ? await this.indexAnalysedChunk(limit, table, added, pace.holds)
+        : await this.db.write(() => (pace.holds?.() === false ? -1 : this.indexChunk(limit, table, added, pace.budgetMs)));
       if (count < 0) break;
+      if (pace.analyseFirst && count > 0) {
+        const perRowMs = Math.max(this.lastWriteMs, 1) / count;
+        analysedRows = Math.max(INDEX_CHUNK_ROWS, Math.min(pace.rows, Math.round(pace.budgetMs / perRowMs)));
+      }
       this.dictionary.committed(added);
       // Nothing waiting (a chunk that listed a long row's words ahead indexed no row, and the run goes on).
       if (count === 0 && added.length === 0) break;
@@ -327,6 +343,43 @@ export class SqliteSearchIndex implements SearchIndex {
     this.dictionary.list(chunkWords, added, { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown });
     this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", last, table);
     return indexed;
+  }
+
+  /**
+   * Indexes up to `limit` pending rows of `table`, analysed before the transaction that writes them; -1 when `holds`
+   * (called in the transaction) says this indexer may not go on. Another indexer that advanced the watermark
+   * meanwhile makes the chunk write nothing (0 rows, and the caller's next chunk starts from the new watermark).
+   */
+  private async indexAnalysedChunk(limit: number, table: IndexTable, added: string[], holds?: () => boolean): Promise<number> {
+    const source = SOURCES[table];
+    const through = this.through(table);
+    if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
+    const rows = this.db.tuples<[number, string, string | null]>(
+      `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
+      through, limit,
+    );
+    if (rows.length === 0) return 0;
+    const chunkWords = this.dictionary.chunkWords();
+    const documents = rows.map(([id, content, spans]) => {
+      chunkWords.startRow();
+      return { id, ...analyzeDocument(toSearchableText(content, spans), chunkWords) };
+    });
+    const started = performance.now();
+    let writing = 0;
+    const count = await this.db.write(() => {
+      writing = performance.now();
+      if (holds?.() === false) return -1;
+      if (this.through(table) !== through) return 0;
+      for (const document of documents) {
+        this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, document.id, document.words, document.derived);
+      }
+      this.dictionary.list(chunkWords, added, { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown });
+      this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", documents.at(-1)!.id, table);
+      return documents.length;
+    });
+    // From the lock taken to the commit done (db.write resolves after COMMIT): what a gateway's write waits for.
+    this.lastWriteMs = performance.now() - writing;
+    return count;
   }
 
   /**
