@@ -1,8 +1,8 @@
 /**
  * Backlog indexing on a worker thread of its own (issue 30, specs/030-ten-million.md). A backlog past
  * BACKLOG_WORKER_MESSAGES (a bulk import with `--no-index`, a long bootstrap, a burst of sub-agent traffic) is indexed
- * by a worker with its own connection, at full speed, in slices of BACKLOG_SLICE_ROWS rows or BACKLOG_SLICE_MS each,
- * one transaction per slice (the gateway's writes wait for the lock asynchronously, sqlite/database.ts); the
+ * by a worker with its own connection, at full speed, in chunks of up to BACKLOG_SLICE_ROWS rows analysed before their
+ * transaction, which holds the lock about BACKLOG_SLICE_MS (the gateway's writes wait asynchronously, database.ts); the
  * gateway's thread only starts it and receives its report. One process's worker at a time (index-lease.ts). The
  * worker stops after its current slice when the connection closes; a killed process's backlog is resumed by the next
  * start. A worker that fails, or cannot start, leaves indexing to the turns' maintenance, logged once.
@@ -15,7 +15,7 @@ import { leaseHolder, leaseHolderNow } from "./index-lease.js";
 
 /** Messages waiting at which the worker takes over from the turns' maintenance (two maintains' worth). */
 export const BACKLOG_WORKER_MESSAGES = 10_000;
-/** Rows and time per worker slice: one transaction, the longest the gateway's writes wait for the lock. */
+/** Rows per worker chunk at most, and how long its transaction holds the lock (what the gateway's writes wait). */
 export const BACKLOG_SLICE_ROWS = 5_000;
 export const BACKLOG_SLICE_MS = 250;
 

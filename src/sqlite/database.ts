@@ -13,7 +13,6 @@ import { processShared } from "../runtime/process-shared.js";
 import type { SliceDeadline } from "../runtime/time-slice.js";
 import { markStoredHour, newestMessageId } from "./stored-hours.js";
 import type { WalCheckpointer } from "./wal-checkpointer.js";
-import type { BacklogIndexThread } from "./backlog-index-thread.js";
 
 /**
  * How long writes started inside `body` wait for a lock another process holds, when that is not the default:
@@ -47,7 +46,7 @@ export class Database {
   /** Set by openDatabase for files: WAL checkpoints on a worker thread, off the event loop (wal-checkpointer.ts). */
   checkpointer: WalCheckpointer | null = null;
   /** Set by the search index once a backlog went to a worker thread (backlog-index-thread.ts): stopped on close. */
-  backlogIndexer: BacklogIndexThread | null = null;
+  backlogIndexer: { close(): void } | null = null;
   /** Set by migrate once the schema has message_stored_hours: each write transaction marks when it stored messages. */
   marksStoredHours = false;
   private readonly statements = new Map<string, StatementSync>();

@@ -135,7 +135,7 @@ export class SqliteSearchIndex implements SearchIndex {
    */
   async indexBacklogInBackground(logger: Logger, whenAtLeast = BACKLOG_WORKER_MESSAGES): Promise<boolean> {
     if (this.db.readOnly || this.db.path === ":memory:") return false;
-    const thread = this.db.backlogIndexer;
+    const thread = this.db.backlogIndexer as BacklogIndexThread | null;
     if (thread === null && this.pending("messages_fts") < whenAtLeast) return false;
     const running = thread ?? new BacklogIndexThread(this.db, this.options.workerEntry);
     this.db.backlogIndexer = running;

@@ -45,7 +45,7 @@ async function until(condition: () => boolean, what: string, timeoutMs = 120_000
  */
 async function startedWorker(db: Database): Promise<BacklogIndexThread> {
   await until(() => db.backlogIndexer !== null, "maintain to start the backlog worker");
-  return db.backlogIndexer!;
+  return db.backlogIndexer as BacklogIndexThread;
 }
 
 describe("backlog indexing on a worker thread", () => {
