@@ -1,9 +1,14 @@
+/**
+ * Bytes written per byte of text for a chunk size on the backlog path (spec 030, 3a): indexes LIMIT messages of a
+ * copy of a dataset with its indexes emptied, chunks of ROWS rows and BUDGET ms analysed inside their transaction.
+ * `npx tsx bench/pace-probe.mts <dataset.db> <rows> <budgetMs> <limit>` (the copy is /tmp/pace.db).
+ */
 import { copyFileSync, readFileSync } from "node:fs";
-import { openDatabase } from "/work/wt/tenmillion/src/sqlite/connection-registry.js";
-import { SqliteSearchIndex } from "/work/wt/tenmillion/src/sqlite/sqlite-search-index.js";
+import { openDatabase } from "../src/sqlite/connection-registry.js";
+import { SqliteSearchIndex } from "../src/sqlite/sqlite-search-index.js";
 const written = () => Number(/write_bytes:\s*(\d+)/.exec(readFileSync("/proc/self/io", "utf8"))![1]);
-const [rows, budget, limit] = process.argv.slice(2).map(Number);
-copyFileSync("/tmp/tm-100k.db", "/tmp/pace.db");
+const [rows, budget, limit] = process.argv.slice(3).map(Number);
+copyFileSync(process.argv[2]!, "/tmp/pace.db");
 const db = openDatabase("/tmp/pace.db");
 db.raw.exec("PRAGMA synchronous = NORMAL");
 const index = new SqliteSearchIndex(db);
