@@ -19,6 +19,7 @@ import { type PhaseResult, round } from "./measure.js";
 import { DATA_DIR } from "./paths.js";
 import { copyDataset, createDatabase, dropDatabase, indexAndAnalyze, type LoadFigures } from "./postgres-target.js";
 import { runAssemblePhases } from "./phases/assemble.js";
+import { runBacklogIndexPhase } from "./phases/backlog-index.js";
 import { runBacklogSweepPhases } from "./phases/backlog-sweep.js";
 import { runCompactionPhases } from "./phases/compaction.js";
 import { runIngestPhases } from "./phases/ingest.js";
@@ -50,6 +51,8 @@ const GROUPS: Record<string, (context: BenchContext) => Promise<PhaseResult[]> |
   mcp: runMcpPhases,
   ingest: runIngestPhases,
   compaction: async (context) => [...(await runCompactionPhases(context)), ...(await runBacklogSweepPhases(context))],
+  // A copy of its own: the whole history's indexes emptied and indexed again by the backlog worker (issue 30).
+  backlog: runBacklogIndexPhase,
   // Last: recall quality adds its sessions to the size's database, so its searches run against that history. The
   // question answering builds a database of its own, whatever the size: measured once, at 10k (or when asked).
   quality: async (context) => [

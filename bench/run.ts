@@ -8,7 +8,7 @@
  *   npm run bench                                  10k, 100k and 1M (about 10–15 min with a cold cache)
  *   npm run bench -- --sizes 10k,100k              chosen sizes
  *   npm run bench -- --phases assemble,search      chosen phase groups (storage, open, assemble, search,
- *                                                  recall, mcp, ingest, compaction)
+ *                                                  recall, mcp, ingest, compaction, backlog, quality)
  *   npm run bench -- --repetitions 50 --seed 7     fewer samples per latency phase; another dataset
  *   npm run bench -- --rebuild                     regenerate the cached datasets
  *   npm run bench -- --backend postgres            the same phases on PostgreSQL (a server started on 127.0.0.1 for

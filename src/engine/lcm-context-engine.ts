@@ -319,7 +319,8 @@ export class LcmContextEngine implements ContextEngine {
         await this.checkRecentIntegrity(params);
         await this.redoFallbackSummaries(params);
         const index = this.deps.searchIndex;
-        if (index) {
+        // A large backlog (a bulk import, a long bootstrap) goes to the backend's background indexer when it has one.
+        if (index && !(await index.indexBacklogInBackground?.(this.deps.logger))) {
           await index.indexPending({
             whenAtLeast: INDEX_BATCH_MESSAGES, maxRows: INDEX_ROWS_PER_MAINTAIN, maxFileBytes: INDEX_FILE_BYTES_PER_MAINTAIN,
           });

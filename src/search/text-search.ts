@@ -38,6 +38,13 @@ const SCAN_ROWS = 1_000;
 const SCORE_BATCH = 100;
 /** Index reads stop widening after this long (the rest of the budget is for rows not indexed yet). */
 const INDEX_TIME_MS = 40;
+/**
+ * Candidates held at most before the weakest are dropped (issue 30): a common word read directly from a backlog of a
+ * million rows matched a seventh of them, and holding every match (its text, its match, its score) took the process
+ * from 406 MB to 1,446 MB. Scores do not change during a search, so the best and the newest are all that can be
+ * returned.
+ */
+const HELD_CANDIDATES = 4_000;
 
 /** The reads of one kind of document a search needs (adapters over RetrievalStore). */
 export interface TextSourceReader<Row extends { text: string }> {
@@ -121,6 +128,7 @@ export async function searchText<Row extends { text: string }>(
     const score = scoreDocument(match, terms, groups, length, statistics);
     if (requireMatch && score.matchedTerms.length === 0) return;
     found.set(id, { row, match, score, id, time: reader.timeOf(row) });
+    if (found.size >= HELD_CANDIDATES) keepBest(found, Math.max(request.limit, ALL_WORDS_CANDIDATES));
   };
 
   const notes: string[] = [];
@@ -168,6 +176,19 @@ export async function searchText<Row extends { text: string }>(
     notes.push("No document holds every word, so these hold some of them, best first (not newest first).");
   }
   return { hits: ranked.slice(0, request.limit), terms, truncated, note: notes.length > 0 ? notes.join(" ") : null };
+}
+
+/**
+ * Drops all but the `keep` best candidates by relevance and the `keep` newest holding every word (what either order
+ * returns), so a search's memory does not grow with the rows it reads. Keeping at least `keep` of those holding every
+ * word keeps the count that decides "some words" (fewer than SOME_WORDS_BELOW) the same.
+ */
+function keepBest<Row>(found: Map<number, Scored<Row>>, keep: number): void {
+  const all = [...found.values()];
+  const best = [...all].sort((left, right) => compareScores(left.score, left.time, right.score, right.time)).slice(0, keep);
+  const newest = all.filter((hit) => hit.score.allTerms === 1).sort((left, right) => right.time - left.time || right.id - left.id).slice(0, keep);
+  found.clear();
+  for (const hit of [...best, ...newest]) found.set(hit.id, hit);
 }
 
 /** The terms that carry meaning (all of them when the query is only function words). */

@@ -45,6 +45,8 @@ export class Database {
   readonly raw: DatabaseSync;
   /** Set by openDatabase for files: WAL checkpoints on a worker thread, off the event loop (wal-checkpointer.ts). */
   checkpointer: WalCheckpointer | null = null;
+  /** Set by the search index once a backlog went to a worker thread (backlog-index-thread.ts): stopped on close. */
+  backlogIndexer: { close(): void } | null = null;
   /** Set by migrate once the schema has message_stored_hours: each write transaction marks when it stored messages. */
   marksStoredHours = false;
   private readonly statements = new Map<string, StatementSync>();
@@ -228,6 +230,7 @@ export class Database {
   }
 
   close(): void {
+    this.backlogIndexer?.close();
     this.checkpointer?.close();
     this.statements.clear();
     this.tupleStatements.clear();

@@ -8,12 +8,13 @@ import { hasStoredHours } from "./stored-hours.js";
 import type { Migration } from "./migration.js";
 import { MIGRATIONS_1_TO_7 } from "./migrations-1-to-7.js";
 import { MIGRATIONS_8_TO_16 } from "./migrations-8-to-16.js";
+import { MIGRATIONS_17_ON } from "./migrations-17-on.js";
 import { databaseUnavailableError } from "./database-problem.js";
 
 export type { Migration } from "./migration.js";
 
-/** Every migration, in order: 1-7 and 8-16 each in a file of its own (spec 026, R8). */
-export const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_1_TO_7, ...MIGRATIONS_8_TO_16];
+/** Every migration, in order: 1-7, 8-16 and 17 on each in a file of its own (spec 026, R8). */
+export const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_1_TO_7, ...MIGRATIONS_8_TO_16, ...MIGRATIONS_17_ON];
 
 /**
  * Brings the schema up to date. Cheap when already current: one pragma read (and one schema lookup, for whether

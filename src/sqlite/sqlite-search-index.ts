@@ -29,6 +29,8 @@ import type { IndexProgress, SearchIndex } from "../store/search-index.js";
 import { segmentsPerLevel } from "./fts5-structure.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
 import { SqliteFileIndex } from "./sqlite-file-index.js";
+import { BACKLOG_WORKER_MESSAGES, BacklogIndexThread, type WorkerEntry } from "./backlog-index-thread.js";
+import type { Logger } from "../contracts.js";
 import { TermDictionary } from "./sqlite-term-dictionary.js";
 
 /**
@@ -76,6 +78,26 @@ const STRUCTURE_ROW_ID = 10;
 export type IndexTable = "messages_fts" | "summaries_fts";
 
 /**
+ * How a run of chunks goes: rows per chunk and its time budget; on the backlog worker also when to stop (the
+ * gateway closing) and whether this indexer may go on (its lease, checked inside each chunk's transaction).
+ */
+export interface IndexPace {
+  rows: number;
+  budgetMs: number;
+  /**
+   * Analyse a chunk's rows before its transaction, which then only writes them (the backlog worker): the write lock
+   * is held for the writes alone, so a chunk can take thousands of rows, and each commit, which rewrites the pages of
+   * the term dictionary its new words touch, covers many more words (spec 030, 3b).
+   */
+  analyseFirst?: boolean;
+  shouldStop?: () => boolean;
+  holds?: () => boolean;
+}
+
+/** The gateway thread's pace: chunks short enough that the event loop never waits long (maintain, searches). */
+const GATEWAY_PACE: IndexPace = { rows: INDEX_CHUNK_ROWS, budgetMs: CHUNK_TIME_MS };
+
+/**
  * How many levels FTS5 would merge if one more segment were flushed onto level 0 of an index with these levels:
  * level 0 if it would reach CRISIS_MERGE_SEGMENTS, then each level above while the merge below fills it too.
  */
@@ -95,12 +117,31 @@ const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; t
 
 export class SqliteSearchIndex implements SearchIndex {
   private readonly dictionary: TermDictionary;
+  /** How long the last chunk analysed first held the write lock, its commit included (indexAnalysedChunk). */
+  private lastWriteMs = 0;
   /** The index of content stored aside (sqlite-file-index.ts), written after the messages and summaries. */
   readonly files: SqliteFileIndex;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: Database, private readonly options: { workerEntry?: WorkerEntry } = {}) {
     this.dictionary = new TermDictionary(db);
     this.files = new SqliteFileIndex(db);
+  }
+
+  /**
+   * Hands a backlog of at least `whenAtLeast` messages (default BACKLOG_WORKER_MESSAGES) to the connection's backlog
+   * worker (backlog-index-thread.ts), starting it if need be. True while a worker indexes (this process's, or
+   * another's holding the lease): the caller leaves the backlog to it. False: a smaller backlog, an in-memory or
+   * read-only database, or a failed worker (logged once): the caller indexes in turn.
+   */
+  async indexBacklogInBackground(logger: Logger, whenAtLeast = BACKLOG_WORKER_MESSAGES): Promise<boolean> {
+    if (this.db.readOnly || this.db.path === ":memory:") return false;
+    const thread = this.db.backlogIndexer as BacklogIndexThread | null;
+    if (thread === null && this.pending("messages_fts") < whenAtLeast) return false;
+    const running = thread ?? new BacklogIndexThread(this.db, this.options.workerEntry);
+    this.db.backlogIndexer = running;
+    // Once started, a worker keeps the backlog until it caught up; a new one starts for the next large backlog.
+    const state = running.isRunning || this.pending("messages_fts") >= whenAtLeast ? running.ensure(logger) : "in-turn";
+    return state !== "in-turn";
   }
 
   async pendingMessages(): Promise<number> {
@@ -205,17 +246,40 @@ export class SqliteSearchIndex implements SearchIndex {
       : `${table} holds ${counts.indexed} rows but claims the ${counts.rows} rows up to id ${through}; rebuild it (/lcm doctor repair).`;
   }
 
-  private async indexTable(table: IndexTable, maxRows: number): Promise<number> {
+  /**
+   * The backlog worker's run (backlog-index-worker.ts): indexes pending messages, then summaries, in slices of
+   * `pace`, until none wait, `pace.shouldStop()` says so, or `pace.holds()` (called inside each slice's transaction:
+   * the lease, renewed with the slice) says another indexer took over. Returns the rows indexed.
+   */
+  async indexBacklog(pace: IndexPace): Promise<number> {
+    let indexed = 0;
+    for (const table of ["messages_fts", "summaries_fts"] as const) {
+      if (pace.shouldStop?.()) break;
+      indexed += await this.indexTable(table, Number.POSITIVE_INFINITY, pace);
+    }
+    return indexed;
+  }
+
+  private async indexTable(table: IndexTable, maxRows: number, pace: IndexPace = GATEWAY_PACE): Promise<number> {
     let indexed = 0;
     let chunks = 0;
     let isPacing = true;
-    while (indexed < maxRows) {
+    // Analysed first, a chunk holds the lock only to write: sized so that its transaction takes about budgetMs.
+    let analysedRows = Math.min(pace.rows, INDEX_CHUNK_ROWS);
+    while (indexed < maxRows && !pace.shouldStop?.()) {
       // A wait that ran out (nothing merged the levels) is not repeated for every chunk of the run.
       if (isPacing) isPacing = await this.keepCrisisMergesSmall(table);
-      const limit = Math.min(INDEX_CHUNK_ROWS, maxRows - indexed);
+      const limit = Math.min(pace.analyseFirst ? analysedRows : pace.rows, maxRows - indexed);
       const added: string[] = [];
       this.dictionary.startChunk();
-      const count = await this.db.write(() => this.indexChunk(limit, table, added));
+      const count = pace.analyseFirst
+        ? await this.indexAnalysedChunk(limit, table, added, pace.holds)
+        : await this.db.write(() => (pace.holds?.() === false ? -1 : this.indexChunk(limit, table, added, pace.budgetMs)));
+      if (count < 0) break;
+      if (pace.analyseFirst && count > 0) {
+        const perRowMs = Math.max(this.lastWriteMs, 1) / count;
+        analysedRows = Math.max(INDEX_CHUNK_ROWS, Math.min(pace.rows, Math.round(pace.budgetMs / perRowMs)));
+      }
       this.dictionary.committed(added);
       // Nothing waiting (a chunk that listed a long row's words ahead indexed no row, and the run goes on).
       if (count === 0 && added.length === 0) break;
@@ -235,7 +299,7 @@ export class SqliteSearchIndex implements SearchIndex {
    * indexers (other processes) skip what one already did. Returns 0 with words in `added` when the first row's new
    * words alone are past the chunk's budget: a share of them is listed, and the row waits for a later chunk.
    */
-  indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = []): number {
+  indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = [], budgetMs = CHUNK_TIME_MS): number {
     const source = SOURCES[table];
     const through = this.through(table);
     if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
@@ -257,14 +321,14 @@ export class SqliteSearchIndex implements SearchIndex {
       // output of new words lists 300-600 of them (6-12 ms with the commit); ending the chunk after it, as this did,
       // added that to a full chunk (24 ms of CPU at 1M).
       const dictionaryMs = chunkWords.unknown * msPerUnknownWord;
-      if (performance.now() - started + dictionaryMs > CHUNK_TIME_MS) {
+      if (performance.now() - started + dictionaryMs > budgetMs) {
         if (indexed > 0) {
           chunkWords.dropRow();
           break;
         }
         // The first row alone is past the budget. With more new words than fit, list the share that fits and index
         // the row later (the dictionary may list a word before its row is indexed, never after); otherwise take it.
-        const room = Math.floor((CHUNK_TIME_MS - (performance.now() - started)) / msPerUnknownWord);
+        const room = Math.floor((budgetMs - (performance.now() - started)) / msPerUnknownWord);
         const share = Math.max(MIN_WORDS_LISTED_AHEAD, room);
         if (chunkWords.rowUnknown.length > share) {
           const words = chunkWords.rowUnknown.slice(0, share);
@@ -279,6 +343,43 @@ export class SqliteSearchIndex implements SearchIndex {
     this.dictionary.list(chunkWords, added, { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown });
     this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", last, table);
     return indexed;
+  }
+
+  /**
+   * Indexes up to `limit` pending rows of `table`, analysed before the transaction that writes them; -1 when `holds`
+   * (called in the transaction) says this indexer may not go on. Another indexer that advanced the watermark
+   * meanwhile makes the chunk write nothing (0 rows, and the caller's next chunk starts from the new watermark).
+   */
+  private async indexAnalysedChunk(limit: number, table: IndexTable, added: string[], holds?: () => boolean): Promise<number> {
+    const source = SOURCES[table];
+    const through = this.through(table);
+    if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
+    const rows = this.db.tuples<[number, string, string | null]>(
+      `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
+      through, limit,
+    );
+    if (rows.length === 0) return 0;
+    const chunkWords = this.dictionary.chunkWords();
+    const documents = rows.map(([id, content, spans]) => {
+      chunkWords.startRow();
+      return { id, ...analyzeDocument(toSearchableText(content, spans), chunkWords) };
+    });
+    const started = performance.now();
+    let writing = 0;
+    const count = await this.db.write(() => {
+      writing = performance.now();
+      if (holds?.() === false) return -1;
+      if (this.through(table) !== through) return 0;
+      for (const document of documents) {
+        this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, document.id, document.words, document.derived);
+      }
+      this.dictionary.list(chunkWords, added, { started, loopMs: performance.now() - started, unknownWords: chunkWords.unknown });
+      this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", documents.at(-1)!.id, table);
+      return documents.length;
+    });
+    // From the lock taken to the commit done (db.write resolves after COMMIT): what a gateway's write waits for.
+    this.lastWriteMs = performance.now() - writing;
+    return count;
   }
 
   /**

@@ -4,6 +4,8 @@
  * every row (search, the integrity check) catch the index up first or read what waits directly; maintenance keeps
  * the backlog small between turns.
  */
+import type { Logger } from "../contracts.js";
+
 export interface IndexProgress {
   /** Messages indexed by this call. */
   indexed: number;
@@ -24,4 +26,10 @@ export interface SearchIndex {
    * indexes the content of stored files, oldest first, up to `maxFileBytes` (default 0: none).
    */
   indexPending(options?: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number }): Promise<IndexProgress>;
+  /**
+   * Hands a large backlog to a background indexer of the backend's own (SQLite: a worker thread, one process at a
+   * time). True while one indexes it: the caller leaves the backlog alone. False, or absent (PostgreSQL): no worker,
+   * the caller indexes in turn. A worker that fails is logged once on `logger` and the answer becomes false.
+   */
+  indexBacklogInBackground?(logger: Logger): Promise<boolean>;
 }

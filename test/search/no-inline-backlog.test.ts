@@ -33,6 +33,27 @@ describe("a search after a bulk ingest", () => {
     expect(detailsOf<{ matches: GrepMatch[] }>(await env.call("lcm_grep", { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
   });
 
+  it("holds only the best and the newest of thousands of matches read directly, and returns the same answers", async () => {
+    const env = createRecallEnv();
+    // 6,000 messages not indexed, each holding "alpha": more matches than a search holds at once (HELD_CANDIDATES).
+    // The newest are the longest (the weakest by relevance); the best is read in the middle, before a drop.
+    const filler = " and then some more words".repeat(20);
+    const messages = Array.from({ length: 6_000 }, (_, index) =>
+      userMessage(index === 3_000 ? "alpha alpha beacon" : `entry ${index} with alpha${index >= 5_900 ? filler : " and a few words"}`));
+    await env.api.engine().ingestBatch({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey, messages });
+    const newest = detailsOf<{ matches: (GrepMatch & { content?: string })[]; truncated: boolean }>(
+      await env.call("lcm_grep", { pattern: "alpha", mode: "full_text", sort: "recency", limit: 3 }),
+    );
+    expect(newest.truncated).toBe(false);
+    expect(JSON.stringify(newest.matches)).toMatch(/entry 5999 /);
+    expect(JSON.stringify(newest.matches)).not.toMatch(/entry 5996 /);
+    const best = detailsOf<{ matches: GrepMatch[]; truncated: boolean }>(
+      await env.call("lcm_grep", { pattern: "alpha", mode: "full_text", sort: "relevance", limit: 3 }),
+    );
+    expect(JSON.stringify(best.matches[0])).toMatch(/beacon/);
+    expect(indexed(env)).toBe(0);
+  });
+
   it("says it stopped early when its budget runs out before the oldest message not indexed yet", async () => {
     const env = createRecallEnv();
     const messages = Array.from({ length: 6_000 }, (_, index) => userMessage(`entry ${index} ${index === 10 ? "needlework" : "plain"}`));

@@ -1,0 +1,83 @@
+/**
+ * A whole history indexed as a backlog (issue 30): a copy of the dataset with every full-text index and the term
+ * dictionary emptied (as a bulk import with `--no-index` leaves it), indexed by the backlog worker
+ * (src/sqlite/backlog-index-thread.ts) while lcm_grep (a rare word, all conversations) runs every SEARCH_EVERY_MS on
+ * this thread. Figures: the run's seconds, the longest event-loop block of this (the calling) thread, the searches'
+ * p95 and how many of them said they had not covered the whole history, the process's bytes written (the kernel's
+ * /proc/self/io write_bytes, worker threads included) and the file, each per byte of message text.
+ */
+import { constants, copyFileSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { BacklogIndexThread } from "../../src/sqlite/backlog-index-thread.js";
+import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
+import type { BenchContext } from "../context.js";
+import { benchConfig, datasetPaths, removeDatabase } from "../dataset.js";
+import { RARE_TERM } from "../generate.js";
+import { BenchHost } from "../host.js";
+import { startLoopProbe } from "../loop-probe.js";
+import { Phase, type PhaseResult, pending, round } from "../measure.js";
+import { DATA_DIR } from "../paths.js";
+
+const SEARCH_EVERY_MS = 1_000;
+
+export async function runBacklogIndexPhase(context: BenchContext): Promise<PhaseResult[]> {
+  if (context.target.kind === "postgres") return [pending("backlog.index", "PostgreSQL indexes in turn (no backlog worker)")];
+  const path = join(DATA_DIR, `backlog-index-n${context.manifest.size}.db`);
+  removeDatabase(path);
+  copyFileSync(datasetPaths(context.manifest.seed, context.manifest.size).database, path, constants.COPYFILE_FICLONE);
+  try {
+    return [await measureBacklogIndexing(path)];
+  } finally {
+    closeSharedDatabase(path);
+    removeDatabase(path);
+  }
+}
+
+/** Empties the indexes of the database at `path` and measures the worker indexing it all again. */
+export async function measureBacklogIndexing(path: string, log: (line: string) => void = () => {}): Promise<PhaseResult> {
+  const db = openSharedDatabase(path);
+  const index = new SqliteSearchIndex(db);
+  await index.rebuild("messages_fts"); // messages, summaries, stored content and the term dictionary start over
+  const text = db.get<{ bytes: number; n: number }>("SELECT sum(length(CAST(content AS BLOB))) AS bytes, count(*) AS n FROM messages")!;
+  const session = db.get<{ agent_id: string; session_key: string; session_id: string }>(
+    "SELECT agent_id, session_key, session_id FROM conversations ORDER BY message_count DESC LIMIT 1",
+  )!;
+  const host = new BenchHost(benchConfig(path));
+  const tool = host.tool("lcm_grep", { agentId: session.agent_id, sessionKey: session.session_key, sessionId: session.session_id })!;
+  const params = { pattern: RARE_TERM, mode: "full_text", allConversations: true };
+  const phase = new Phase("backlog.index");
+  const writtenBefore = writtenBytes();
+  const probe = startLoopProbe();
+  const started = performance.now();
+  if (!(await index.indexBacklogInBackground(host.logger as never, 1))) return phase.abandon("pending", "the backlog worker did not start");
+  const thread = db.backlogIndexer as BacklogIndexThread;
+  let truncated = 0;
+  let hits = 0;
+  while (thread.isRunning) {
+    const result = await phase.time(() => tool.execute("backlog", params));
+    const details = result.details as { matches?: unknown[]; truncated?: boolean };
+    if (details.truncated === true) truncated++;
+    hits = details.matches?.length ?? 0;
+    log(`backlog.index: ${index.pending("messages_fts")} waiting, search ${round(phase.samples.at(-1)!)} ms, truncated ${details.truncated === true}`);
+    await new Promise((resolve) => setTimeout(resolve, SEARCH_EVERY_MS));
+  }
+  await thread.exited;
+  const seconds = (performance.now() - started) / 1000;
+  const loop = probe.stop();
+  const written = writtenBytes() - writtenBefore;
+  const fileBytes = statSync(path).size + (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0);
+  return phase.finish({
+    values: {
+      messages: text.n, textBytes: text.bytes, seconds: round(seconds), messagesPerSecond: Math.round(text.n / seconds),
+      ending: thread.lastRun?.ending ?? "unknown", longestBlockMs: round(loop.longest.wallMs), longestBlockCpuMs: round(loop.longestCpu.cpuMs),
+      searches: phase.samples.length, searchesTruncated: truncated, hits,
+      writtenBytes: written, writtenPerTextByte: round(written / text.bytes, 2), filePerTextByte: round(fileBytes / text.bytes, 3),
+    },
+  });
+}
+
+/** Bytes this process (every thread) has caused to be written to storage, from the kernel's counters. */
+function writtenBytes(): number {
+  return Number(/write_bytes:\s*(\d+)/.exec(readFileSync("/proc/self/io", "utf8"))?.[1] ?? 0);
+}
