@@ -293,13 +293,8 @@ export class SqliteSearchIndex implements SearchIndex {
     return indexed;
   }
 
-  /**
-   * Indexes up to `limit` pending rows of `table` inside the caller's write transaction; returns how many, and
-   * appends the dictionary words it listed to `added` (remember them once the transaction committed). Reading `through` inside the transaction makes concurrent
-   * indexers (other processes) skip what one already did. Returns 0 with words in `added` when the first row's new
-   * words alone are past the chunk's budget: a share of them is listed, and the row waits for a later chunk.
-   */
-  indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = [], budgetMs = CHUNK_TIME_MS): number {
+  /** The watermark of `table` and up to `limit` rows above it, oldest first, with their text and tool-call spans. */
+  private pendingRows(table: IndexTable, limit: number): { through: number; rows: [number, string, string | null][] } {
     const source = SOURCES[table];
     const through = this.through(table);
     if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
@@ -307,6 +302,18 @@ export class SqliteSearchIndex implements SearchIndex {
       `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
       through, limit,
     );
+    return { through, rows };
+  }
+
+  /**
+   * Indexes up to `limit` pending rows of `table` inside the caller's write transaction; returns how many, and
+   * appends the dictionary words it listed to `added` (remember them once the transaction committed). Reading
+   * `through` inside the transaction makes concurrent indexers (other processes) skip what one already did. Returns 0
+   * with words in `added` when the first row's new words alone are past the chunk's budget: a share of them is listed,
+   * and the row waits for a later chunk.
+   */
+  indexChunk(limit: number, table: IndexTable = "messages_fts", added: string[] = [], budgetMs = CHUNK_TIME_MS): number {
+    const { through, rows } = this.pendingRows(table, limit);
     if (rows.length === 0) return 0;
     const chunkWords = this.dictionary.chunkWords();
     const msPerUnknownWord = this.dictionary.msPerUnknownWord();
@@ -351,13 +358,7 @@ export class SqliteSearchIndex implements SearchIndex {
    * meanwhile makes the chunk write nothing (0 rows, and the caller's next chunk starts from the new watermark).
    */
   private async indexAnalysedChunk(limit: number, table: IndexTable, added: string[], holds?: () => boolean): Promise<number> {
-    const source = SOURCES[table];
-    const through = this.through(table);
-    if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
-    const rows = this.db.tuples<[number, string, string | null]>(
-      `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
-      through, limit,
-    );
+    const { through, rows } = this.pendingRows(table, limit);
     if (rows.length === 0) return 0;
     const chunkWords = this.dictionary.chunkWords();
     const documents = rows.map(([id, content, spans]) => {
