@@ -84,10 +84,11 @@ export async function grep(
   const storedFiles = request.scope !== "summaries" && filter.conversationIds.length > 0
     ? store.unindexedFiles(filter, UNINDEXED_FILES)
     : Promise.resolve({ files: [], unsearchable: [] });
-  // Handled here too, so a search that fails first leaves no unhandled rejection behind.
-  storedFiles.catch(() => undefined);
+  const unindexedFiles = storedFiles.then((stored) => stored.files);
+  // Both handled here too, so a search that fails first (a pattern with no words) leaves no unhandled rejection behind.
+  for (const pending of [storedFiles, unindexedFiles]) pending.catch(() => undefined);
   const result = request.mode === "full_text"
-    ? await grepText(store, request, filter, storedFiles.then((stored) => stored.files), unreadable, options.regexBudgetMs)
+    ? await grepText(store, request, filter, unindexedFiles, unreadable, options.regexBudgetMs)
     : await grepRegex(store, request, filter, (await storedFiles).files, unreadable, options.regexBudgetMs);
   const stored = await storedFiles;
   const unavailable = [
