@@ -10,7 +10,7 @@
 import type { MessageHitRow, PreparedTextQuery, TextFilter, TextSelection } from "../store/retrieval-store.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 import { argumentSpansSql, toSearchableText } from "./pg-search-index.js";
-import { MESSAGE_HIT, type MessageHitSql, probeFor, SqlParams, toMessageHit } from "./pg-retrieval-sql.js";
+import { MESSAGE_HIT, type MessageHitSql, messageFilter, probeFor, SqlParams, toMessageHit } from "./pg-retrieval-sql.js";
 
 
 type CandidateSql = MessageHitSql & { content: string; spans: string | null; word_count: number };
@@ -25,17 +25,10 @@ export function selectionShare(prepared: PreparedTextQuery, selection: TextSelec
   return Math.min(1, share);
 }
 
-/**
- * The scope of a read: the filter's conversations (one as an equality, so that its index is read in order), and the
- * time and seq bounds the filter sets (none written when unset, so the walk's bound reads the index alone).
- */
+/** The scope of a read: the filter's conversations and times (pg-retrieval-sql.ts `messageFilter`), and its seqs. */
 function scope(params: SqlParams, filter: TextFilter): string {
-  const ids = filter.conversationIds;
-  const conditions = [ids.length === 1 ? `m.conversation_id = ${params.add(ids[0]!)}` : `m.conversation_id = ANY(${params.add(ids)}::bigint[])`];
-  if (typeof filter.since === "number") conditions.push(`m.created_at >= ${params.add(filter.since)}`);
-  if (typeof filter.before === "number") conditions.push(`m.created_at < ${params.add(filter.before)}`);
-  if (filter.seqRange) conditions.push(`m.seq BETWEEN ${params.add(filter.seqRange.from)} AND ${params.add(filter.seqRange.to)}`);
-  return conditions.join(" AND ");
+  const seqs = filter.seqRange ? ` AND m.seq BETWEEN ${params.add(filter.seqRange.from)} AND ${params.add(filter.seqRange.to)}` : "";
+  return messageFilter(params, filter) + seqs;
 }
 
 export class PgMessageCandidates {

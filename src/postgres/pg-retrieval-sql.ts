@@ -25,9 +25,15 @@ export class SqlParams {
 export const MESSAGE_HIT = "m.message_id, m.conversation_id, m.seq, m.role, m.created_at";
 export const SUMMARY_HIT = "s.id, s.summary_id, s.conversation_id, s.kind, s.depth, s.earliest_at, s.latest_at, s.created_at, s.seq_start, s.seq_end";
 
-/** Messages in the filter's conversations and time range (a bound the filter does not set is not written). */
+/**
+ * Messages in the filter's conversations (one as an equality, so an index on (conversation_id, …) is read in order)
+ * and time range (a bound the filter does not set is not written, so such an index can answer alone).
+ */
 export function messageFilter(params: SqlParams, filter: SearchFilter, alias = "m"): string {
-  const conditions = [`${alias}.conversation_id = ANY(${params.add(filter.conversationIds)}::bigint[])`];
+  const ids = filter.conversationIds;
+  const conditions = [ids.length === 1
+    ? `${alias}.conversation_id = ${params.add(ids[0]!)}`
+    : `${alias}.conversation_id = ANY(${params.add(ids)}::bigint[])`];
   if (typeof filter.since === "number") conditions.push(`${alias}.created_at >= ${params.add(filter.since)}`);
   if (typeof filter.before === "number") conditions.push(`${alias}.created_at < ${params.add(filter.before)}`);
   return conditions.join(" AND ");
