@@ -66,7 +66,7 @@ export interface RunOptions {
 
 export type StopReason =
   | "nothing-to-do" | "done" | "under-target" | "cannot-fit" | "max-rounds" | "max-passes" | "deadline"
-  | "aborted" | "summarizer-unavailable";
+  | "aborted" | "summarizer-unavailable" | "elsewhere" | "superseded";
 
 export interface PassRecord {
   kind: "leaf" | "condensed";
@@ -284,6 +284,9 @@ export class CompactionEngine {
       case "stale":
         this.deps.logger.info("compaction pass skipped: the planned range changed", { reason: outcome.reason });
         return { kind: "stale" };
+      case "superseded":
+        this.deps.logger.warn(`compaction run ended: ${outcome.reason}`);
+        return { kind: "stop", reason: "superseded" };
       case "applied": {
         run.contextTokens += outcome.tokensAdded - outcome.tokensRemoved;
         const record: PassRecord = {

@@ -50,6 +50,7 @@ export type PassOutcome =
       attempts: Attempt[];
     }
   | { kind: "stale"; reason: string }
+  | { kind: "superseded"; reason: string }
   | { kind: "aborted" }
   | { kind: "not-reducible"; attempts: Attempt[] };
 
@@ -97,7 +98,7 @@ export async function executePass(plan: LeafPlan | CondensedPlan, context: PassC
   const applied = plan.kind === "leaf"
     ? await deps.compactionStore.applyLeafSummary(range, draft, contextTokens)
     : await deps.compactionStore.applyCondensedSummary(range, draft, contextTokens);
-  if (applied.kind === "stale") return applied;
+  if (applied.kind !== "applied") return applied;
   return {
     kind: "applied",
     summaryRowId: applied.summaryRowId,

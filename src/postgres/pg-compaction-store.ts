@@ -5,11 +5,18 @@
  * only then writes the summary, its links, the swapped context item and the counters (a sweep makes hundreds of
  * applies: round trips, not rows, were their cost). Another gateway holding the lock, or a range that changed since
  * planning, writes nothing and answers "stale" saying which. The model call happens before, outside.
+ *
+ * A run holds its conversation's compaction lease (`leases`, table compaction_leases) from before its first model
+ * call to its end, so two gateways do not summarize the same conversation at once. Taking it tries the advisory lock
+ * too, and a fenced store's applies check the lease's fence while holding that lock: a lease taken over (after its
+ * expiry) cannot change between the check and the write, and the old holder's apply answers "superseded".
  */
 import type { ConversationId } from "../records.js";
 import type {
   ApplyResult,
   CompactionItem,
+  CompactionLease,
+  CompactionLeases,
   CompactionStore,
   PlannedRange,
   SummaryDraft,
@@ -34,7 +41,21 @@ type RangeRow = Pick<ItemRow, "ordinal" | "message_id" | "summary_id" | "token_c
 type SourceKind = "messages" | "summaries";
 
 export class PgCompactionStore implements CompactionStore {
-  constructor(private readonly database: PgDatabase) {}
+  readonly leases: CompactionLeases;
+
+  /** `fence`: the lease this store's applies must still find (leases.fencedBy); null writes without one. */
+  constructor(private readonly database: PgDatabase, private readonly fence: CompactionLease | null = null) {
+    this.leases = {
+      take: async (conversationId, holder, ttlMs) => {
+        const row = await this.database.row<{ fence: number | null }>(TAKE_LEASE_SQL, [LCM_LOCK_NAMESPACE, conversationId, holder, ttlMs]);
+        return row?.fence == null ? null : { conversationId, fence: row.fence };
+      },
+      release: async (lease) => {
+        await this.database.run(RELEASE_LEASE_SQL, [lease.conversationId, lease.fence]);
+      },
+      fencedBy: (lease) => new PgCompactionStore(this.database, lease),
+    };
+  }
 
   async listCompactionItems(conversationId: ConversationId): Promise<CompactionItem[]> {
     const items: CompactionItem[] = [];
@@ -82,12 +103,18 @@ export class PgCompactionStore implements CompactionStore {
     const last = range.items.at(-1);
     if (!first || !last) return { kind: "stale", reason: "the planned range is empty" };
     const conversationId = range.conversationId;
+    const fence = this.fence?.conversationId === conversationId ? this.fence.fence : null;
+    if (this.fence && fence === null) return { kind: "stale", reason: `this run's lease is for conversation ${this.fence.conversationId}, not ${conversationId}` };
     const outcome = await this.database.transaction(async (tx): Promise<ApplyResult | null> => {
       // The advisory lock without waiting (another gateway compacting or pruning: stale at once), then the row lock,
-      // which orders this write after a turn committing to the conversation right now (and before the next).
-      const locks = (await tx.row<{ locked: boolean; found: boolean }>(LOCK_SQL, [LCM_LOCK_NAMESPACE, conversationId]))!;
+      // which orders this write after a turn committing to the conversation right now (and before the next), and
+      // whether the run's lease is still the conversation's (no lease: always).
+      const locks = (await tx.row<{ locked: boolean; found: boolean; leased: boolean }>(LOCK_SQL, [LCM_LOCK_NAMESPACE, conversationId, fence]))!;
       if (!locks.locked) return null;
       if (!locks.found) return { kind: "stale", reason: `conversation ${conversationId} no longer exists` };
+      if (!locks.leased) {
+        return { kind: "superseded", reason: `the compaction lease of conversation ${conversationId} was taken over by another gateway after it expired` };
+      }
       const written = (await tx.row<{ matched: boolean; summary_row_id: number | null; tokens_removed: number }>(
         sources === "messages" ? APPLY_LEAF_SQL : APPLY_CONDENSED_SQL,
         [
@@ -113,12 +140,36 @@ export class PgCompactionStore implements CompactionStore {
   }
 }
 
-/** The conversation's advisory lock (tried once, never waited for) and, when it was taken, its row lock. */
+/**
+ * The conversation's advisory lock (tried once, never waited for) and, when it was taken, its row lock and whether
+ * the lease with fence $3 is still the conversation's (true when $3 is null: an apply without a lease).
+ */
 const LOCK_SQL = preparedStatement(`WITH advisory AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1, $2) AS locked)
-  SELECT advisory.locked, locked_row.conversation_id IS NOT NULL AS found
+  SELECT advisory.locked, locked_row.conversation_id IS NOT NULL AS found,
+      $3::bigint IS NULL OR EXISTS (SELECT 1 FROM compaction_leases WHERE conversation_id = $2 AND fence = $3) AS leased
     FROM advisory LEFT JOIN LATERAL (
       SELECT conversation_id FROM conversations WHERE conversation_id = $2 AND advisory.locked FOR UPDATE
     ) locked_row ON true`);
+
+/**
+ * Takes conversation $2's lease for holder $3 for $4 ms (by the server's clock, the same for every gateway): a new
+ * row, or the row of a lease that has expired, with the next fence. Nothing when a live lease exists, the
+ * conversation's advisory lock is held (a compaction apply or retention is writing it: leases change only under that
+ * lock, so a fenced apply's check holds until its commit), or the conversation is gone. One statement: its own
+ * transaction, which the lock lasts.
+ */
+const TAKE_LEASE_SQL = preparedStatement(`WITH advisory AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1, $2) AS locked),
+  taken AS (
+    INSERT INTO compaction_leases AS lease (conversation_id, holder, fence, expires_at)
+      SELECT conversations.conversation_id, $3, nextval('compaction_lease_fence'), clock_timestamp() + $4 * interval '1 millisecond'
+        FROM advisory JOIN conversations ON conversations.conversation_id = $2 WHERE advisory.locked
+    ON CONFLICT (conversation_id) DO UPDATE SET holder = EXCLUDED.holder, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
+      WHERE lease.expires_at < clock_timestamp()
+    RETURNING fence
+  )
+  SELECT (SELECT fence FROM taken) AS fence`);
+
+const RELEASE_LEASE_SQL = preparedStatement("DELETE FROM compaction_leases WHERE conversation_id = $1 AND fence = $2");
 
 /**
  * One statement: the stored range is compared with the plan ($5-$7, item by item, each of the expected kind); only

@@ -270,6 +270,23 @@ export const PG_MIGRATIONS: PgMigration[] = [
     // failed with "cannot start subtransactions during a parallel operation". Unsafe keeps the plans that call it serial.
     statements: ["ALTER FUNCTION lcm_json_type(TEXT) PARALLEL UNSAFE"],
   },
+  {
+    version: 7,
+    name: "compaction leases: one run per conversation across gateways, its writes fenced by a token",
+    // pg-compaction-store.ts: a run takes its conversation's lease before its first model call and releases it at the
+    // end; a lease taken over after its expiry gets a new fence from the sequence, and the old holder's applies,
+    // which check the fence under the conversation's advisory lock, write nothing more. Not copied by lcm migrate,
+    // export or backup (COPIED_TABLES): a lease is about the running gateways, not the history.
+    statements: [
+      `CREATE SEQUENCE compaction_lease_fence`,
+      `CREATE TABLE compaction_leases (
+        conversation_id BIGINT PRIMARY KEY REFERENCES conversations (conversation_id) ON DELETE CASCADE,
+        holder          TEXT NOT NULL,
+        fence           BIGINT NOT NULL,
+        expires_at      TIMESTAMPTZ NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The newest schema version this build knows. */

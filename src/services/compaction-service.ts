@@ -26,8 +26,9 @@ import { type CompactionLogFields, newCompactionId, withLogFields } from "./log-
 import { type SpendGuard, sharedSpendGuard, spendKey, spendLimitsOf } from "./spend-guard.js";
 import { type RunSummarizer, SummarizationService } from "./summarization-service.js";
 import { describeRun } from "./run-description.js";
+import { leaseHolder } from "../runtime/lease-holder.js";
 import {
-  abortedText, compactedText, manualNothingOlderText, nothingHelpsText, PENDING_TURN_TOO_LARGE_TEXT, PROMPT_TOO_LARGE_TEXT,
+  abortedText, compactedText, elsewhereText, manualNothingOlderText, nothingHelpsText, PENDING_TURN_TOO_LARGE_TEXT, PROMPT_TOO_LARGE_TEXT,
   underTargetText,
 } from "./compaction-words.js";
 
@@ -36,6 +37,13 @@ import {
 export const COMPACT_DEADLINE_MS = 150_000;
 /** Bound on the work after one turn. */
 export const MAINTAIN_DEADLINE_MS = 120_000;
+/**
+ * A run's compaction lease outlasts its deadline by this much: a live run never loses it, and a gateway that died
+ * mid-run holds its conversations' compaction at most this long past its deadline.
+ */
+export const LEASE_MARGIN_MS = 30_000;
+/** This process's name as a lease holder. */
+const LEASE_HOLDER = leaseHolder();
 
 export interface CompactionServiceDeps {
   config: LcmConfig;
@@ -150,7 +158,7 @@ export class CompactionService {
     if (!isOverThreshold && conversation.contextRawTokens <= sizes.leafChunkTokens) return { changed: false, reason: "below thresholds" };
 
     const trigger = isOverThreshold ? "maintain:threshold" : "maintain:incremental";
-    return this.run(conversation, trigger, request.model, undefined, async (engine, logger) => {
+    return this.run(conversation, trigger, request.model, undefined, MAINTAIN_DEADLINE_MS, async (engine, logger) => {
       const options = {
         deadlineMs: MAINTAIN_DEADLINE_MS,
         sizes,
@@ -204,7 +212,7 @@ export class CompactionService {
         tokensBefore: conversation.contextTokens, tokensAfter: conversation.contextTokens,
       };
     }
-    const { run, compactionId, summarizer, diverted } = await this.run(conversation, trigger, request.model, request.onSummary, (engine) =>
+    const { run, compactionId, summarizer, diverted } = await this.run(conversation, trigger, request.model, request.onSummary, COMPACT_DEADLINE_MS, (engine) =>
       engine.compactUntilUnder(conversation.conversationId, targetTokens, {
         hard: request.force || request.targetKind === "budget",
         fullFirstRound: request.force && request.targetKind === "threshold",
@@ -229,14 +237,17 @@ export class CompactionService {
   }
 
   /**
-   * One run: its id and log fields, the summarizer for it, the engine, the outcome recorded and logged, the metrics
-   * counted. A failure is logged with the fields and counted, then rethrown for the caller's guard.
+   * One run: its id and log fields, the summarizer for it, the conversation's compaction lease where the store has
+   * leases (a run that cannot take it does not start: another one is compacting this conversation), the engine, the
+   * outcome recorded and logged, the metrics counted. A failure is logged with the fields and counted, then rethrown
+   * for the caller's guard.
    */
   private async run(
     conversation: ConversationRecord,
     trigger: string,
     model: CompletionModel | undefined,
     onSummary: (() => void) | undefined,
+    deadlineMs: number,
     body: (engine: CompactionEngine, logger: Logger) => Promise<CompactionRun>,
     targetText?: string,
   ): Promise<{ run: CompactionRun; reason: string; compactionId: string; summarizer: string; diverted: number }> {
@@ -254,7 +265,7 @@ export class CompactionService {
     });
     let run: CompactionRun;
     try {
-      run = await body(this.engineFor(summarizer, logger), logger);
+      run = await this.leased(conversation, deadlineMs + LEASE_MARGIN_MS, logger, (store) => body(this.engineFor(summarizer, logger, store), logger));
     } catch (error) {
       this.metrics.compactionRuns.inc({ trigger, outcome: "failed" });
       logger.error(`compaction (${trigger}) failed: ${describeError(error)}`, { token_before: conversation.contextTokens, error: describeError(error) });
@@ -281,10 +292,36 @@ export class CompactionService {
     return { run, reason, compactionId: fields.compaction_id, summarizer: summarizer.key, diverted };
   }
 
-  private engineFor(summarizer: RunSummarizer, logger: Logger): CompactionEngine {
+  /**
+   * Runs `body` on the compaction store, fenced by the conversation's lease when the store has leases; without the
+   * lease (another run holds it), a run that did nothing and says why. The lease is released however `body` ends
+   * (a release that fails is logged: the lease then ends at its expiry).
+   */
+  private async leased(
+    conversation: ConversationRecord, leaseMs: number, logger: Logger, body: (store: CompactionStore) => Promise<CompactionRun>,
+  ): Promise<CompactionRun> {
+    const leases = this.deps.compactionStore.leases;
+    if (!leases) return body(this.deps.compactionStore);
+    const lease = await leases.take(conversation.conversationId, LEASE_HOLDER, leaseMs);
+    if (!lease) {
+      return {
+        tokensBefore: conversation.contextTokens, tokensAfter: conversation.contextTokens, passes: [], rounds: 0,
+        stopReason: "elsewhere", freshTailTokens: 0, reachedIntoTail: false,
+      };
+    }
+    try {
+      return await body(leases.fencedBy(lease));
+    } finally {
+      await leases.release(lease).catch((error: unknown) => {
+        logger.warn(`compaction: could not release the lease of conversation ${conversation.conversationId} (it ends at its expiry): ${describeError(error)}`);
+      });
+    }
+  }
+
+  private engineFor(summarizer: RunSummarizer, logger: Logger, compactionStore: CompactionStore): CompactionEngine {
     return new CompactionEngine({
       store: this.deps.store,
-      compactionStore: this.deps.compactionStore,
+      compactionStore,
       summarizer: summarizer.summarizer,
       breaker: sharedCircuitBreaker(summarizer.key),
       tokens: this.deps.tokens,
@@ -334,6 +371,7 @@ function answer(
   };
   const withPrompt = (text: string) => [text, tooLargeText, spendGuard].filter(Boolean).join("; ");
   if (run.stopReason === "aborted") return { ok: false, compacted, reason: withPrompt(abortedText(figures)) };
+  if (run.stopReason === "elsewhere") return { ok: true, compacted, reason: withPrompt(elsewhereText(figures)) };
   if (compacted) return { ok: true, compacted, reason: withPrompt(compactedText(figures)) };
   if (manualTailMessages !== undefined) return { ok: true, compacted, reason: withPrompt(manualNothingOlderText(figures, manualTailMessages)) };
   if (run.tokensAfter <= targetTokens) {

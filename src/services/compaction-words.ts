@@ -47,6 +47,12 @@ export function nothingHelpsText(figures: CompactionFigures): string {
     "recent messages kept as they are; each turn still gets the newest that fit, and everything stays searchable with lcm_grep";
 }
 
+/** Another run (this gateway's or another's) holds the conversation's compaction lease: this one did not start. */
+export function elsewhereText(figures: CompactionFigures): string {
+  return `another compaction of this conversation is running now (on this gateway or another), so this one did not start; ` +
+    contextAgainstBudget(figures.tokensAfter, figures.budgetTokens);
+}
+
 export function abortedText(figures: CompactionFigures): string {
   const done = figures.summariesWritten > 0 ? ` after ${count(figures.summariesWritten)} of its summaries` : "";
   return `compaction aborted by OpenClaw${done}; ${contextAgainstBudget(figures.tokensAfter, figures.budgetTokens)}`;

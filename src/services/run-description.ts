@@ -14,6 +14,8 @@ export const STOP_REASON_TEXT: Record<CompactionRun["stopReason"], string> = {
   deadline: "stopped at the deadline",
   aborted: "aborted by the host",
   "summarizer-unavailable": "summarizer circuit open; deferred",
+  elsewhere: "another compaction of this conversation is running (on this gateway or another); left to it",
+  superseded: "another gateway took over this conversation's compaction (this run's lease had expired)",
 };
 
 export function describeRun(run: CompactionRun): string {

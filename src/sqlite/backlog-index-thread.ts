@@ -9,9 +9,10 @@
  */
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../contracts.js";
+import { leaseHolder } from "../runtime/lease-holder.js";
 import { logOnce } from "../runtime/log-once.js";
 import type { Database } from "./database.js";
-import { leaseHolder, leaseHolderNow } from "./index-lease.js";
+import { leaseHolderNow } from "./index-lease.js";
 
 /** Messages waiting at which the worker takes over from the turns' maintenance (two maintains' worth). */
 export const BACKLOG_WORKER_MESSAGES = 10_000;

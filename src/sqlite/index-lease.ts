@@ -12,10 +12,6 @@ import type { Database } from "./database.js";
 export const LEASE_MS = 30_000;
 const NAME = "backlog";
 
-/** A holder name for this process: host, process id, and a random part (a thread, or a restart reusing the pid). */
-export function leaseHolder(): string {
-  return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
-}
 
 /** Who holds the lease now, or null when nobody does (never taken, released, expired, or its process is gone). */
 export function leaseHolderNow(db: Database, now = Date.now()): string | null {
