@@ -32,6 +32,7 @@ import { SqliteFileIndex } from "./sqlite-file-index.js";
 import { BACKLOG_WORKER_MESSAGES, BacklogIndexThread, type WorkerEntry } from "./backlog-index-thread.js";
 import type { Logger } from "../contracts.js";
 import { TermDictionary } from "./sqlite-term-dictionary.js";
+import { BacklogTrigram } from "./sqlite-backlog-trigram.js";
 
 /**
  * Rows per indexing transaction, which blocks the event loop while it runs: the analysis, the FTS5 insert and the
@@ -252,11 +253,18 @@ export class SqliteSearchIndex implements SearchIndex {
    * the lease, renewed with the slice) says another indexer took over. Returns the rows indexed.
    */
   async indexBacklog(pace: IndexPace): Promise<number> {
+    // A large backlog is first indexed by its trigrams (a search reads it through them meanwhile), then fully; a
+    // run that stopped during either resumes where it stopped (the trigram watermark is kept across restarts).
+    const trigram = new BacklogTrigram(this.db);
+    if (this.pending("messages_fts") >= BACKLOG_WORKER_MESSAGES || trigram.through() > this.through("messages_fts")) {
+      if ((await trigram.fill(pace)) < 0) return 0;
+    }
     let indexed = 0;
     for (const table of ["messages_fts", "summaries_fts"] as const) {
       if (pace.shouldStop?.()) break;
       indexed += await this.indexTable(table, Number.POSITIVE_INFINITY, pace);
     }
+    if (!pace.shouldStop?.()) await trigram.emptyWhenCaughtUp(pace.holds);
     return indexed;
   }
 
