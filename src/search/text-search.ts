@@ -334,7 +334,7 @@ async function scanUnindexed<Row extends { text: string }>(
 type CandidateRead<Row> = (selection: TextSelection, window: { from: number; to: number }, limit: number) => Promise<TextCandidates<Row>>;
 
 /** Entries of the backlog's trigram index examined per read (its candidates are matched here). */
-const BACKLOG_PAGE = 500;
+const BACKLOG_PAGE = 1_000;
 
 /**
  * While the backlog's trigram index covers rows above the full-text index (spec 030, 2b): reads of candidates over
@@ -353,22 +353,30 @@ function backlogReads<Row extends { text: string }>(
   const top = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
   const backlog = reader.backlog?.bind(reader);
   if (!backlog || top <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
+  // Per selection, what was read of the trigram index so far, newest first, contiguous from `top` down: a query of
+  // it costs about the same for any range (one probe per trigram and segment), so the widening windows of
+  // readIndexed are answered from what one read gave where they can.
+  const reads = new Map<string, { anyOf: string[]; matched: { row: Row; wordCount: number | null }[]; unreadTo: number | null }>();
   const above = async (selection: TextSelection, window: { from: number; to: number }, limit: number) => {
-    const rows: (Row & { wordCount: number })[] = [];
-    const anyOf = coresOf(terms, selection.groups);
-    if (anyOf === null) return { rows, limitReached: false };
-    let to = window.to;
-    while (to >= window.from && rows.length < limit) {
-      const page = await backlog({ from: window.from, to }, anyOf, BACKLOG_PAGE);
-      if (page === null) throw new Error(`The backlog's trigram index no longer covers rows ${window.from}-${to}; search again.`);
+    const key = JSON.stringify(selection.groups);
+    let read = reads.get(key);
+    if (!read) {
+      const anyOf = coresOf(terms, selection.groups);
+      if (anyOf === null) return { rows: [], limitReached: false };
+      read = { anyOf, matched: [], unreadTo: top };
+      reads.set(key, read);
+    }
+    const inWindow = () => read.matched.filter((hit) => reader.idOf(hit.row) >= window.from && reader.idOf(hit.row) <= window.to);
+    while (read.unreadTo !== null && read.unreadTo >= window.from && inWindow().length < limit) {
+      const page = await backlog({ from: prepared.indexedThrough + 1, to: read.unreadTo }, read.anyOf, BACKLOG_PAGE);
+      if (page === null) throw new Error(`The backlog's trigram index no longer covers rows up to ${read.unreadTo}; search again.`);
       for (const row of page.rows) {
-        if (rows.length >= limit) break;
-        if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) rows.push({ ...row, wordCount: wordsOf(row.text) });
+        if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
       }
-      if (page.next === null) break;
-      to = page.next - 1;
+      read.unreadTo = page.next === null ? null : page.next - 1;
       await yieldToEventLoop();
     }
+    const rows = inWindow().slice(0, limit).map((hit) => ({ ...hit.row, wordCount: (hit.wordCount ??= wordsOf(hit.row.text)) }));
     return { rows, limitReached: rows.length >= limit };
   };
   const candidates: CandidateRead<Row> = async (selection, window, limit) => {

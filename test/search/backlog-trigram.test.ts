@@ -24,13 +24,17 @@ const newest = (db: Database) => db.get<{ id: number }>("SELECT max(message_id) 
 
 /**
  * A bulk backlog: the oldest message says "firstling"; "alpha" in every third message, a few words more in each
- * (so relevance has an order); one message where "quokka" and "fjord" are near but not the word "quokkafjord".
+ * (so relevance has an order); one message where "quokka" and "fjord" are near but not the word "quokkafjord"; two
+ * with "beacon" whose lengths in words and in characters disagree.
  */
 async function bulkBacklog(env: Env): Promise<void> {
   const messages = Array.from({ length: TOTAL }, (_, index) => {
     if (index === 0) return userMessage("note on the firstling item");
     if (index === 5_000) return userMessage("note: a quokka near the fjord, not the word itself");
     if (index === 7_000) return userMessage("the quokkafjord rollout note");
+    // Few long words against many short ones: ranked by their length in words, not in characters.
+    if (index === 8_000) return userMessage("beacon supercalifragilistic expialidocious antidisestablishment");
+    if (index === 9_000) return userMessage("beacon ab cd ef gh ij kl mn op qr");
     const words = index % 3 === 0 ? `alpha ${"and more words ".repeat(index % 7)}` : "plain";
     return index % 2 ? assistantMessage(`reply ${index} ${words}`) : userMessage(`note ${index} ${words}`);
   });
@@ -52,6 +56,7 @@ const CASES: Record<string, unknown>[] = [
   { pattern: "quokkafjord", mode: "full_text" },
   { pattern: "alpha", mode: "full_text", sort: "recency", limit: 5 },
   { pattern: "alpha", mode: "full_text", sort: "relevance", limit: 5 },
+  { pattern: "beacon", mode: "full_text", sort: "relevance", limit: 2 },
   { pattern: "reply 1[0-9]{3} alpha", mode: "regex", limit: 5 },
 ];
 
@@ -119,7 +124,7 @@ describe("a search over a backlog through its trigram index", () => {
     expect(trigram.through()).toBe(newest(env.db));
     // Each row once: as many entries for a trigram every row holds as rows.
     const rows = env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram WHERE backlog_trigram MATCH '\"ote\" OR \"ply\"'")!.n;
-    expect(rows).toBe(TOTAL);
+    expect(rows).toBe(TOTAL - 2);
     expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
   }, HEAVY_TIMEOUT_MS);
 });
