@@ -162,6 +162,9 @@ export async function searchText<Row extends { text: string }>(
     );
   } else {
     const wantAll = request.sort === "relevance" ? Math.max(ALL_WORDS_CANDIDATES, request.limit) : request.limit;
+    // The trigram read is one query whatever the range (tens of ms over a 1M backlog's segments): made before the
+    // widening windows' time starts, which it would otherwise use up before the second window.
+    await backlog?.readAhead({ groups }, wantAll);
     const indexDeadline = Math.min(started + request.budgetMs, now() + INDEX_TIME_MS);
     const all = await readIndexed(candidates, top, { groups }, wantAll, request.limit, indexDeadline, now, (row) => consider(row, row.wordCount, false));
     if (all.stoppedAt !== null) {
@@ -349,7 +352,7 @@ function backlogReads<Row extends { text: string }>(
   terms: readonly QueryTerm[],
   groups: readonly number[][],
   matcher: QueryMatcher,
-): { top: number; candidates: CandidateRead<Row> } | null {
+): { top: number; candidates: CandidateRead<Row>; readAhead: (selection: TextSelection, limit: number) => Promise<unknown> } | null {
   const top = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
   const backlog = reader.backlog?.bind(reader);
   if (!backlog || top <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
@@ -386,7 +389,7 @@ function backlogReads<Row extends { text: string }>(
     const lower = await reader.candidates(prepared, selection, { from: window.from, to: prepared.indexedThrough }, limit - upper.rows.length);
     return { rows: [...upper.rows, ...lower.rows], limitReached: lower.limitReached };
   };
-  return { top, candidates };
+  return { top, candidates, readAhead: (selection, limit) => above(selection, { from: prepared.indexedThrough + 1, to: top }, limit) };
 }
 
 /** The trigram index's substrings for `groups` (tailFilter's cores, any script), or null when one is too short. */

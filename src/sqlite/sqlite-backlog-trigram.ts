@@ -38,7 +38,6 @@ export interface TrigramPace {
 
 /** The text a row is indexed as: its searchable text, folded when it is not all ASCII. */
 export function trigramText(searchable: string): string {
-  // eslint-disable-next-line no-control-regex
   return /^[\x00-\x7f]*$/.test(searchable) ? searchable : fold(searchable);
 }
 
