@@ -141,11 +141,11 @@ export async function searchText<Row extends { text: string }>(
   const notes: string[] = [];
   let truncated = false;
   // Rows the backlog's trigram index covers are read as the index's candidates are (below); only newer ones directly.
-  const backlog = backlogReads(reader, prepared, terms, groups, matcher);
+  const deadline = started + request.budgetMs;
+  const backlog = backlogReads(reader, prepared, terms, groups, matcher, () => now() > deadline);
   const top = backlog?.top ?? prepared.indexedThrough;
   const candidates = backlog?.candidates ?? ((selection, window, limit) => reader.candidates(prepared, selection, window, limit));
   // Newest first: rows not indexed yet are the newest of all.
-  const deadline = started + request.budgetMs;
   const tail = await scanTail(reader, prepared, top, terms, groups, matcher, deadline, now, (row) => consider(row, null, true));
   const unindexed = tail.stoppedAt === null ? await scanUnindexed(reader, groups, matcher, deadline, now, (row) => consider(row, null, true)) : "read";
   if (tail.stoppedAt !== null) {
@@ -179,6 +179,14 @@ export async function searchText<Row extends { text: string }>(
       : holdingAll === 0;
     if (someWords && meaningful(terms).length > 1) {
       await readSomeWords(candidates, top, prepared, terms, (row) => consider(row, row.wordCount, false));
+    }
+    const unread = backlog?.stoppedAt() ?? null;
+    if (unread !== null) {
+      truncated = true;
+      notes.push(
+        `${prepared.newest - prepared.indexedThrough} of the newest rows are not in the full-text index yet; the search read them through the ` +
+          `backlog's trigram index down to row ${unread} before its ${request.budgetMs} ms budget ran out, and did not search older history.`,
+      );
     }
   }
 
@@ -343,8 +351,9 @@ const BACKLOG_PAGE = 1_000;
  * While the backlog's trigram index covers rows above the full-text index (spec 030, 2b): reads of candidates over
  * both, as if the index reached `top`. Above the index, a selection's candidates are the rows the trigram index
  * gives for its terms' cores that the matcher finds holding one of its groups (what the full-text index lists for
- * them), with their length in words from the same analysis the index stores. Null when it covers nothing here or a
- * core of the query is shorter than a trigram: the rows above the index are then read directly, as before.
+ * them), with their length in words from the same analysis the index stores. A read stops when `isPastBudget`
+ * (`stoppedAt`). Null when it covers nothing here or a core of the query is shorter than a trigram: the rows above
+ * the index are then read directly, as before.
  */
 function backlogReads<Row extends { text: string }>(
   reader: TextSourceReader<Row>,
@@ -352,7 +361,14 @@ function backlogReads<Row extends { text: string }>(
   terms: readonly QueryTerm[],
   groups: readonly number[][],
   matcher: QueryMatcher,
-): { top: number; candidates: CandidateRead<Row>; readAhead: (selection: TextSelection, limit: number) => Promise<unknown> } | null {
+  isPastBudget: () => boolean,
+): {
+  top: number;
+  candidates: CandidateRead<Row>;
+  readAhead: (selection: TextSelection, limit: number) => Promise<unknown>;
+  /** The newest row a read left unread when the budget ran out (null: none stopped). */
+  stoppedAt: () => number | null;
+} | null {
   const top = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
   const backlog = reader.backlog?.bind(reader);
   if (!backlog || top <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
@@ -360,6 +376,7 @@ function backlogReads<Row extends { text: string }>(
   // it costs about the same for any range (one probe per trigram and segment), so the widening windows of
   // readIndexed are answered from what one read gave where they can.
   const reads = new Map<string, { anyOf: string[]; matched: { row: Row; wordCount: number | null }[]; unreadTo: number | null }>();
+  let stoppedAt: number | null = null;
   const above = async (selection: TextSelection, window: { from: number; to: number }, limit: number) => {
     const key = JSON.stringify(selection.groups);
     let read = reads.get(key);
@@ -371,6 +388,10 @@ function backlogReads<Row extends { text: string }>(
     }
     const inWindow = () => read.matched.filter((hit) => reader.idOf(hit.row) >= window.from && reader.idOf(hit.row) <= window.to);
     while (read.unreadTo !== null && read.unreadTo >= window.from && inWindow().length < limit) {
+      if (isPastBudget()) {
+        stoppedAt = Math.max(stoppedAt ?? 0, read.unreadTo);
+        break;
+      }
       const page = await backlog({ from: prepared.indexedThrough + 1, to: read.unreadTo }, read.anyOf, BACKLOG_PAGE);
       if (page === null) throw new Error(`The backlog's trigram index no longer covers rows up to ${read.unreadTo}; search again.`);
       for (const row of page.rows) {
@@ -389,7 +410,10 @@ function backlogReads<Row extends { text: string }>(
     const lower = await reader.candidates(prepared, selection, { from: window.from, to: prepared.indexedThrough }, limit - upper.rows.length);
     return { rows: [...upper.rows, ...lower.rows], limitReached: lower.limitReached };
   };
-  return { top, candidates, readAhead: (selection, limit) => above(selection, { from: prepared.indexedThrough + 1, to: top }, limit) };
+  return {
+    top, candidates, stoppedAt: () => stoppedAt,
+    readAhead: (selection, limit) => above(selection, { from: prepared.indexedThrough + 1, to: top }, limit),
+  };
 }
 
 /** The trigram index's substrings for `groups` (tailFilter's cores, any script), or null when one is too short. */

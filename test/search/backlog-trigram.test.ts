@@ -80,6 +80,24 @@ describe("a search over a backlog through its trigram index", () => {
     expect(through.hits.map((hit) => hit.row.text)).toEqual(["note on the firstling item"]);
   }, HEAVY_TIMEOUT_MS);
 
+  it("stops reading the trigram index when the budget runs out, and says so", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    await fillTrigramOnly(env.db);
+    const store = new SqliteRetrievalStore(env.db);
+    const reader = messageReader(store, { conversationIds: [env.conversationId(MAIN)], since: null, before: null });
+    // "replain": its trigrams are in the 4,000 replies saying "plain", the word in none: pages of candidates to check.
+    let time = 0;
+    const now = () => (time += 40);
+    const request = { query: parseTextQuery("replain")!, sort: "recency" as const, limit: 5, budgetMs: 100 };
+    const stopped = await searchText(reader, request, now);
+    expect(stopped.truncated).toBe(true);
+    expect(stopped.note).toMatch(/through the backlog's trigram index down to row \d+/);
+    const complete = await searchText(reader, { ...request, budgetMs: 60_000 });
+    expect(complete.truncated).toBe(false);
+    expect(complete.hits).toHaveLength(0);
+  }, HEAVY_TIMEOUT_MS);
+
   it("answers as a fully indexed search does, in both orders, with rows that left the gap read once", async () => {
     const env = createRecallEnv();
     await bulkBacklog(env);
