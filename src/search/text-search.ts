@@ -349,7 +349,8 @@ const BACKLOG_PAGE = 1_000;
 
 /**
  * While the backlog's trigram index covers rows above the full-text index (spec 030, 2b): reads of candidates over
- * both, as if the index reached `top`. Above the index, a selection's candidates are the rows the trigram index
+ * every row, as if the index reached the newest (`top`). Rows above what the trigram index covers are read directly,
+ * newest first, and matched; below it and above the full-text index, a selection's candidates are the rows the trigram index
  * gives for its terms' cores that the matcher finds holding one of its groups (what the full-text index lists for
  * them), with their length in words from the same analysis the index stores. A read stops when `isPastBudget`
  * (`stoppedAt`). Null when it covers nothing here or a core of the query is shorter than a trigram: the rows above
@@ -369,13 +370,18 @@ function backlogReads<Row extends { text: string }>(
   /** The newest row a read left unread when the budget ran out (null: none stopped). */
   stoppedAt: () => number | null;
 } | null {
-  const top = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
+  const covered = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
   const backlog = reader.backlog?.bind(reader);
-  if (!backlog || top <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
-  // Per selection, what was read of the trigram index so far, newest first, contiguous from `top` down: a query of
-  // it costs about the same for any range (one probe per trigram and segment), so the widening windows of
-  // readIndexed are answered from what one read gave where they can.
-  const reads = new Map<string, { anyOf: string[]; matched: { row: Row; wordCount: number | null }[]; unreadTo: number | null }>();
+  if (!backlog || covered <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
+  // Rows above what the trigram index covers (arrived during the run, or not reached yet by its fill) are read
+  // directly, newest first, a window of SCAN_ROWS at a time, in the same reads: the windows start at the newest row.
+  const top = prepared.newest;
+  // Per selection, what was read so far, newest first, contiguous from `top` down: a query of the trigram index
+  // costs about the same for any range (one probe per trigram and segment), so the widening windows of readIndexed
+  // are answered from what one read gave where they can.
+  const reads = new Map<string, {
+    anyOf: string[]; contains: ContainsFilter | null; matched: { row: Row; wordCount: number | null }[]; unreadTo: number | null;
+  }>();
   let stoppedAt: number | null = null;
   const above = async (selection: TextSelection, window: { from: number; to: number }, limit: number) => {
     const key = JSON.stringify(selection.groups);
@@ -383,7 +389,7 @@ function backlogReads<Row extends { text: string }>(
     if (!read) {
       const anyOf = coresOf(terms, selection.groups);
       if (anyOf === null) return { rows: [], limitReached: false };
-      read = { anyOf, matched: [], unreadTo: top };
+      read = { anyOf, contains: tailFilter(terms, selection.groups), matched: [], unreadTo: top };
       reads.set(key, read);
     }
     const inWindow = () => read.matched.filter((hit) => reader.idOf(hit.row) >= window.from && reader.idOf(hit.row) <= window.to);
@@ -392,12 +398,21 @@ function backlogReads<Row extends { text: string }>(
         stoppedAt = Math.max(stoppedAt ?? 0, read.unreadTo);
         break;
       }
+      if (read.unreadTo > covered) {
+        const from = Math.max(covered + 1, read.unreadTo - SCAN_ROWS + 1);
+        for (const row of await reader.scan({ from, to: read.unreadTo + 1 }, read.contains)) {
+          if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
+        }
+        read.unreadTo = from - 1;
+        await yieldToEventLoop();
+        continue;
+      }
       const page = await backlog({ from: prepared.indexedThrough + 1, to: read.unreadTo }, read.anyOf, BACKLOG_PAGE);
       if (page === null) throw new Error(`The backlog's trigram index no longer covers rows up to ${read.unreadTo}; search again.`);
       for (const row of page.rows) {
         if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
       }
-      read.unreadTo = page.next === null ? null : page.next - 1;
+      read.unreadTo = page.next === null || page.next - 1 <= prepared.indexedThrough ? null : page.next - 1;
       await yieldToEventLoop();
     }
     const rows = inWindow().slice(0, limit).map((hit) => ({ ...hit.row, wordCount: (hit.wordCount ??= wordsOf(hit.row.text)) }));

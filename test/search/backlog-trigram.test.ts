@@ -125,7 +125,7 @@ describe("a search over a backlog through its trigram index", () => {
     expect(JSON.stringify(gap[1]!.matches)).not.toMatch(/quokka near/);
   }, HEAVY_TIMEOUT_MS);
 
-  it("a fill stopped midway resumes where it stopped, and a search covers the rows above it directly", async () => {
+  it("a fill stopped midway resumes where it stopped; meanwhile a search reads the rows above it as the index's", async () => {
     const env = createRecallEnv();
     await bulkBacklog(env);
     const trigram = new BacklogTrigram(env.db);
@@ -138,11 +138,25 @@ describe("a search over a backlog through its trigram index", () => {
     // Rows above it are read directly meanwhile: the newest and the oldest are found.
     expect((await grep(env, { pattern: "quokkafjord", mode: "full_text" })).matches).toHaveLength(1);
     expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    // ... as the index's candidates are, newest first in widening windows: a common word's newest matches are
+    // complete after one window of them, within a budget that reading all 8,000 rows above it would exceed.
+    const store = new SqliteRetrievalStore(env.db);
+    const reader = messageReader(store, { conversationIds: [env.conversationId(MAIN)], since: null, before: null });
+    let time = 0;
+    const now = () => (time += 40);
+    const common = (sort: "recency" | "relevance") => ({ query: parseTextQuery("alpha")!, sort, limit: 5, budgetMs: 100 });
+    const texts = (found: Awaited<ReturnType<typeof searchText>>) => found.hits.map((hit) => hit.row.text);
+    const during = [await searchText(reader, common("recency"), now), await searchText(reader, common("relevance"), now)];
+    for (const found of during) expect(found.truncated).toBe(false);
     await fillTrigramOnly(env.db);
     expect(trigram.through()).toBe(newest(env.db));
     // Each row once: as many entries for a trigram every row holds as rows.
     const rows = env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram WHERE backlog_trigram MATCH '\"ote\" OR \"ply\"'")!.n;
     expect(rows).toBe(TOTAL - 2);
     expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
+    expect(index.through("messages_fts")).toBe(newest(env.db));
+    const indexed = [await searchText(reader, { ...common("recency"), budgetMs: 60_000 }), await searchText(reader, { ...common("relevance"), budgetMs: 60_000 })];
+    expect(during.map(texts)).toEqual(indexed.map(texts));
   }, HEAVY_TIMEOUT_MS);
 });
