@@ -10,12 +10,13 @@ import { messageReader } from "../../src/search/text-readers.js";
 import { searchText } from "../../src/search/text-search.js";
 import { parseTextQuery } from "../../src/text/text-query.js";
 import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
+import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { BACKLOG_WORKER_MESSAGES } from "../../src/sqlite/backlog-index-thread.js";
 import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
 import type { Database } from "../../src/sqlite/database.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { createRecallEnv, detailsOf, MAIN } from "../helpers/recall.js";
+import { createRecallEnv, detailsOf, MAIN, sessionOf } from "../helpers/recall.js";
 
 type Env = ReturnType<typeof createRecallEnv>;
 const TOTAL = BACKLOG_WORKER_MESSAGES + 2_000;
@@ -96,6 +97,26 @@ describe("a search over a backlog through its trigram index", () => {
     const complete = await searchText(reader, { ...request, budgetMs: 60_000 });
     expect(complete.truncated).toBe(false);
     expect(complete.hits).toHaveLength(0);
+  }, HEAVY_TIMEOUT_MS);
+
+  it("a row id used again after the newest messages were removed is not taken as covered by what it held", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    const imported = sessionOf("main", "imported");
+    await env.api.engine().ingestBatch({
+      sessionId: imported.sessionId, sessionKey: imported.sessionKey,
+      messages: Array.from({ length: 500 }, (_, index) => userMessage(`imported line ${index}`)),
+    });
+    await fillTrigramOnly(env.db);
+    const trigram = new BacklogTrigram(env.db);
+    expect(trigram.through()).toBe(newest(env.db));
+    // The import taken back: the newest rows go, and the next messages get their ids again.
+    await new SqliteImportStore(env.db).removeConversation(env.conversationId(imported) as never);
+    expect(trigram.through()).toBe(newest(env.db));
+    const later = sessionOf("main", "later");
+    await env.commit(later, [userMessage("a freshword arrives"), assistantMessage("noted")]);
+    const found = await grep(env, { pattern: "freshword", mode: "full_text" });
+    expect(found).toMatchObject({ truncated: false, matches: [expect.anything()] });
   }, HEAVY_TIMEOUT_MS);
 
   it("answers as a fully indexed search does, in both orders, with rows that left the gap read once", async () => {
