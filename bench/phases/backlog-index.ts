@@ -1,8 +1,8 @@
 /**
  * A whole history indexed as a backlog (issue 30): a copy of the dataset with every full-text index and the term
  * dictionary emptied (as a bulk import with `--no-index` leaves it), indexed by the backlog worker
- * (src/sqlite/backlog-index-thread.ts) while lcm_grep (a rare word, all conversations) runs every SEARCH_EVERY_MS on
- * this thread. Figures: the run's seconds, the longest event-loop block of this (the calling) thread, the searches'
+ * (src/sqlite/backlog-index-thread.ts) while lcm_grep (a rare word, the most common word by recency and by relevance,
+ * a rare regex, in turn; all conversations) runs every SEARCH_EVERY_MS on this thread. Figures: the run's seconds, the longest event-loop block of this (the calling) thread, the searches'
  * p95 and how many of them said they had not covered the whole history, the process's bytes written (the kernel's
  * /proc/self/io write_bytes, worker threads included) and the file, each per byte of message text.
  */
@@ -13,10 +13,10 @@ import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connec
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import type { BenchContext } from "../context.js";
 import { benchConfig, datasetPaths, removeDatabase } from "../dataset.js";
-import { RARE_TERM } from "../generate.js";
+import { COMMON_TERM, RARE_PATTERN, RARE_TERM } from "../generate.js";
 import { BenchHost } from "../host.js";
 import { startLoopProbe } from "../loop-probe.js";
-import { Phase, type PhaseResult, pending, round } from "../measure.js";
+import { latencyOf, Phase, type PhaseResult, pending, round } from "../measure.js";
 import { DATA_DIR } from "../paths.js";
 
 const SEARCH_EVERY_MS = 1_000;
@@ -45,7 +45,15 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
   )!;
   const host = new BenchHost(benchConfig(path));
   const tool = host.tool("lcm_grep", { agentId: session.agent_id, sessionKey: session.session_key, sessionId: session.session_id })!;
-  const params = { pattern: RARE_TERM, mode: "full_text", allConversations: true };
+  // The search phase's kinds of query in turn (bench/phases/search.ts): a rare word, the most common word by recency
+  // and by relevance, a rare regex.
+  const cases: [string, Record<string, unknown>][] = [
+    ["rare", { pattern: RARE_TERM, mode: "full_text" }],
+    ["common", { pattern: COMMON_TERM, mode: "full_text", sort: "recency" }],
+    ["commonRelevance", { pattern: COMMON_TERM, mode: "full_text", sort: "relevance" }],
+    ["regex", { pattern: RARE_PATTERN, mode: "regex" }],
+  ];
+  const byCase = new Map<string, number[]>(cases.map(([name]) => [name, []]));
   const phase = new Phase("backlog.index");
   const writtenBefore = writtenBytes();
   const probe = startLoopProbe();
@@ -54,12 +62,14 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
   const thread = db.backlogIndexer as BacklogIndexThread;
   let truncated = 0;
   let hits = 0;
-  while (thread.isRunning) {
-    const result = await phase.time(() => tool.execute("backlog", params));
+  for (let turn = 0; thread.isRunning; turn++) {
+    const [name, params] = cases[turn % cases.length]!;
+    const result = await phase.time(() => tool.execute("backlog", { ...params, allConversations: true }));
+    byCase.get(name)!.push(phase.samples.at(-1)!);
     const details = result.details as { matches?: unknown[]; truncated?: boolean };
     if (details.truncated === true) truncated++;
-    hits = details.matches?.length ?? 0;
-    log(`backlog.index: ${index.pending("messages_fts")} waiting, search ${round(phase.samples.at(-1)!)} ms, truncated ${details.truncated === true}`);
+    if (name === "rare") hits = details.matches?.length ?? 0;
+    log(`backlog.index: ${index.pending("messages_fts")} waiting, ${name} ${round(phase.samples.at(-1)!)} ms, truncated ${details.truncated === true}`);
     await new Promise((resolve) => setTimeout(resolve, SEARCH_EVERY_MS));
   }
   await thread.exited;
@@ -72,6 +82,8 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
       messages: text.n, textBytes: text.bytes, seconds: round(seconds), messagesPerSecond: Math.round(text.n / seconds),
       ending: thread.lastRun?.ending ?? "unknown", longestBlockMs: round(loop.longest.wallMs), longestBlockCpuMs: round(loop.longestCpu.cpuMs),
       searches: phase.samples.length, searchesTruncated: truncated, hits,
+      ...Object.fromEntries([...byCase].map(([name, samples]) => [`${name}P95Ms`, latencyOf(samples).p95])),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       writtenBytes: written, writtenPerTextByte: round(written / text.bytes, 2), filePerTextByte: round(fileBytes / text.bytes, 3),
     },
   });

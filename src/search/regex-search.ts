@@ -83,7 +83,7 @@ export async function regexSearch(
     const indexed = await store.indexState();
     const requirement = searchesMessages ? await messageRequirement(store, prefilter) : prefilter.requirement;
     const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter, indexed.summariesThrough));
-    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, requirement, indexed.messagesThrough)) : [];
+    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, requirement, indexed.messagesThrough, indexed.messagesBacklogThrough ?? 0)) : [];
     const stored = request.storedContent;
     const files = searchesMessages && stored
       ? await runKeepingText(fileBatches(store, request.filter, requirement, stored.unindexed, stored.unreadable))
@@ -165,8 +165,9 @@ function containsOf(prefilter: RegexPrefilter): ContainsFilter | null {
 }
 
 /**
- * Messages in scope, newest first: with an index requirement, the rows not indexed yet (above `through`, read
- * in windows) and then the index's candidates; otherwise windows over all history.
+ * Messages in scope, newest first: with an index requirement, the rows not indexed yet (above `through`: those the
+ * backlog's trigram index covers, up to `backlogThrough`, through it; the rest read in windows) and then the index's
+ * candidates; otherwise windows over all history.
  */
 async function* messageBatches(
   store: RetrievalStore,
@@ -174,13 +175,29 @@ async function* messageBatches(
   prefilter: RegexPrefilter,
   requirement: IndexRequirement | "none" | null,
   through: number,
+  backlogThrough: number,
 ): AsyncGenerator<MessageHitRow[]> {
   if (requirement !== null) {
     let to = (await store.maxMessageId()) + 1;
-    while (to > through + 1) {
-      const from = Math.max(through + 1, to - WINDOW_ROWS);
+    // The trigram index holds rows folded: it answers for ASCII literals only (a folded row holds them all the same).
+    const literals = prefilter.containsAny?.every((literal) => /^[\x20-\x7e]+$/.test(literal)) ? prefilter.containsAny : null;
+    const floor = store.backlogMessages && literals && backlogThrough > through ? Math.min(backlogThrough, to - 1) : through;
+    while (to > floor + 1) {
+      const from = Math.max(floor + 1, to - WINDOW_ROWS);
       yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
       to = from;
+    }
+    while (to > through + 1) {
+      const page = await store.backlogMessages!(filter, literals!, { from: through + 1, to: to - 1 }, CANDIDATE_PAGE);
+      if (page === null) {
+        // Not covered after all (a short literal, the index emptied meanwhile): read directly.
+        const from = Math.max(through + 1, to - WINDOW_ROWS);
+        yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
+        to = from;
+        continue;
+      }
+      yield page.rows;
+      to = page.next ?? through + 1;
     }
     if (requirement !== "none") yield* candidatePages(through + 1, (below) => store.messageCandidates(filter, requirement, below, CANDIDATE_PAGE));
     return;

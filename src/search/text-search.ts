@@ -10,12 +10,14 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { type DocumentMatch, QueryMatcher, stemKey, stemStart } from "../text/text-matcher.js";
 import { queryTerms, termKey, type QueryTerm, type TextQuery } from "../text/text-query.js";
 import type {
+  CandidatePage,
   ContainsFilter,
   PreparedTextQuery,
   SearchSort,
   TextCandidates,
   TextSelection,
 } from "../store/retrieval-store.js";
+import { analyzeDocument } from "../text/text-analysis.js";
 import { compareScores, type CorpusStatistics, type DocumentScore, inverseDocumentFrequency, scoreDocument } from "./text-ranking.js";
 
 /** Relevance adds documents holding some of the words when fewer than this hold them all. */
@@ -52,6 +54,11 @@ export interface TextSourceReader<Row extends { text: string }> {
   candidates(prepared: PreparedTextQuery, selection: TextSelection, window: { from: number; to: number }, limit: number): Promise<TextCandidates<Row>>;
   /** Rows with id in [from, to), newest first, passing `contains`. */
   scan(window: { from: number; to: number }, contains: ContainsFilter | null): Promise<Row[]>;
+  /**
+   * Rows above the index in [from, to] that may hold one of `anyOf`, through the backlog's trigram index (messages on
+   * SQLite, spec 030 2b; RetrievalStore.backlogMessages), newest first; null when it does not cover the window.
+   */
+  backlog?(window: { from: number; to: number }, anyOf: readonly string[], limit: number): Promise<CandidatePage<Row> | null>;
   /**
    * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
    * matched before the index, within the search's time budget.
@@ -133,9 +140,13 @@ export async function searchText<Row extends { text: string }>(
 
   const notes: string[] = [];
   let truncated = false;
-  // Newest first: rows not indexed yet are the newest of all.
+  // Rows the backlog's trigram index covers are read as the index's candidates are (below); only newer ones directly.
   const deadline = started + request.budgetMs;
-  const tail = await scanTail(reader, prepared, terms, groups, matcher, deadline, now, (row) => consider(row, null, true));
+  const backlog = backlogReads(reader, prepared, terms, groups, matcher, () => now() > deadline);
+  const top = backlog?.top ?? prepared.indexedThrough;
+  const candidates = backlog?.candidates ?? ((selection, window, limit) => reader.candidates(prepared, selection, window, limit));
+  // Newest first: rows not indexed yet are the newest of all.
+  const tail = await scanTail(reader, prepared, top, terms, groups, matcher, deadline, now, (row) => consider(row, null, true));
   const unindexed = tail.stoppedAt === null ? await scanUnindexed(reader, groups, matcher, deadline, now, (row) => consider(row, null, true)) : "read";
   if (tail.stoppedAt !== null) {
     truncated = true;
@@ -151,8 +162,11 @@ export async function searchText<Row extends { text: string }>(
     );
   } else {
     const wantAll = request.sort === "relevance" ? Math.max(ALL_WORDS_CANDIDATES, request.limit) : request.limit;
+    // The trigram read is one query whatever the range (tens of ms over a 1M backlog's segments): made before the
+    // widening windows' time starts, which it would otherwise use up before the second window.
+    await backlog?.readAhead({ groups }, wantAll);
     const indexDeadline = Math.min(started + request.budgetMs, now() + INDEX_TIME_MS);
-    const all = await readIndexed(reader, prepared, { groups }, wantAll, request.limit, indexDeadline, now, (row) => consider(row, row.wordCount, false));
+    const all = await readIndexed(candidates, top, { groups }, wantAll, request.limit, indexDeadline, now, (row) => consider(row, row.wordCount, false));
     if (all.stoppedAt !== null) {
       truncated = true;
       notes.push(`Only matches from row ${all.stoppedAt} on were ranked (the search stops widening after ${INDEX_TIME_MS} ms); use "since"/"before" to reach older history.`);
@@ -164,7 +178,15 @@ export async function searchText<Row extends { text: string }>(
       ? request.alwaysSomeWords === true || holdingAll < Math.min(request.limit, SOME_WORDS_BELOW)
       : holdingAll === 0;
     if (someWords && meaningful(terms).length > 1) {
-      await readSomeWords(reader, prepared, terms, (row) => consider(row, row.wordCount, false));
+      await readSomeWords(candidates, top, prepared, terms, (row) => consider(row, row.wordCount, false));
+    }
+    const unread = backlog?.stoppedAt() ?? null;
+    if (unread !== null) {
+      truncated = true;
+      notes.push(
+        `${prepared.newest - prepared.indexedThrough} of the newest rows are not in the full-text index yet; the search read them through the ` +
+          `backlog's trigram index down to row ${unread} before its ${request.budgetMs} ms budget ran out, and did not search older history.`,
+      );
     }
   }
 
@@ -202,8 +224,8 @@ function meaningful(terms: readonly QueryTerm[]): QueryTerm[] {
  * at the end of a window, or the deadline.
  */
 async function readIndexed<Row extends { text: string }>(
-  reader: TextSourceReader<Row>,
-  prepared: PreparedTextQuery,
+  candidates: CandidateRead<Row>,
+  top: number,
   selection: TextSelection,
   want: number,
   enough: number,
@@ -211,13 +233,13 @@ async function readIndexed<Row extends { text: string }>(
   now: () => number,
   take: (row: Row & { wordCount: number }) => Promise<void>,
 ): Promise<{ stoppedAt: number | null }> {
-  let to = prepared.indexedThrough;
+  let to = top;
   let width = FIRST_WINDOW;
   let read = 0;
   while (to >= 1 && read < want) {
     if (read > 0 && now() > deadline) return { stoppedAt: to + 1 };
     const from = Math.max(1, to - width + 1);
-    const page = await reader.candidates(prepared, selection, { from, to }, want - read);
+    const page = await candidates(selection, { from, to }, want - read);
     for (const row of page.rows) await take(row);
     read += page.rows.length;
     await yieldToEventLoop();
@@ -235,7 +257,8 @@ async function readIndexed<Row extends { text: string }>(
  * documents sharing the most telling words with the query are among the candidates.
  */
 async function readSomeWords<Row extends { text: string }>(
-  reader: TextSourceReader<Row>,
+  candidates: CandidateRead<Row>,
+  top: number,
   prepared: PreparedTextQuery,
   terms: readonly QueryTerm[],
   take: (row: Row & { wordCount: number }) => Promise<void>,
@@ -244,10 +267,10 @@ async function readSomeWords<Row extends { text: string }>(
     .filter((index) => !terms[index]!.isStopword && (prepared.frequencies[index] ?? 0) > 0)
     .sort((left, right) => prepared.frequencies[left]! - prepared.frequencies[right]!)
     .slice(0, RARE_TERMS);
-  const whole = { from: 1, to: prepared.indexedThrough };
+  const whole = { from: 1, to: top };
   for (let first = 0; first < Math.min(PAIRED_TERMS, rare.length); first++) {
     for (let second = first + 1; second < Math.min(PAIRED_TERMS, rare.length); second++) {
-      const page = await reader.candidates(prepared, { groups: [[rare[first]!, rare[second]!]] }, whole, PAIR_CANDIDATES);
+      const page = await candidates({ groups: [[rare[first]!, rare[second]!]] }, whole, PAIR_CANDIDATES);
       for (const row of page.rows) await take(row);
       await yieldToEventLoop();
     }
@@ -255,19 +278,21 @@ async function readSomeWords<Row extends { text: string }>(
   // A word in more than COMMON_SHARE of the documents adds only its newest mentions: the pairs cover it.
   for (const [position, index] of rare.entries()) {
     if (position >= 2 && prepared.frequencies[index]! > COMMON_SHARE * prepared.documents) break;
-    const page = await reader.candidates(prepared, { groups: [[index]] }, whole, TERM_CANDIDATES);
+    const page = await candidates({ groups: [[index]] }, whole, TERM_CANDIDATES);
     for (const row of page.rows) await take(row);
     await yieldToEventLoop();
   }
 }
 
 /**
- * Reads the rows above the index, newest first, in windows filtered in SQL by substrings every match contains,
- * and matches them here. Stops at the deadline (`stoppedAt`: the lowest row id not read).
+ * Reads the rows above `floor` (the index, or the backlog's trigram index), newest first, in windows filtered in SQL
+ * by substrings every match contains, and matches them here. Stops at the deadline (`stoppedAt`: the lowest row id
+ * not read).
  */
 async function scanTail<Row extends { text: string }>(
   reader: TextSourceReader<Row>,
   prepared: PreparedTextQuery,
+  floor: number,
   terms: readonly QueryTerm[],
   groups: readonly number[][],
   matcher: QueryMatcher,
@@ -275,12 +300,12 @@ async function scanTail<Row extends { text: string }>(
   now: () => number,
   take: (row: Row) => Promise<void>,
 ): Promise<{ stoppedAt: number | null }> {
-  if (prepared.newest <= prepared.indexedThrough) return { stoppedAt: null };
+  if (prepared.newest <= floor) return { stoppedAt: null };
   const contains = tailFilter(terms, groups);
   let to = prepared.newest + 1;
-  while (to > prepared.indexedThrough + 1) {
+  while (to > floor + 1) {
     if (now() > deadline) return { stoppedAt: to };
-    const from = Math.max(prepared.indexedThrough + 1, to - SCAN_ROWS);
+    const from = Math.max(floor + 1, to - SCAN_ROWS);
     for (const row of await reader.scan({ from, to }, contains)) {
       if (QueryMatcher.holdsGroup(matcher.match(row.text), groups.length > 0 ? groups : [[]])) await take(row);
     }
@@ -314,6 +339,118 @@ async function scanUnindexed<Row extends { text: string }>(
   } finally {
     await batches.return?.();
   }
+}
+
+/** A read of candidates for `selection` in a window of ids, newest first, at most `limit` (TextSourceReader.candidates). */
+type CandidateRead<Row> = (selection: TextSelection, window: { from: number; to: number }, limit: number) => Promise<TextCandidates<Row>>;
+
+/** Entries of the backlog's trigram index examined per read (its candidates are matched here). */
+const BACKLOG_PAGE = 1_000;
+
+/**
+ * While the backlog's trigram index covers rows above the full-text index (spec 030, 2b): reads of candidates over
+ * every row, as if the index reached the newest (`top`). Rows above what the trigram index covers are read directly,
+ * newest first, and matched; below it and above the full-text index, a selection's candidates are the rows the trigram index
+ * gives for its terms' cores that the matcher finds holding one of its groups (what the full-text index lists for
+ * them), with their length in words from the same analysis the index stores. A read stops when `isPastBudget`
+ * (`stoppedAt`). Null when it covers nothing here or a core of the query is shorter than a trigram: the rows above
+ * the index are then read directly, as before.
+ */
+function backlogReads<Row extends { text: string }>(
+  reader: TextSourceReader<Row>,
+  prepared: PreparedTextQuery,
+  terms: readonly QueryTerm[],
+  groups: readonly number[][],
+  matcher: QueryMatcher,
+  isPastBudget: () => boolean,
+): {
+  top: number;
+  candidates: CandidateRead<Row>;
+  readAhead: (selection: TextSelection, limit: number) => Promise<unknown>;
+  /** The newest row a read left unread when the budget ran out (null: none stopped). */
+  stoppedAt: () => number | null;
+} | null {
+  const covered = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
+  const backlog = reader.backlog?.bind(reader);
+  if (!backlog || covered <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
+  // Rows above what the trigram index covers (arrived during the run, or not reached yet by its fill) are read
+  // directly, newest first, a window of SCAN_ROWS at a time, in the same reads: the windows start at the newest row.
+  const top = prepared.newest;
+  // Per selection, what was read so far, newest first, contiguous from `top` down: a query of the trigram index
+  // costs about the same for any range (one probe per trigram and segment), so the widening windows of readIndexed
+  // are answered from what one read gave where they can.
+  const reads = new Map<string, {
+    anyOf: string[]; contains: ContainsFilter | null; matched: { row: Row; wordCount: number | null }[]; unreadTo: number | null;
+  }>();
+  let stoppedAt: number | null = null;
+  const above = async (selection: TextSelection, window: { from: number; to: number }, limit: number) => {
+    const key = JSON.stringify(selection.groups);
+    let read = reads.get(key);
+    if (!read) {
+      const anyOf = coresOf(terms, selection.groups);
+      if (anyOf === null) return { rows: [], limitReached: false };
+      read = { anyOf, contains: tailFilter(terms, selection.groups), matched: [], unreadTo: top };
+      reads.set(key, read);
+    }
+    const inWindow = () => read.matched.filter((hit) => reader.idOf(hit.row) >= window.from && reader.idOf(hit.row) <= window.to);
+    while (read.unreadTo !== null && read.unreadTo >= window.from && inWindow().length < limit) {
+      if (isPastBudget()) {
+        stoppedAt = Math.max(stoppedAt ?? 0, read.unreadTo);
+        break;
+      }
+      if (read.unreadTo > covered) {
+        const from = Math.max(covered + 1, read.unreadTo - SCAN_ROWS + 1);
+        for (const row of await reader.scan({ from, to: read.unreadTo + 1 }, read.contains)) {
+          if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
+        }
+        read.unreadTo = from - 1;
+        await yieldToEventLoop();
+        continue;
+      }
+      const page = await backlog({ from: prepared.indexedThrough + 1, to: read.unreadTo }, read.anyOf, BACKLOG_PAGE);
+      if (page === null) throw new Error(`The backlog's trigram index no longer covers rows up to ${read.unreadTo}; search again.`);
+      for (const row of page.rows) {
+        if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
+      }
+      read.unreadTo = page.next === null || page.next - 1 <= prepared.indexedThrough ? null : page.next - 1;
+      await yieldToEventLoop();
+    }
+    const rows = inWindow().slice(0, limit).map((hit) => ({ ...hit.row, wordCount: (hit.wordCount ??= wordsOf(hit.row.text)) }));
+    return { rows, limitReached: rows.length >= limit };
+  };
+  const candidates: CandidateRead<Row> = async (selection, window, limit) => {
+    if (window.to <= prepared.indexedThrough) return reader.candidates(prepared, selection, window, limit);
+    const upper = await above(selection, { from: Math.max(window.from, prepared.indexedThrough + 1), to: window.to }, limit);
+    if (upper.limitReached || window.from > prepared.indexedThrough) return upper;
+    const lower = await reader.candidates(prepared, selection, { from: window.from, to: prepared.indexedThrough }, limit - upper.rows.length);
+    return { rows: [...upper.rows, ...lower.rows], limitReached: lower.limitReached };
+  };
+  return {
+    top, candidates, stoppedAt: () => stoppedAt,
+    readAhead: (selection, limit) => above(selection, { from: prepared.indexedThrough + 1, to: top }, limit),
+  };
+}
+
+/** The trigram index's substrings for `groups` (tailFilter's cores, any script), or null when one is too short. */
+function coresOf(terms: readonly QueryTerm[], groups: readonly number[][]): string[] | null {
+  const anyOf = new Set<string>();
+  for (const group of groups) {
+    const cores = group.map((index) => termCores(terms[index]!));
+    const best = cores.sort((left, right) => Math.min(...right.map((core) => core.length)) - Math.min(...left.map((core) => core.length)))[0];
+    if (!best) return null;
+    for (const core of best) anyOf.add(core);
+  }
+  if (anyOf.size === 0 || [...anyOf].some((core) => [...core].length < MIN_TRIGRAM_CORE)) return null;
+  return [...anyOf];
+}
+
+/** Shortest core the backlog's trigram index can look for. */
+const MIN_TRIGRAM_CORE = 3;
+
+/** A row's length in words as the full-text index stores it (the words of its analysis). */
+function wordsOf(text: string): number {
+  const words = analyzeDocument(text).words;
+  return words === "" ? 0 : words.split(" ").length;
 }
 
 /**

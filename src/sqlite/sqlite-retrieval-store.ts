@@ -40,6 +40,7 @@ import { type ConversationRow, toConversation } from "./rows.js";
 import { SqliteFileRetrieval } from "./sqlite-file-retrieval.js";
 import { type IndexTable, SqliteSearchIndex } from "./sqlite-search-index.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
+import { BacklogTrigram, trigramExpression } from "./sqlite-backlog-trigram.js";
 import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
 import {
   candidatePage,
@@ -77,6 +78,8 @@ type SummaryTextSql = SummaryHitSql & { content: string; size: Uint8Array | null
 
 export class SqliteRetrievalStore implements RetrievalStore {
   private readonly index: SqliteSearchIndex;
+  /** The backlog's trigram index (spec 030, 2b), read while the worker indexes a large backlog. */
+  private readonly backlog: BacklogTrigram;
   private readonly text: SqliteTextSearch;
   private readonly files: SqliteFileRetrieval;
   /** Where retention's archives hold what recall cannot show (read with the export's reads). */
@@ -85,6 +88,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
   constructor(private readonly db: Database) {
     this.archives = new SqliteExportStore(db);
     this.index = new SqliteSearchIndex(db);
+    this.backlog = new BacklogTrigram(db);
     this.text = new SqliteTextSearch(db);
     this.files = new SqliteFileRetrieval(db, this.index.files, this.text, () => this.index.through("messages_fts"));
   }
@@ -94,7 +98,8 @@ export class SqliteRetrievalStore implements RetrievalStore {
     const table = INDEX_OF[source];
     await this.index.indexIfAtMost(table, SEARCH_INDEXES_UP_TO);
     const newest = source === "messages" ? await this.maxMessageId() : await this.maxSummaryRowId();
-    return this.text.prepare(table, terms, this.index.through(table), newest);
+    const prepared = this.text.prepare(table, terms, this.index.through(table), newest);
+    return source === "messages" ? { ...prepared, backlogThrough: this.backlog.through() } : prepared;
   }
 
   async messageTextCandidates(
@@ -133,10 +138,37 @@ export class SqliteRetrievalStore implements RetrievalStore {
     };
   }
 
-  async indexState(): Promise<{ messagesThrough: number; summariesThrough: number }> {
+  async indexState(): Promise<{ messagesThrough: number; summariesThrough: number; messagesBacklogThrough: number }> {
     await this.index.indexIfAtMost("messages_fts", SEARCH_INDEXES_UP_TO);
     await this.index.indexIfAtMost("summaries_fts", SEARCH_INDEXES_UP_TO);
-    return { messagesThrough: this.index.through("messages_fts"), summariesThrough: this.index.through("summaries_fts") };
+    return {
+      messagesThrough: this.index.through("messages_fts"), summariesThrough: this.index.through("summaries_fts"),
+      messagesBacklogThrough: this.backlog.through(),
+    };
+  }
+
+  async backlogMessages(
+    filter: TextFilter, anyOf: readonly string[], window: { from: number; to: number }, limit: number,
+  ): Promise<CandidatePage<MessageHitRow> | null> {
+    const expression = trigramExpression(anyOf);
+    // Read in one transaction: the watermarks and the trigram entries they vouch for (the worker may empty it).
+    return readTogether(this.db, () => {
+      if (expression === null || window.from <= this.index.through("messages_fts") || window.to > this.backlog.through()) return null;
+      const ids = this.backlog.candidates(expression, window, limit);
+      const rows = this.db.rows<Candidate<MessageHitSql> & { content: string | null; spans: string | null }>(
+        `SELECT c.value AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ?) AS in_scope,
+           m.content, ${argumentSpansSql("m")} AS spans
+         FROM json_each(?) c CROSS JOIN messages m ON m.message_id = c.value
+         ORDER BY c.value DESC`,
+        ...filterParams(filter), filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, JSON.stringify(ids),
+      );
+      const page = candidatePage(
+        rows.map((row) => ({ ...row, text: row.content === null ? null : toSearchableText(row.content, row.spans) })),
+        limit, toMessageHit, (row) => row.created_at,
+      );
+      // A missing row (deleted since) leaves no candidate behind: page on from the lowest id the index gave.
+      return { ...page, next: ids.length < limit ? null : ids.at(-1)! };
+    });
   }
 
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
@@ -380,4 +412,15 @@ function textOf(row: { message_id: number; conversation_id: number; seq: number;
   const content = `[archived by retention: message ${row.message_id} (seq ${row.seq}) of conversation ${row.conversation_id} is in ` +
     `${row.archive_path} (gzip JSONL, the line with "messageId":${row.message_id}); only the summaries above it remain here]`;
   return { content, tokenCount: Math.ceil(content.length / 4) };
+}
+
+/** Runs `body`'s reads on one snapshot of the file (a deferred transaction, unless one is open already). */
+function readTogether<T>(db: Database, body: () => T): T {
+  if (db.raw.isTransaction) return body();
+  db.raw.exec("BEGIN");
+  try {
+    return body();
+  } finally {
+    db.raw.exec("COMMIT");
+  }
 }

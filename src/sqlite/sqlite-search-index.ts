@@ -32,6 +32,7 @@ import { SqliteFileIndex } from "./sqlite-file-index.js";
 import { BACKLOG_WORKER_MESSAGES, BacklogIndexThread, type WorkerEntry } from "./backlog-index-thread.js";
 import type { Logger } from "../contracts.js";
 import { TermDictionary } from "./sqlite-term-dictionary.js";
+import { BACKLOG_TRIGRAM, BacklogTrigram } from "./sqlite-backlog-trigram.js";
 
 /**
  * Rows per indexing transaction, which blocks the event loop while it runs: the analysis, the FTS5 insert and the
@@ -199,8 +200,8 @@ export class SqliteSearchIndex implements SearchIndex {
   /**
    * Empties `table`'s index and starts it over (the doctor's repair; a contentless index cannot be rebuilt from
    * its content in place): maintenance and searches index the rows again, oldest first. Starting the message index
-   * over starts the summary index, the index of stored content and the term dictionary over too: the dictionary
-   * lists the words of all three.
+   * over starts the summary index, the index of stored content, the term dictionary and the backlog's trigram index
+   * over too: the dictionary lists the words of all three.
    */
   async rebuild(table: IndexTable): Promise<void> {
     const tables: IndexTable[] = table === "messages_fts" ? ["messages_fts", "summaries_fts"] : [table];
@@ -209,7 +210,12 @@ export class SqliteSearchIndex implements SearchIndex {
         this.db.run(`INSERT INTO ${name} (${name}) VALUES ('delete-all')`);
         this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", name);
       }
-      if (table === "messages_fts") this.db.run("DELETE FROM search_terms");
+      if (table === "messages_fts") {
+        this.db.run("DELETE FROM search_terms");
+        // The backlog's trigram index starts over too: a repair trusts no index (sqlite-backlog-trigram.ts).
+        this.db.run(`INSERT INTO ${BACKLOG_TRIGRAM} (${BACKLOG_TRIGRAM}) VALUES ('delete-all')`);
+        this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", BACKLOG_TRIGRAM);
+      }
     });
     this.dictionary.forget();
     // The dictionary lists the words of stored content too: that index starts over with it.
@@ -252,11 +258,18 @@ export class SqliteSearchIndex implements SearchIndex {
    * the lease, renewed with the slice) says another indexer took over. Returns the rows indexed.
    */
   async indexBacklog(pace: IndexPace): Promise<number> {
+    // A large backlog is first indexed by its trigrams (a search reads it through them meanwhile), then fully; a
+    // run that stopped during either resumes where it stopped (the trigram watermark is kept across restarts).
+    const trigram = new BacklogTrigram(this.db);
+    if (this.pending("messages_fts") >= BACKLOG_WORKER_MESSAGES || trigram.through() > this.through("messages_fts")) {
+      if ((await trigram.fill(pace)) < 0) return 0;
+    }
     let indexed = 0;
     for (const table of ["messages_fts", "summaries_fts"] as const) {
       if (pace.shouldStop?.()) break;
       indexed += await this.indexTable(table, Number.POSITIVE_INFINITY, pace);
     }
+    if (!pace.shouldStop?.()) await trigram.emptyWhenCaughtUp(pace.holds);
     return indexed;
   }
 

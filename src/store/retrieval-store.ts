@@ -58,6 +58,12 @@ export interface PreparedTextQuery {
   averageWords: number;
   /** The newest row id the index covers; rows above it are read with the scan methods (TextCandidates.unindexed). */
   indexedThrough: number;
+  /**
+   * Messages only, SQLite: the newest row id the backlog's trigram index covers (spec 030, 2b). Rows in
+   * (indexedThrough, backlogThrough] are read through it (RetrievalStore.backlogMessages); absent or at most
+   * `indexedThrough`: none are.
+   */
+  backlogThrough?: number;
   /** The newest row id stored. */
   newest: number;
 }
@@ -228,9 +234,10 @@ export interface RetrievalStore {
   summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>>;
   /**
    * How far each index reaches, after indexing a small backlog itself: rows above `messagesThrough` /
-   * `summariesThrough` are not in the index yet and are read with the scan methods.
+   * `summariesThrough` are not in the index yet and are read with the scan methods, those up to
+   * `messagesBacklogThrough` (SQLite, during a backlog run) through `backlogMessages`.
    */
-  indexState(): Promise<{ messagesThrough: number; summariesThrough: number }>;
+  indexState(): Promise<{ messagesThrough: number; summariesThrough: number; messagesBacklogThrough?: number }>;
   /**
    * For each fragment (lowercase ASCII letters and digits, with a letter), the indexed words that end with it,
    * from the term dictionary; a fragment maps to null when more than `limit` words end with it.
@@ -242,6 +249,14 @@ export interface RetrievalStore {
    * Examines at most the window's width.
    */
   scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]>;
+  /**
+   * Optional (SQLite): messages above the full-text index's watermark with id in [from, to] whose text may hold one of
+   * `anyOf` (folded substrings, case-insensitively), read through the backlog's trigram index, newest first: the
+   * candidates among at most `limit` of its entries, and the id below which to read on (`next`, null when none are
+   * left). A superset: the caller matches each row. Null when the trigram index does not cover the window (see
+   * `indexState().messagesBacklogThrough`) or a substring is shorter than a trigram.
+   */
+  backlogMessages?(filter: TextFilter, anyOf: readonly string[], window: { from: number; to: number }, limit: number): Promise<CandidatePage<MessageHitRow> | null>;
   scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]>;
   /**
    * Indexed chunks of stored content in scope with id in [from, to] matching the selected terms, newest first, at

@@ -1,7 +1,8 @@
 /**
  * A backlog indexed on a worker thread of its own (issue 30, sqlite/backlog-index-thread.ts): maintain hands a bulk
  * backlog to the worker and turns go on committing meanwhile; lcm_grep during it covers the whole history and says
- * so; the worker stops when the connection closes, a killed gateway's backlog is resumed by the next one, two
+ * so; the worker stops when the connection closes, a killed gateway's backlog is resumed by the next one (killed
+ * during the trigram fill too: spec 030, 2b), two
  * gateways on one file do not both index, and a failed worker leaves indexing to maintain, logged once.
  */
 import { spawn } from "node:child_process";
@@ -137,6 +138,34 @@ describe("backlog indexing on a worker thread", () => {
     expect(thread.lastRun).toMatchObject({ ending: "caught-up" }); // this process's worker did it
     expect(indexed(env.db)).toBe(total);
     expect(await new SqliteSearchIndex(env.db).verify("messages_fts")).toBeNull();
+  }, HEAVY_TIMEOUT_MS);
+
+  it("a gateway killed while its worker fills the trigram index: the next start finishes it, indexes, and empties it", async () => {
+    const env = createRecallEnv();
+    const total = 6 * BACKLOG_WORKER_MESSAGES;
+    await bulkBacklog(env, total);
+    const trigramThrough = () => env.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = 'backlog_trigram'")!.through;
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./backlog-child.ts", import.meta.url)), env.databasePath], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await until(() => trigramThrough() > 0, "the child's first trigram slice", 60_000);
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    const killedAt = trigramThrough();
+    expect(killedAt).toBeLessThan(total);
+    expect(indexed(env.db)).toBe(0);
+    // Meanwhile a search covers the rows it holds and the rest, directly.
+    const found = detailsOf<{ matches: GrepMatch[]; truncated: boolean }>(await env.call("lcm_grep", { pattern: "firstling", mode: "full_text" }));
+    expect(found).toMatchObject({ truncated: false, matches: [expect.anything()] });
+    await env.api.engine().maintain({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey });
+    const thread = await startedWorker(env.db);
+    await thread.exited;
+    expect(thread.lastRun).toMatchObject({ ending: "caught-up" });
+    expect(indexed(env.db)).toBe(total);
+    expect(await new SqliteSearchIndex(env.db).verify("messages_fts")).toBeNull();
+    // Caught up: emptied (only FTS5's own records left), its watermark back to 0.
+    expect(trigramThrough()).toBe(0);
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram_data WHERE id > 10")!.n).toBe(0);
   }, HEAVY_TIMEOUT_MS);
 
   it("two gateways on one file: while one's worker holds the lease, the other neither indexes nor starts a worker", async () => {

@@ -1,0 +1,183 @@
+/**
+ * A search while a large backlog is indexed (spec 030, Design 2b): the backlog worker first indexes the waiting
+ * messages by their trigrams (schema 18), and a search reads them through that index, as the full-text index's
+ * candidates are read: complete where reading the rows directly runs out of time, the same answers in both orders as
+ * once everything is indexed, never a row that does not match, and nothing read twice once rows left the gap.
+ */
+import { describe, expect, it } from "vitest";
+import type { GrepMatch } from "../../src/search/grep.js";
+import { messageReader } from "../../src/search/text-readers.js";
+import { searchText } from "../../src/search/text-search.js";
+import { parseTextQuery } from "../../src/text/text-query.js";
+import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
+import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
+import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
+import { BACKLOG_WORKER_MESSAGES } from "../../src/sqlite/backlog-index-thread.js";
+import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
+import type { Database } from "../../src/sqlite/database.js";
+import { assistantMessage, userMessage } from "../helpers/messages.js";
+import { createRecallEnv, detailsOf, MAIN, sessionOf } from "../helpers/recall.js";
+
+type Env = ReturnType<typeof createRecallEnv>;
+const TOTAL = BACKLOG_WORKER_MESSAGES + 2_000;
+const HEAVY_TIMEOUT_MS = 180_000;
+const newest = (db: Database) => db.get<{ id: number }>("SELECT max(message_id) AS id FROM messages")!.id;
+
+/**
+ * A bulk backlog: the oldest message says "firstling"; "alpha" in every third message, a few words more in each
+ * (so relevance has an order); one message where "quokka" and "fjord" are near but not the word "quokkafjord"; two
+ * with "beacon" whose lengths in words and in characters disagree.
+ */
+async function bulkBacklog(env: Env): Promise<void> {
+  const messages = Array.from({ length: TOTAL }, (_, index) => {
+    if (index === 0) return userMessage("note on the firstling item");
+    if (index === 5_000) return userMessage("note: a quokka near the fjord, not the word itself");
+    if (index === 7_000) return userMessage("the quokkafjord rollout note");
+    // Few long words against many short ones: ranked by their length in words, not in characters.
+    if (index === 8_000) return userMessage("beacon supercalifragilistic expialidocious antidisestablishment");
+    if (index === 9_000) return userMessage("beacon ab cd ef gh ij kl mn op qr");
+    const words = index % 3 === 0 ? `alpha ${"and more words ".repeat(index % 7)}` : "plain";
+    return index % 2 ? assistantMessage(`reply ${index} ${words}`) : userMessage(`note ${index} ${words}`);
+  });
+  await env.api.engine().ingestBatch({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey, messages });
+}
+
+/** The backlog worker's run (indexBacklog) stopped once its trigram index covers every message, before it indexes one fully. */
+async function fillTrigramOnly(db: Database): Promise<void> {
+  const trigram = new BacklogTrigram(db);
+  const last = newest(db);
+  await new SqliteSearchIndex(db).indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true, shouldStop: () => trigram.through() >= last });
+}
+
+const grep = async (env: Env, params: Record<string, unknown>) =>
+  detailsOf<{ matches: (GrepMatch & { content?: string })[]; truncated: boolean }>(await env.call("lcm_grep", { allConversations: true, ...params }));
+
+const CASES: Record<string, unknown>[] = [
+  { pattern: "firstling", mode: "full_text" },
+  { pattern: "quokkafjord", mode: "full_text" },
+  { pattern: "alpha", mode: "full_text", sort: "recency", limit: 5 },
+  { pattern: "alpha", mode: "full_text", sort: "relevance", limit: 5 },
+  { pattern: "beacon", mode: "full_text", sort: "relevance", limit: 2 },
+  { pattern: "reply 1[0-9]{3} alpha", mode: "regex", limit: 5 },
+];
+
+describe("a search over a backlog through its trigram index", () => {
+  it("covers the whole backlog within a budget that reading it directly cannot meet", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    const store = new SqliteRetrievalStore(env.db);
+    const reader = messageReader(store, { conversationIds: [env.conversationId(MAIN)], since: null, before: null });
+    // A clock that advances 40 ms per reading: a 100 ms budget reads a few windows of rows directly, no more.
+    let time = 0;
+    const now = () => (time += 40);
+    const request = { query: parseTextQuery("firstling")!, sort: "relevance" as const, limit: 10, budgetMs: 100 };
+    const direct = await searchText(reader, request, now);
+    expect(direct.truncated).toBe(true);
+
+    await fillTrigramOnly(env.db);
+    expect(new SqliteSearchIndex(env.db).through("messages_fts")).toBe(0);
+    const through = await searchText(reader, request, now);
+    expect(through.truncated).toBe(false);
+    expect(through.hits.map((hit) => hit.row.text)).toEqual(["note on the firstling item"]);
+  }, HEAVY_TIMEOUT_MS);
+
+  it("stops reading the trigram index when the budget runs out, and says so", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    await fillTrigramOnly(env.db);
+    const store = new SqliteRetrievalStore(env.db);
+    const reader = messageReader(store, { conversationIds: [env.conversationId(MAIN)], since: null, before: null });
+    // "replain": its trigrams are in the 4,000 replies saying "plain", the word in none: pages of candidates to check.
+    let time = 0;
+    const now = () => (time += 40);
+    const request = { query: parseTextQuery("replain")!, sort: "recency" as const, limit: 5, budgetMs: 100 };
+    const stopped = await searchText(reader, request, now);
+    expect(stopped.truncated).toBe(true);
+    expect(stopped.note).toMatch(/through the backlog's trigram index down to row \d+/);
+    const complete = await searchText(reader, { ...request, budgetMs: 60_000 });
+    expect(complete.truncated).toBe(false);
+    expect(complete.hits).toHaveLength(0);
+  }, HEAVY_TIMEOUT_MS);
+
+  it("a row id used again after the newest messages were removed is not taken as covered by what it held", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    const imported = sessionOf("main", "imported");
+    await env.api.engine().ingestBatch({
+      sessionId: imported.sessionId, sessionKey: imported.sessionKey,
+      messages: Array.from({ length: 500 }, (_, index) => userMessage(`imported line ${index}`)),
+    });
+    await fillTrigramOnly(env.db);
+    const trigram = new BacklogTrigram(env.db);
+    expect(trigram.through()).toBe(newest(env.db));
+    // The import taken back: the newest rows go, and the next messages get their ids again.
+    await new SqliteImportStore(env.db).removeConversation(env.conversationId(imported) as never);
+    expect(trigram.through()).toBe(newest(env.db));
+    const later = sessionOf("main", "later");
+    await env.commit(later, [userMessage("a freshword arrives"), assistantMessage("noted")]);
+    const found = await grep(env, { pattern: "freshword", mode: "full_text" });
+    expect(found).toMatchObject({ truncated: false, matches: [expect.anything()] });
+  }, HEAVY_TIMEOUT_MS);
+
+  it("answers as a fully indexed search does, in both orders, with rows that left the gap read once", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    await fillTrigramOnly(env.db);
+    const index = new SqliteSearchIndex(env.db);
+    const gap = [];
+    for (const params of CASES) gap.push(await grep(env, params));
+    // Half the backlog indexed fully: its rows leave the gap (read from the full-text index, not the trigram one).
+    await index.indexPending({ maxRows: TOTAL / 2 });
+    expect(index.through("messages_fts")).toBeGreaterThan(0);
+    const half = [];
+    for (const params of CASES) half.push(await grep(env, params));
+    // Everything indexed, the trigram index emptied.
+    await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
+    expect(new BacklogTrigram(env.db).through()).toBe(0);
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram_data WHERE id > 10")!.n).toBe(0);
+    for (const [position, params] of CASES.entries()) {
+      const indexed = await grep(env, params);
+      expect(indexed.truncated, JSON.stringify(params)).toBe(false);
+      expect(indexed.matches.length, JSON.stringify(params)).toBeGreaterThan(0);
+      expect(gap[position], JSON.stringify(params)).toEqual(indexed);
+      expect(half[position], JSON.stringify(params)).toEqual(indexed);
+    }
+    // The trigram index found "quokka ... fjord" too (its trigrams are there); the matcher did not return it.
+    expect(JSON.stringify(gap[1]!.matches)).not.toMatch(/quokka near/);
+  }, HEAVY_TIMEOUT_MS);
+
+  it("a fill stopped midway resumes where it stopped; meanwhile a search reads the rows above it as the index's", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    const trigram = new BacklogTrigram(env.db);
+    const index = new SqliteSearchIndex(env.db);
+    // Stopped (the gateway closed, or its process was killed: the open slice rolls back) after the first slices.
+    await index.indexBacklog({ rows: 2_000, budgetMs: 250, analyseFirst: true, shouldStop: () => trigram.through() >= 4_000 });
+    const stoppedAt = trigram.through();
+    expect(stoppedAt).toBeGreaterThanOrEqual(4_000);
+    expect(stoppedAt).toBeLessThan(TOTAL);
+    // Rows above it are read directly meanwhile: the newest and the oldest are found.
+    expect((await grep(env, { pattern: "quokkafjord", mode: "full_text" })).matches).toHaveLength(1);
+    expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    // ... as the index's candidates are, newest first in widening windows: a common word's newest matches are
+    // complete after one window of them, within a budget that reading all 8,000 rows above it would exceed.
+    const store = new SqliteRetrievalStore(env.db);
+    const reader = messageReader(store, { conversationIds: [env.conversationId(MAIN)], since: null, before: null });
+    let time = 0;
+    const now = () => (time += 40);
+    const common = (sort: "recency" | "relevance") => ({ query: parseTextQuery("alpha")!, sort, limit: 5, budgetMs: 100 });
+    const texts = (found: Awaited<ReturnType<typeof searchText>>) => found.hits.map((hit) => hit.row.text);
+    const during = [await searchText(reader, common("recency"), now), await searchText(reader, common("relevance"), now)];
+    for (const found of during) expect(found.truncated).toBe(false);
+    await fillTrigramOnly(env.db);
+    expect(trigram.through()).toBe(newest(env.db));
+    // Each row once: as many entries for a trigram every row holds as rows.
+    const rows = env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram WHERE backlog_trigram MATCH '\"ote\" OR \"ply\"'")!.n;
+    expect(rows).toBe(TOTAL - 2);
+    expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
+    expect(index.through("messages_fts")).toBe(newest(env.db));
+    const indexed = [await searchText(reader, { ...common("recency"), budgetMs: 60_000 }), await searchText(reader, { ...common("relevance"), budgetMs: 60_000 })];
+    expect(during.map(texts)).toEqual(indexed.map(texts));
+  }, HEAVY_TIMEOUT_MS);
+});
