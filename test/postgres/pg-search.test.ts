@@ -89,6 +89,36 @@ describe("PostgreSQL search", () => {
     expect(seqs((await search("common marker \\d+", { mode: "regex", limit: 10 })).matches)).toEqual(expected);
   });
 
+  it("reads a query found in few messages with one read of the whole index, keeping only what the widening windows would read", async () => {
+    // Seqs 1-20 take ids 1-20, seqs 21-40 ids from 120,000 on: past the first window of ids (50,000) read below the
+    // newest. The old seqs 3 and 5 say "zephyrine" three times in three words (the best matches); the new seqs 25, 30,
+    // 35 and 40 say it once among many words.
+    await insertMessages(opened, Array.from({ length: 20 }, (_, index) => (index === 2 || index === 4 ? "zephyrine zephyrine zephyrine" : `old row ${index}`)));
+    await backend.database.run("ALTER TABLE messages ALTER COLUMN message_id RESTART WITH 120000");
+    await insertMessages(opened, Array.from({ length: 20 }, (_, index) =>
+      (index % 5 === 4 ? `a longer newer note ${index} that mentions zephyrine once among many other words` : `new row ${index}`)), { firstSeq: 21 });
+    await backend.searchIndex.indexPending();
+    const windows: { from: number; to: number }[] = [];
+    const retrieval = backend.retrieval;
+    const recording = Object.create(retrieval, {
+      messageTextCandidates: {
+        value: (...args: Parameters<typeof retrieval.messageTextCandidates>) => {
+          windows.push(args[3]);
+          return retrieval.messageTextCandidates(...args);
+        },
+      },
+    }) as typeof retrieval;
+    const searchRecorded = (options: Partial<GrepRequest>) => grep(recording, {
+      pattern: "zephyrine", mode: "full_text", scope: "messages", conversationIds: [1], since: null, before: null, limit: 10, sort: "recency", ...options,
+    }, { now: 100, regexBudgetMs: 10_000, files: new LargeFileReader({ store: backend.store }) });
+    // Six matches, fewer than the limit: the windows would read [70,020, 120,019] and then [1, 70,019]; one read now.
+    expect(seqs((await searchRecorded({})).matches)).toEqual([40, 35, 30, 25, 5, 3]);
+    expect(windows).toEqual([{ from: 1, to: 120_019 }]);
+    // By relevance with a limit of 3, the first window's four matches are enough to rank, so the windows never read
+    // the better old matches: neither does the one read.
+    expect(seqs((await searchRecorded({ sort: "relevance", limit: 3 })).matches)).toEqual([40, 35, 30]);
+  });
+
   it("reads a common word's newest matches in one conversation when other conversations hold the newest ids, by any plan", async () => {
     // Conversation 1: 3,000 messages, "often" in every other one, "seldom" in every 300th; then conversation 2's 3,000
     // newer messages hold both words everywhere. Conversation 1's newest matches must come back, newest first, whether
