@@ -46,4 +46,29 @@ describe("an assemble call's context items", () => {
     // Each item came from the store once, in one walk from the newest down.
     expect(served).toEqual(all.map((item) => item.ordinal));
   });
+
+  it("answers requests made at once (the memory floor's two reads) as the store does, reading each item once", async () => {
+    const harness = createTestEngine({ backend: opened.backend });
+    await harness.newEngine().commitTurn({ sessionId: "s1", advancementKey: "k1", messages: conversation(20) });
+    const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
+    const store = opened.backend.store;
+    const served: number[] = [];
+    const recording = {
+      listContextNewestFirst: async (id: number, before: number | null, limit: number): Promise<ContextItemRecord[]> => {
+        // A server's answer arrives later: the requests made at once overlap.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const page = await store.listContextNewestFirst(id, before, limit);
+        served.push(...page.map((item) => item.ordinal));
+        return page;
+      },
+    };
+    const items = new NewestContextItems(recording, conversationId);
+    const all = await store.listContextNewestFirst(conversationId, null, 100);
+    const requests: [number | null, number][] = [[null, 8], [null, 16], [all[20]!.ordinal + 1, 16], [null, 40]];
+    const answers = await Promise.all(requests.map(([before, limit]) => items.page(before, limit)));
+    for (const [index, [before, limit]] of requests.entries()) {
+      expect(answers[index]).toEqual(await store.listContextNewestFirst(conversationId, before, limit));
+    }
+    expect(served).toEqual(all.map((item) => item.ordinal));
+  });
 });
