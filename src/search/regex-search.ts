@@ -35,10 +35,11 @@ export interface RegexSearchRequest {
   limit: number;
   budgetMs: number;
   /**
-   * Content stored aside to search with the messages: the files not indexed yet (read directly), and where to note
-   * files that could not be read. Absent: stored content is not searched.
+   * Content stored aside to search with the messages: the files not indexed yet (read directly; awaited when stored
+   * content is reached, so the list can be read while the rest is searched), and where to note files that could not
+   * be read. Absent: stored content is not searched.
    */
-  storedContent?: { unindexed: readonly UnindexedFile[]; unreadable: UnreadableFiles };
+  storedContent?: { unindexed: Promise<readonly UnindexedFile[]>; unreadable: UnreadableFiles };
 }
 
 /** A row the regex matched, `text` replaced by a snippet; `at` is where the first match starts in the row's text. */
@@ -231,10 +232,10 @@ async function* fileBatches(
   store: RetrievalStore,
   filter: SearchFilter,
   requirement: IndexRequirement | "none" | null,
-  unindexed: readonly UnindexedFile[],
+  unindexed: Promise<readonly UnindexedFile[]>,
   unreadable: UnreadableFiles,
 ): AsyncGenerator<FileChunkHitRow[]> {
-  yield* unindexedChunks(unindexed, unreadable);
+  yield* unindexedChunks(await unindexed, unreadable);
   if (requirement === "none") return;
   if (requirement !== null) {
     let below: number | null = null;
