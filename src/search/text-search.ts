@@ -281,18 +281,23 @@ async function readSomeWords<Row extends { text: string }>(
     .sort((left, right) => prepared.frequencies[left]! - prepared.frequencies[right]!)
     .slice(0, RARE_TERMS);
   const whole = { from: 1, to: prepared.indexedThrough };
+  const reads: { selection: TextSelection; limit: number }[] = [];
   for (let first = 0; first < Math.min(PAIRED_TERMS, rare.length); first++) {
     for (let second = first + 1; second < Math.min(PAIRED_TERMS, rare.length); second++) {
-      const page = await reader.candidates(prepared, { groups: [[rare[first]!, rare[second]!]] }, whole, PAIR_CANDIDATES);
-      for (const row of page.rows) await take(row);
-      await yieldToEventLoop();
+      reads.push({ selection: { groups: [[rare[first]!, rare[second]!]] }, limit: PAIR_CANDIDATES });
     }
   }
   // A word in more than COMMON_SHARE of the documents adds only its newest mentions: the pairs cover it.
   for (const [position, index] of rare.entries()) {
     if (position >= 2 && prepared.frequencies[index]! > COMMON_SHARE * prepared.documents) break;
-    const page = await reader.candidates(prepared, { groups: [[index]] }, whole, TERM_CANDIDATES);
-    for (const row of page.rows) await take(row);
+    reads.push({ selection: { groups: [[index]] }, limit: TERM_CANDIDATES });
+  }
+  // The reads do not depend on each other: all at once (a server's backend answers them on several connections),
+  // taken in the order above.
+  const pages = reads.map((read) => reader.candidates(prepared, read.selection, whole, read.limit));
+  for (const page of pages) page.catch(() => undefined);
+  for (const page of pages) {
+    for (const row of (await page).rows) await take(row);
     await yieldToEventLoop();
   }
 }
