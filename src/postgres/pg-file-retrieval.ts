@@ -117,8 +117,7 @@ export class PgFileRetrieval {
   async candidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    // The first page starts at the newest chunk, read in the same statement.
-    const top = below === null ? { sql: "(SELECT max(chunk_id) FROM file_chunks)" } : below - 1;
+    const top = below === null ? await this.index.through() : below - 1;
     const params = new SqlParams();
     const scope = fileFilter(params, filter);
     const tsquery = params.add(query);

@@ -134,25 +134,15 @@ export type NewestFirstStep = (from: string, to: string, order: "id" | "index", 
  * and the rows come out newest first, ordered by `id` (the steps' column holding the row id). Null: nothing to read.
  */
 export function newestFirstSql(
-  params: SqlParams, from: number, to: number | { sql: string }, limit: number, id: string, step: NewestFirstStep, probe = PROBE_IDS,
+  params: SqlParams, from: number, to: number, limit: number, id: string, step: NewestFirstStep, probe = PROBE_IDS,
 ): string | null {
-  if ((typeof to === "number" && to < from) || limit <= 0) return null;
+  if (to < from || limit <= 0) return null;
   const wanted = params.add(limit);
-  // `to` as SQL (the newest id, read in the same statement): the steps' bounds are SQL too.
-  if (typeof to !== "number") {
-    if (probe <= 0) return step(params.add(from), to.sql, "index", wanted);
-    const probeFrom = `greatest(${params.add(from)}::bigint, ${to.sql} - ${params.add(probe - 1)})`;
-    return bothSteps(step(probeFrom, to.sql, "id", wanted), step(params.add(from), `${probeFrom} - 1`, "index", wanted), id, wanted);
-  }
   if (probe <= 0) return step(params.add(from), params.add(to), "index", wanted);
   const probeFrom = Math.max(from, to - probe + 1);
   const newest = step(params.add(probeFrom), params.add(to), "id", wanted);
   if (probeFrom <= from) return newest;
-  return bothSteps(newest, step(params.add(from), params.add(probeFrom - 1), "index", wanted), id, wanted);
-}
-
-/** The two steps as one statement: the second only when the first found fewer than `wanted`, newest first by `id`. */
-function bothSteps(newest: string, rest: string, id: string, wanted: string): string {
+  const rest = step(params.add(from), params.add(probeFrom - 1), "index", wanted);
   return `WITH newest AS MATERIALIZED (${newest})
     SELECT * FROM (SELECT * FROM newest UNION ALL SELECT * FROM (${rest}) rest WHERE (SELECT count(*) FROM newest) < ${wanted}) steps
     ORDER BY ${id} DESC LIMIT ${wanted}`;
