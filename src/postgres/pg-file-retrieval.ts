@@ -83,6 +83,25 @@ const REFERENCES_SQL = preparedStatement(`WITH wanted AS (
 SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.created_at
 FROM located l JOIN messages m ON m.message_id = l.message_id`);
 
+/**
+ * The backlog of stored content ($1-$3: the scope as `fileFilter` writes it) and, newest first, at most $4 stored files
+ * in scope waiting for the index and $4 that could not be read; a prepared statement (its text never changes).
+ */
+const UNINDEXED_SQL = (() => {
+  const params = new SqlParams();
+  const scope = fileFilter(params, { conversationIds: [], since: null, before: null });
+  const wanted = params.add(0);
+  return preparedStatement(`SELECT b.files AS backlog_files, b.bytes AS backlog_bytes, b.through AS backlog_through, u.* FROM (${BACKLOG_SELECT}) b
+    LEFT JOIN LATERAL (
+      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+       FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+       WHERE f.state = 'pending' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})
+      UNION ALL
+      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+       FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+       WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})) u ON true`);
+})();
+
 export class PgFileRetrieval {
   constructor(private readonly reader: PgSearchReader, private readonly index: PgFileIndex, private readonly text: PgTextSearch) {}
 
@@ -163,23 +182,13 @@ export class PgFileRetrieval {
   }
 
   private async listUnindexed(filter: SearchFilter, limit: number) {
-    const params = new SqlParams();
-    const scope = fileFilter(params, filter);
-    const wanted = params.add(limit);
     const rows = await this.reader.rows<Omit<ChunkHitSql, "chunk_id" | "byte_start" | "byte_end" | "line_start"> & {
       state: "pending" | "unavailable" | null; indexed_bytes: number; indexed_lines: number; reason: string | null;
       backlog_files: number; backlog_bytes: number | null; backlog_through: number | null;
     }>(
       "stored files not indexed",
-      `SELECT b.files AS backlog_files, b.bytes AS backlog_bytes, b.through AS backlog_through, u.* FROM (${BACKLOG_SELECT}) b LEFT JOIN LATERAL (
-         (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
-          FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-          WHERE f.state = 'pending' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})
-         UNION ALL
-         (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
-          FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-          WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})) u ON true`,
-      params.values,
+      UNINDEXED_SQL,
+      [filter.conversationIds, filter.since ?? Number.MIN_SAFE_INTEGER, filter.before ?? MAX_TIME, limit],
     );
     const first = rows[0];
     const backlog: FileBacklog = { files: first?.backlog_files ?? 0, bytes: Math.max(0, first?.backlog_bytes ?? 0), through: first?.backlog_through ?? 0 };
