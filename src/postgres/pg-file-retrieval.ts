@@ -22,7 +22,7 @@ import { BACKLOG_SELECT, type PgFileIndex, storedFilePath } from "./pg-file-inde
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidatePage, MAX_TIME, newestFirstOrder, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
+import { candidateIdsSql, candidatePage, MAX_TIME, newestFirstOrder, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
 import { selectionShare } from "./pg-message-candidates.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
@@ -140,9 +140,7 @@ export class PgFileRetrieval {
     const params = new SqlParams();
     const scope = fileFilter(params, filter);
     const tsquery = params.add(query);
-    const ids = newestFirstSql(params, 1, top, pageSize, "chunk_id", (from, to, order, wanted) =>
-      `SELECT chunk_id FROM file_chunks WHERE document @@ ${tsquery}::tsquery AND chunk_id >= ${from} AND chunk_id <= ${to}
-       ORDER BY ${newestFirstOrder("chunk_id", order)} LIMIT ${wanted}`);
+    const ids = candidateIdsSql(params, "file_chunks", "chunk_id", tsquery, top, pageSize);
     const rows = ids === null ? [] : await this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
       "stored-content regex candidates",
       `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${scope}) AS in_scope

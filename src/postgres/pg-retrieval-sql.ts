@@ -149,6 +149,16 @@ export function newestFirstSql(
 }
 
 /**
+ * A regex candidate page's ids (`newestFirstSql`): up to `limit` rows of index `table` (row id column `id`) matching the
+ * tsquery placeholder `tsquery` with ids in [1, to], newest first. Null: nothing to read.
+ */
+export function candidateIdsSql(params: SqlParams, table: string, id: string, tsquery: string, to: number, limit: number): string | null {
+  return newestFirstSql(params, 1, to, limit, id, (from, upTo, order, wanted) =>
+    `SELECT ${id} FROM ${table} WHERE document @@ ${tsquery}::tsquery AND ${id} >= ${from} AND ${id} <= ${upTo}
+     ORDER BY ${newestFirstOrder(id, order)} LIMIT ${wanted}`);
+}
+
+/**
  * The probe for a full-text read whose matches are an estimated `share` of the rows: enough ids to hold `limit`
  * matches three times over, or 0 (read the GIN index at once) when that would be more than MAX_PROBE_IDS.
  */

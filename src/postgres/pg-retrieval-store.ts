@@ -40,6 +40,7 @@ import { PgTextSearch, requirementQuery } from "./pg-text-search.js";
 import { PgRecallReads } from "./pg-recall-reads.js";
 import { PgMessageCandidates, selectionShare } from "./pg-message-candidates.js";
 import {
+  candidateIdsSql,
   candidatePage,
   containsClause,
   MAX_TIME,
@@ -128,9 +129,7 @@ export class PgRetrievalStore implements RetrievalStore {
     const params = new SqlParams();
     const scope = messageFilter(params, filter);
     const tsquery = params.add(query);
-    const ids = newestFirstSql(params, 1, (below ?? MAX_TIME) - 1, pageSize, "message_id", (from, to, order, wanted) =>
-      `SELECT message_id FROM message_search WHERE document @@ ${tsquery}::tsquery AND message_id >= ${from} AND message_id <= ${to}
-       ORDER BY ${newestFirstOrder("message_id", order)} LIMIT ${wanted}`);
+    const ids = candidateIdsSql(params, "message_search", "message_id", tsquery, (below ?? MAX_TIME) - 1, pageSize);
     const rows = ids === null ? [] : await this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
       "message regex candidates",
       `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
@@ -148,9 +147,7 @@ export class PgRetrievalStore implements RetrievalStore {
     const params = new SqlParams();
     const scope = summaryFilter(params, filter);
     const tsquery = params.add(query);
-    const ids = newestFirstSql(params, 1, (below ?? MAX_TIME) - 1, pageSize, "summary_id", (from, to, order, wanted) =>
-      `SELECT summary_id FROM summary_search WHERE document @@ ${tsquery}::tsquery AND summary_id >= ${from} AND summary_id <= ${to}
-       ORDER BY ${newestFirstOrder("summary_id", order)} LIMIT ${wanted}`);
+    const ids = candidateIdsSql(params, "summary_search", "summary_id", tsquery, (below ?? MAX_TIME) - 1, pageSize);
     const rows = ids === null ? [] : await this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
       "summary regex candidates",
       `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
