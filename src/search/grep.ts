@@ -80,7 +80,7 @@ export async function grep(
   if (request.scope === "files") return grepFiles(options.files, request, options.regexBudgetMs);
   const filter: SearchFilter = { conversationIds: request.conversationIds, since: request.since, before: request.before };
   const unreadable: UnreadableFiles = new Map();
-  // Read while the search prepares its query and reads the rest (it needs the list only once it reads stored content).
+  // Read while a full-text search prepares its query (it needs the list only once it reads stored content).
   const storedFiles = request.scope !== "summaries" && filter.conversationIds.length > 0
     ? store.unindexedFiles(filter, UNINDEXED_FILES)
     : Promise.resolve({ files: [], unsearchable: [] });
@@ -89,7 +89,7 @@ export async function grep(
   for (const pending of [storedFiles, unindexedFiles]) pending.catch(() => undefined);
   const result = request.mode === "full_text"
     ? await grepText(store, request, filter, unindexedFiles, unreadable, options.regexBudgetMs)
-    : await grepRegex(store, request, filter, unindexedFiles, unreadable, options.regexBudgetMs);
+    : await grepRegex(store, request, filter, (await storedFiles).files, unreadable, options.regexBudgetMs);
   const stored = await storedFiles;
   const unavailable = [
     ...stored.unsearchable.map((file) => ({ fileId: file.fileId, fileName: file.fileName, status: "unreadable" as const, reason: file.reason })),
@@ -101,8 +101,7 @@ export async function grep(
 }
 
 async function grepRegex(
-  store: RetrievalStore, request: GrepRequest, filter: SearchFilter, unindexed: Promise<readonly UnindexedFile[]>, unreadable: UnreadableFiles,
-  budgetMs: number,
+  store: RetrievalStore, request: GrepRequest, filter: SearchFilter, unindexed: readonly UnindexedFile[], unreadable: UnreadableFiles, budgetMs: number,
 ): Promise<GrepResult> {
   const regex = compileSearchRegex(request.pattern);
   const scope = request.scope as SearchScope;

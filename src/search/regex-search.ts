@@ -35,11 +35,10 @@ export interface RegexSearchRequest {
   limit: number;
   budgetMs: number;
   /**
-   * Content stored aside to search with the messages: the files not indexed yet (read directly; awaited when stored
-   * content is reached, so the list can be read while the rest is searched), and where to note files that could not
-   * be read. Absent: stored content is not searched.
+   * Content stored aside to search with the messages: the files not indexed yet (read directly), and where to note
+   * files that could not be read. Absent: stored content is not searched.
    */
-  storedContent?: { unindexed: Promise<readonly UnindexedFile[]>; unreadable: UnreadableFiles };
+  storedContent?: { unindexed: readonly UnindexedFile[]; unreadable: UnreadableFiles };
 }
 
 /** A row the regex matched, `text` replaced by a snippet; `at` is where the first match starts in the row's text. */
@@ -232,10 +231,10 @@ async function* fileBatches(
   store: RetrievalStore,
   filter: SearchFilter,
   requirement: IndexRequirement | "none" | null,
-  unindexed: Promise<readonly UnindexedFile[]>,
+  unindexed: readonly UnindexedFile[],
   unreadable: UnreadableFiles,
 ): AsyncGenerator<FileChunkHitRow[]> {
-  yield* unindexedChunks(await unindexed, unreadable);
+  yield* unindexedChunks(unindexed, unreadable);
   if (requirement === "none") return;
   if (requirement !== null) {
     let below: number | null = null;
