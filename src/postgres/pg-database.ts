@@ -26,21 +26,6 @@ export interface PgOptions {
   planner?: Record<string, string>;
 }
 
-/**
- * Connections a new pool opens at once beside its first statement's: a turn's reads run several statements at once
- * (a message and its parts, the memory floor's two reads), and each connection opened on demand first waits for the
- * server to start a backend for it, one after another on a cold pool.
- */
-const WARM_CONNECTIONS = 3;
-
-/** Opens `count` connections and leaves them idle in `pool`; a failure is left to the statements that follow. */
-function warm(pool: Pool, count: number): void {
-  for (let index = 0; index < count; index++) {
-    // Best effort: a connection that cannot open now fails the statement that needs it, with its own error.
-    pool.connect().then((client) => client.release(), () => undefined);
-  }
-}
-
 /** SQLSTATEs after which the whole transaction may simply run again. */
 const RETRYABLE = new Set(["40001", "40P01"]);
 /** SQLSTATE classes that mean the server could not take the write: connection, resources, server shutdown, read-only. */
@@ -85,7 +70,6 @@ export class PgDatabase implements PgQueryable {
       const pool = new pg.Pool(config);
       // An idle client whose server went away emits here; without a listener the process would crash.
       pool.on("error", () => {});
-      warm(pool, Math.min(WARM_CONNECTIONS, config.max! - 1));
       return pool;
     }).catch((error: unknown) => {
       this.poolOpening = null;
