@@ -67,6 +67,7 @@ export class Assembler {
     const context = new NewestContextItems(this.deps.store, request.conversationId);
     let selection = await this.select(context, budget);
     let floor: MemoryFloor | null = null;
+    let loading: Promise<Sized[]> | null = null;
     if (wanted && selection.olderLeftOut !== null) {
       const room = Math.max(0, Math.min(MEMORY_FLOOR_TOKENS, Math.floor(wanted.roomTokens)));
       // The floor's cost comes out of the budget when the budget holds it (beyond it otherwise, up to its room): what
@@ -74,6 +75,9 @@ export class Assembler {
       const first = await this.floorFor(context, selection, wanted.storedMessages, room);
       if (first.tokens < budget) {
         selection = await this.select(context, budget - first.tokens);
+        // The selection is loaded while its floor is built (on a server's backend, a round trip saved).
+        loading = this.load([...selection.items].reverse());
+        loading.catch(() => undefined);
         floor = await this.floorFor(context, selection, wanted.storedMessages, first.tokens);
       } else {
         selection = { items: [], oversizedNewest: [], olderLeftOut: selection.newestLeftOut, newestLeftOut: selection.newestLeftOut };
@@ -81,7 +85,7 @@ export class Assembler {
       }
     }
     let boundedNewest = false;
-    let kept = repairToolPairing(await this.load(selection.items.reverse()));
+    let kept = repairToolPairing(await (loading ?? this.load([...selection.items].reverse())));
     if (kept.length === 0 && selection.oversizedNewest.length > 0) {
       // Nothing fits whole: show the newest unit bounded, if even that can be made to fit.
       const oversized = repairToolPairing(await this.load(selection.oversizedNewest.reverse()));
@@ -111,8 +115,8 @@ export class Assembler {
   /** The memory floor for what a selection leaves out, within `room` tokens. */
   private async floorFor(context: NewestContextItems, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
     const from = selection.olderLeftOut ?? selection.newestLeftOut;
-    const summary = from === null ? null : await this.newestSummaryFrom(context, from);
-    const timestamp = from === null ? 0 : await this.timeOf(context, from);
+    // Both at once (on a server's backend, a round trip saved).
+    const [summary, timestamp] = from === null ? [null, 0] : await Promise.all([this.newestSummaryFrom(context, from), this.timeOf(context, from)]);
     return buildMemoryFloor({ storedMessages, summary, roomTokens: room, timestamp, tokens: this.deps.tokens });
   }
 

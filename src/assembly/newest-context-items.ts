@@ -11,11 +11,19 @@ export class NewestContextItems {
   /** Items read so far, newest first, contiguous from the newest. */
   private readonly items: ContextItemRecord[] = [];
   private readAll = false;
+  /** Pages are answered one after another, so callers running at once never read the same items twice. */
+  private reading: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly store: Pick<ContextStore, "listContextNewestFirst">, private readonly conversationId: ConversationId) {}
 
   /** As ContextStore.listContextNewestFirst: at most `limit` items with ordinal < `beforeOrdinal` (null: from the newest). */
-  async page(beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
+  page(beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
+    const answer = this.reading.then(() => this.pageInTurn(beforeOrdinal, limit));
+    this.reading = answer.catch(() => undefined);
+    return answer;
+  }
+
+  private async pageInTurn(beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]> {
     if (limit <= 0) return [];
     for (;;) {
       const start = this.indexBelow(beforeOrdinal);

@@ -36,10 +36,15 @@ export function storedFilePath(recorded: string): string {
   return isAbsolute(recorded) ? recorded : resolve(recorded);
 }
 
-/** Files waiting for the index, their bytes not indexed yet, and the highest chunk id in the index. */
-const BACKLOG_SQL = preparedStatement(`SELECT count(*)::int AS files, sum(l.byte_size - f.indexed_bytes)::float8 AS bytes,
+/**
+ * Files waiting for the index, their bytes not indexed yet, and the highest chunk id in the index (the full-text look-up
+ * reads it in its own statement, pg-text-search.ts).
+ */
+export const BACKLOG_SELECT = `SELECT count(*)::int AS files, sum(l.byte_size - f.indexed_bytes)::float8 AS bytes,
     (SELECT max(chunk_id) FROM file_chunks) AS through
-  FROM file_index f JOIN large_files l ON l.file_id = f.file_id WHERE f.state = 'pending'`);
+  FROM file_index f JOIN large_files l ON l.file_id = f.file_id WHERE f.state = 'pending'`;
+
+const BACKLOG_SQL = preparedStatement(BACKLOG_SELECT);
 
 export class PgFileIndex {
   private readonly dictionary: PgTermDictionary;

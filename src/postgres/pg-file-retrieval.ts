@@ -18,11 +18,11 @@ import type {
 } from "../store/retrieval-store.js";
 import { analyzeDocument } from "../text/text-analysis.js";
 import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
-import { type PgFileIndex, storedFilePath } from "./pg-file-index.js";
+import { BACKLOG_SELECT, type PgFileIndex, storedFilePath } from "./pg-file-index.js";
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidatePage, MAX_TIME, newestFirst, newestFirstOrder, probeFor, SqlParams } from "./pg-retrieval-sql.js";
+import { candidateIdsSql, candidatePage, MAX_TIME, newestFirstOrder, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
 import { selectionShare } from "./pg-message-candidates.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
@@ -83,12 +83,38 @@ const REFERENCES_SQL = preparedStatement(`WITH wanted AS (
 SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.created_at
 FROM located l JOIN messages m ON m.message_id = l.message_id`);
 
+/**
+ * The backlog of stored content ($1-$3: the scope as `fileFilter` writes it) and, newest first, at most $4 stored files
+ * in scope waiting for the index and $4 that could not be read; a prepared statement (its text never changes).
+ */
+const UNINDEXED_SQL = (() => {
+  const params = new SqlParams();
+  const scope = fileFilter(params, { conversationIds: [], since: null, before: null });
+  const wanted = params.add(0);
+  return preparedStatement(`SELECT b.files AS backlog_files, b.bytes AS backlog_bytes, b.through AS backlog_through, u.* FROM (${BACKLOG_SELECT}) b
+    LEFT JOIN LATERAL (
+      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+       FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+       WHERE f.state = 'pending' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})
+      UNION ALL
+      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+       FROM file_index f JOIN large_files l ON l.file_id = f.file_id
+       WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})) u ON true`);
+})();
+
 export class PgFileRetrieval {
   constructor(private readonly reader: PgSearchReader, private readonly index: PgFileIndex, private readonly text: PgTextSearch) {}
 
+  /**
+   * The query's words looked up in the chunks' index with its backlog (one statement); when the search indexes a
+   * small backlog itself, they are looked up again after it (the dictionary is written with the index).
+   */
   async prepare(terms: PreparedTextQuery["terms"]): Promise<PreparedTextQuery> {
-    const through = await this.catchUp();
-    return this.text.prepare("files", terms, through, through);
+    const first = await this.text.prepare("files", terms, 0);
+    const backlog = { files: first.state.waiting, bytes: first.state.bytes, through: first.state.through };
+    if (!indexesItself(backlog)) return first.prepared;
+    await this.caughtUp(backlog);
+    return (await this.text.prepare("files", terms, 0)).prepared;
   }
 
   async textCandidates(
@@ -96,17 +122,14 @@ export class PgFileRetrieval {
   ): Promise<TextCandidates<FileChunkHitRow>> {
     const query = this.text.expression(prepared, selection);
     const probe = probeFor(selectionShare(prepared, selection), limit);
-    const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
-      const params = new SqlParams();
-      return this.reader.rows<ChunkHitSql & { word_count: number }>(
-        "stored-content candidates",
-        `SELECT ${CHUNK_HIT}, c.word_count FROM file_chunks c ${CHUNK_JOINS}
-         WHERE c.document @@ ${params.add(query)}::tsquery AND c.chunk_id >= ${params.add(from)} AND c.chunk_id <= ${params.add(to)}
-           AND ${fileFilter(params, filter)}
-         ORDER BY ${newestFirstOrder("c.chunk_id", order)} LIMIT ${params.add(wanted)}`,
-        params.values,
-      );
-    }, probe);
+    const params = new SqlParams();
+    const scope = fileFilter(params, filter);
+    const tsquery = params.add(query);
+    const sql = newestFirstSql(params, window.from, Math.min(window.to, prepared.indexedThrough), limit, "chunk_id", (from, to, order, wanted) =>
+      `SELECT ${CHUNK_HIT}, c.word_count FROM file_chunks c ${CHUNK_JOINS}
+       WHERE c.document @@ ${tsquery}::tsquery AND c.chunk_id >= ${from} AND c.chunk_id <= ${to} AND ${scope}
+       ORDER BY ${newestFirstOrder("c.chunk_id", order)} LIMIT ${wanted}`, probe);
+    const rows = sql === null ? [] : await this.reader.rows<ChunkHitSql & { word_count: number }>("stored-content candidates", sql, params.values);
     return { rows: rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), limitReached: rows.length >= limit };
   }
 
@@ -114,19 +137,17 @@ export class PgFileRetrieval {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
     const top = below === null ? await this.index.through() : below - 1;
-    const rows = await newestFirst(1, top, pageSize, (from, to, order, wanted) => {
-      const params = new SqlParams();
-      return this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
-        "stored-content regex candidates",
-        `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${fileFilter(params, filter)}) AS in_scope
-         FROM (SELECT chunk_id FROM file_chunks WHERE document @@ ${params.add(query)}::tsquery
-                 AND chunk_id >= ${params.add(from)} AND chunk_id <= ${params.add(to)}
-               ORDER BY ${newestFirstOrder("chunk_id", order)} LIMIT ${params.add(wanted)}) h
-         JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
-         ORDER BY c.chunk_id DESC`,
-        params.values,
-      );
-    });
+    const params = new SqlParams();
+    const scope = fileFilter(params, filter);
+    const tsquery = params.add(query);
+    const ids = candidateIdsSql(params, "file_chunks", "chunk_id", tsquery, top, pageSize);
+    const rows = ids === null ? [] : await this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
+      "stored-content regex candidates",
+      `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${scope}) AS in_scope
+       FROM (${ids}) h JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
+       ORDER BY c.chunk_id DESC`,
+      params.values,
+    );
     return candidatePage(rows, pageSize, toHit, (row) => row.created_at);
   }
 
@@ -145,27 +166,34 @@ export class PgFileRetrieval {
     return this.index.through();
   }
 
+  /**
+   * Stored files in scope not indexed yet and those that could not be read, with the backlog in the same statement;
+   * listed again after the search indexed a small backlog itself.
+   */
   async unindexed(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }> {
-    await this.catchUp();
-    const params = new SqlParams();
-    const scope = fileFilter(params, filter);
-    const wanted = params.add(limit);
+    let listed = await this.listUnindexed(filter, limit);
+    if (indexesItself(listed.backlog)) {
+      await this.caughtUp(listed.backlog);
+      listed = await this.listUnindexed(filter, limit);
+    }
+    return { files: listed.files, unsearchable: listed.unsearchable };
+  }
+
+  private async listUnindexed(filter: SearchFilter, limit: number) {
     const rows = await this.reader.rows<Omit<ChunkHitSql, "chunk_id" | "byte_start" | "byte_end" | "line_start"> & {
-      state: "pending" | "unavailable"; indexed_bytes: number; indexed_lines: number; reason: string | null;
+      state: "pending" | "unavailable" | null; indexed_bytes: number; indexed_lines: number; reason: string | null;
+      backlog_files: number; backlog_bytes: number | null; backlog_through: number | null;
     }>(
       "stored files not indexed",
-      `(SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
-        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-        WHERE f.state = 'pending' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})
-       UNION ALL
-       (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
-        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-        WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})`,
-      params.values,
+      UNINDEXED_SQL,
+      [filter.conversationIds, filter.since ?? Number.MIN_SAFE_INTEGER, filter.before ?? MAX_TIME, limit],
     );
+    const first = rows[0];
+    const backlog: FileBacklog = { files: first?.backlog_files ?? 0, bytes: Math.max(0, first?.backlog_bytes ?? 0), through: first?.backlog_through ?? 0 };
     const files = rows.filter((row) => row.state === "pending");
     const unsearchable = rows.filter((row) => row.state === "unavailable");
     return {
+      backlog,
       files: files.map((row) => ({
         fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), conversationId: row.conversation_id, messageId: row.message_id,
         createdAt: row.created_at, path: storedFilePath(row.storage_path), indexedBytes: row.indexed_bytes, indexedLines: row.indexed_lines,
@@ -208,13 +236,19 @@ export class PgFileRetrieval {
     return found;
   }
 
-  /** Indexes a small backlog of stored content (a search's own catch-up); returns the highest chunk id indexed. */
-  private async catchUp(): Promise<number> {
-    const backlog = await this.index.backlog();
-    if (backlog.files === 0 || backlog.bytes > SEARCH_INDEXES_FILE_BYTES_UP_TO) return backlog.through;
+  /** After `backlog` was read: indexes it when small (a search's own catch-up); returns the highest chunk id indexed. */
+  private async caughtUp(backlog: FileBacklog): Promise<number> {
+    if (!indexesItself(backlog)) return backlog.through;
     await this.index.indexPending(backlog.bytes + 1);
     return (await this.index.backlog()).through;
   }
+}
+
+type FileBacklog = Awaited<ReturnType<PgFileIndex["backlog"]>>;
+
+/** Whether a search indexes the stored content waiting itself: some, and at most SEARCH_INDEXES_FILE_BYTES_UP_TO. */
+function indexesItself(backlog: FileBacklog): boolean {
+  return backlog.files > 0 && backlog.bytes <= SEARCH_INDEXES_FILE_BYTES_UP_TO;
 }
 
 function toHit(row: ChunkHitSql): FileChunkHitRow {

@@ -120,25 +120,42 @@ export function candidatePage<Sql extends { candidate: number; in_scope: boolean
 /** Ids the first step of a newest-first index read examines in id order (newestFirst), by default. */
 const PROBE_IDS = 2_000;
 
+/** One step of a newest-first read (`newestFirstSql`): its SELECT of rows with ids in [from, to] in `order`, at most `limit`. */
+export type NewestFirstStep = (from: string, to: string, order: "id" | "index", limit: string) => string;
+
 /**
- * Reads up to `limit` rows newest first with ids in [from, to], in two steps, so that neither plan PostgreSQL may
- * pick for "matches ORDER BY id DESC LIMIT n" runs long. The newest `probe` ids are read in id order (a common word
- * fills the limit there; the planner may take the primary key backwards, at most `probe` rows), then the rest with
- * `order` "index": the SQL orders by `id + 0`, which keeps the planner off the primary key's order (that plan reads
- * every row of the table for a word found nowhere: 300 ms at 100k messages) so the GIN index drives it (its cost is
- * the matches). A `probe` of 0 reads the GIN index at once (a rare query). `read` gets the id range, the order, and
- * how many rows are still wanted.
+ * The SQL of a read of up to `limit` rows newest first with ids in [from, to], in two steps, so that neither plan
+ * PostgreSQL may pick for "matches ORDER BY id DESC LIMIT n" runs long. The newest `probe` ids are read in id order (a
+ * common word fills the limit there; the planner may take the primary key backwards, at most `probe` rows), then the
+ * rest with `order` "index": the SQL orders by `id + 0`, which keeps the planner off the primary key's order (that plan
+ * reads every row of the table for a word found nowhere: 300 ms at 100k messages) so the GIN index drives it (its cost
+ * is the matches). A `probe` of 0 reads the GIN index at once (a rare query). Both steps are one statement (a round
+ * trip saved): the second runs only when the first found fewer than `limit` (a one-time filter on the first's count),
+ * and the rows come out newest first, ordered by `id` (the steps' column holding the row id). Null: nothing to read.
  */
-export async function newestFirst<Row>(
-  from: number, to: number, limit: number, read: (from: number, to: number, order: "id" | "index", limit: number) => Promise<Row[]>,
-  probe = PROBE_IDS,
-): Promise<Row[]> {
-  if (to < from || limit <= 0) return [];
-  if (probe <= 0) return read(from, to, "index", limit);
+export function newestFirstSql(
+  params: SqlParams, from: number, to: number, limit: number, id: string, step: NewestFirstStep, probe = PROBE_IDS,
+): string | null {
+  if (to < from || limit <= 0) return null;
+  const wanted = params.add(limit);
+  if (probe <= 0) return step(params.add(from), params.add(to), "index", wanted);
   const probeFrom = Math.max(from, to - probe + 1);
-  const newest = await read(probeFrom, to, "id", limit);
-  if (newest.length >= limit || probeFrom <= from) return newest;
-  return [...newest, ...(await read(from, probeFrom - 1, "index", limit - newest.length))];
+  const newest = step(params.add(probeFrom), params.add(to), "id", wanted);
+  if (probeFrom <= from) return newest;
+  const rest = step(params.add(from), params.add(probeFrom - 1), "index", wanted);
+  return `WITH newest AS MATERIALIZED (${newest})
+    SELECT * FROM (SELECT * FROM newest UNION ALL SELECT * FROM (${rest}) rest WHERE (SELECT count(*) FROM newest) < ${wanted}) steps
+    ORDER BY ${id} DESC LIMIT ${wanted}`;
+}
+
+/**
+ * A regex candidate page's ids (`newestFirstSql`): up to `limit` rows of index `table` (row id column `id`) matching the
+ * tsquery placeholder `tsquery` with ids in [1, to], newest first. Null: nothing to read.
+ */
+export function candidateIdsSql(params: SqlParams, table: string, id: string, tsquery: string, to: number, limit: number): string | null {
+  return newestFirstSql(params, 1, to, limit, id, (from, upTo, order, wanted) =>
+    `SELECT ${id} FROM ${table} WHERE document @@ ${tsquery}::tsquery AND ${id} >= ${from} AND ${id} <= ${upTo}
+     ORDER BY ${newestFirstOrder(id, order)} LIMIT ${wanted}`);
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
   FileChunkHitRow,
   FileReference,
   IndexRequirement,
+  IndexState,
   MessageHitRow,
   MessageText,
   PreparedTextQuery,
@@ -39,14 +40,15 @@ import { PgTextSearch, requirementQuery } from "./pg-text-search.js";
 import { PgRecallReads } from "./pg-recall-reads.js";
 import { PgMessageCandidates, selectionShare } from "./pg-message-candidates.js";
 import {
+  candidateIdsSql,
   candidatePage,
   containsClause,
   MAX_TIME,
   MESSAGE_HIT,
   messageFilter,
   MIN_TIME,
-  newestFirst,
   newestFirstOrder,
+  newestFirstSql,
   SqlParams,
   SUMMARY_HIT,
   summaryFilter,
@@ -81,8 +83,11 @@ export class PgRetrievalStore implements RetrievalStore {
 
   async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
     if (source === "files") return this.files.prepare(terms);
-    const { through, newest } = await this.index.catchUp(source, SEARCH_INDEXES_UP_TO);
-    return this.text.prepare(source, terms, through, newest);
+    // The index's state is read with the query's words (one statement). When the search indexes a small backlog
+    // itself, the words are looked up again after it (the dictionary is written with the index).
+    const first = await this.text.prepare(source, terms, SEARCH_INDEXES_UP_TO);
+    const indexed = await this.index.catchUpAfter(source, first.state, SEARCH_INDEXES_UP_TO);
+    return indexed ? (await this.text.prepare(source, terms, SEARCH_INDEXES_UP_TO)).prepared : first.prepared;
   }
 
   async messageTextCandidates(
@@ -98,67 +103,58 @@ export class PgRetrievalStore implements RetrievalStore {
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<SummaryHitRow>> {
     const query = this.text.expression(prepared, selection);
-    const rows = await newestFirst(window.from, Math.min(window.to, prepared.indexedThrough), limit, (from, to, order, wanted) => {
-      const params = new SqlParams();
-      return this.reader.rows<SummaryHitSql & { content: string; word_count: number }>(
-        "summary candidates",
-        `SELECT ${SUMMARY_HIT}, s.content, x.word_count
-         FROM summary_search x JOIN summaries s ON s.id = x.summary_id
-         WHERE x.document @@ ${params.add(query)}::tsquery AND x.summary_id >= ${params.add(from)} AND x.summary_id <= ${params.add(to)}
-           AND ${summaryFilter(params, filter)}
-         ORDER BY ${newestFirstOrder("x.summary_id", order)} LIMIT ${params.add(wanted)}`,
-        params.values,
-      );
-    });
+    const params = new SqlParams();
+    const scope = summaryFilter(params, filter);
+    const tsquery = params.add(query);
+    const sql = newestFirstSql(params, window.from, Math.min(window.to, prepared.indexedThrough), limit, "id", (from, to, order, wanted) =>
+      `SELECT ${SUMMARY_HIT}, s.content, x.word_count
+       FROM summary_search x JOIN summaries s ON s.id = x.summary_id
+       WHERE x.document @@ ${tsquery}::tsquery AND x.summary_id >= ${from} AND x.summary_id <= ${to} AND ${scope}
+       ORDER BY ${newestFirstOrder("x.summary_id", order)} LIMIT ${wanted}`);
+    const rows = sql === null ? [] : await this.reader.rows<SummaryHitSql & { content: string; word_count: number }>("summary candidates", sql, params.values);
     return {
       rows: rows.map((row) => ({ ...toSummaryHit(row, fromPgText(row.content)), wordCount: row.word_count })),
       limitReached: rows.length >= limit,
     };
   }
 
-  async indexState(): Promise<{ messagesThrough: number; summariesThrough: number }> {
+  async indexState(): Promise<IndexState> {
     const [messages, summaries] = await Promise.all([this.index.catchUp("messages", SEARCH_INDEXES_UP_TO), this.index.catchUp("summaries", SEARCH_INDEXES_UP_TO)]);
-    return { messagesThrough: messages.through, summariesThrough: summaries.through };
+    return { messagesThrough: messages.through, summariesThrough: summaries.through, messagesNewest: messages.newest, summariesNewest: summaries.newest };
   }
 
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const rows = await newestFirst(1, (below ?? MAX_TIME) - 1, pageSize, (from, to, order, wanted) => {
-      const params = new SqlParams();
-      const scope = messageFilter(params, filter);
-      return this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
-        "message regex candidates",
-        `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
-           CASE WHEN ${scope} THEN m.content END AS content, CASE WHEN ${scope} THEN ${argumentSpansSql("m")} END AS spans
-         FROM (SELECT message_id FROM message_search WHERE document @@ ${params.add(query)}::tsquery
-                 AND message_id >= ${params.add(from)} AND message_id <= ${params.add(to)}
-               ORDER BY ${newestFirstOrder("message_id", order)} LIMIT ${params.add(wanted)}) c
-         JOIN messages m ON m.message_id = c.message_id
-         ORDER BY c.message_id DESC`,
-        params.values,
-      );
-    });
+    const params = new SqlParams();
+    const scope = messageFilter(params, filter);
+    const tsquery = params.add(query);
+    const ids = candidateIdsSql(params, "message_search", "message_id", tsquery, (below ?? MAX_TIME) - 1, pageSize);
+    const rows = ids === null ? [] : await this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
+      "message regex candidates",
+      `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
+         CASE WHEN ${scope} THEN m.content END AS content, CASE WHEN ${scope} THEN ${argumentSpansSql("m")} END AS spans
+       FROM (${ids}) c JOIN messages m ON m.message_id = c.message_id
+       ORDER BY c.message_id DESC`,
+      params.values,
+    );
     return candidatePage(rows, pageSize, (row) => toMessageHit(row, row.content === null ? "" : toSearchableText(row.content, row.spans)), (row) => row.created_at);
   }
 
   async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const rows = await newestFirst(1, (below ?? MAX_TIME) - 1, pageSize, (from, to, order, wanted) => {
-      const params = new SqlParams();
-      const scope = summaryFilter(params, filter);
-      return this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
-        "summary regex candidates",
-        `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
-         FROM (SELECT summary_id FROM summary_search WHERE document @@ ${params.add(query)}::tsquery
-                 AND summary_id >= ${params.add(from)} AND summary_id <= ${params.add(to)}
-               ORDER BY ${newestFirstOrder("summary_id", order)} LIMIT ${params.add(wanted)}) c
-         JOIN summaries s ON s.id = c.summary_id
-         ORDER BY c.summary_id DESC`,
-        params.values,
-      );
-    });
+    const params = new SqlParams();
+    const scope = summaryFilter(params, filter);
+    const tsquery = params.add(query);
+    const ids = candidateIdsSql(params, "summary_search", "summary_id", tsquery, (below ?? MAX_TIME) - 1, pageSize);
+    const rows = ids === null ? [] : await this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
+      "summary regex candidates",
+      `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
+       FROM (${ids}) c JOIN summaries s ON s.id = c.summary_id
+       ORDER BY c.summary_id DESC`,
+      params.values,
+    );
     return candidatePage(rows, pageSize, (row) => toSummaryHit(row, row.content === null ? "" : fromPgText(row.content)), (row) => row.latest_at);
   }
 

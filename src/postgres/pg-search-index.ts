@@ -49,13 +49,30 @@ export function toSearchableText(content: string, spans: string | null): string 
   return spans === null ? text : searchableText(text, JSON.parse(spans) as [number, number][]);
 }
 
-/** Per source, in one statement: rows waiting (at most $1 counted), the watermark and the newest id (`catchUp`). */
-const CATCH_UP_SQL = Object.fromEntries((["messages", "summaries"] as const).map((source) => {
+/**
+ * Per source, one row: rows waiting (at most `atMost` counted: a placeholder), the watermark and the newest id
+ * (`catchUp`; the full-text look-up reads it in its own statement, pg-text-search.ts).
+ */
+export function catchUpStateSql(source: IndexSource, atMost: string): string {
   const { pending, id } = SOURCES[source];
   const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
-  return [source, preparedStatement(`SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT $1) w) AS waiting,
-    coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`)];
-})) as Record<IndexSource, PgStatement>;
+  return `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT ${atMost}) w) AS waiting,
+    coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`;
+}
+
+const CATCH_UP_SQL = Object.fromEntries((["messages", "summaries"] as const).map((source) => [source, preparedStatement(catchUpStateSql(source, "$1"))])) as Record<IndexSource, PgStatement>;
+
+/** What a search reads of an index before using it: rows waiting, the watermark, the newest id. */
+export interface IndexState {
+  waiting: number;
+  through: number;
+  newest: number;
+}
+
+/** Whether a search indexes the rows waiting itself (some, at most `atMost`) before reading the index. */
+function needsCatchUp(state: IndexState, atMost: number): boolean {
+  return state.waiting > 0 && state.waiting <= atMost;
+}
 
 export class PgSearchIndex implements SearchIndex {
   private readonly dictionary: PgTermDictionary;
@@ -98,12 +115,22 @@ export class PgSearchIndex implements SearchIndex {
    * In one statement: how many rows of `source` wait for the index (at most `atMost` + 1 counted), and `through`.
    * A search's catch-up: when at most `atMost` wait, indexes them and reads the state again.
    */
-  async catchUp(source: IndexSource, atMost: number): Promise<{ waiting: number; through: number; newest: number }> {
-    const read = async () => (await this.db.row<{ waiting: number; through: number; newest: number }>(CATCH_UP_SQL[source], [atMost + 1]))!;
+  async catchUp(source: IndexSource, atMost: number): Promise<IndexState> {
+    const read = async () => (await this.db.row<IndexState>(CATCH_UP_SQL[source], [atMost + 1]))!;
     const state = await read();
-    if (state.waiting === 0 || state.waiting > atMost) return state;
+    if (!needsCatchUp(state, atMost)) return state;
     await this.indexSource(source, atMost);
     return read();
+  }
+
+  /**
+   * The indexing of `catchUp` after its state was read elsewhere (`state`: with a full-text look-up); whether it
+   * indexed (then what was read with the state is out of date).
+   */
+  async catchUpAfter(source: IndexSource, state: IndexState, atMost: number): Promise<boolean> {
+    if (!needsCatchUp(state, atMost)) return false;
+    await this.indexSource(source, atMost);
+    return true;
   }
 
   async indexPending(options: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number } = {}): Promise<IndexProgress> {

@@ -12,7 +12,9 @@ import { isImplicitPrefix } from "../text/text-matcher.js";
 import type { QueryTerm } from "../text/text-query.js";
 import type { IndexRequirement, PreparedTextQuery, TextSelection } from "../store/retrieval-store.js";
 import { anyOrAlways, lexemeOf, phraseQuery, queryWord } from "./pg-search-document.js";
+import { BACKLOG_SELECT } from "./pg-file-index.js";
 import { type PgQueryable, type PgStatement, preparedStatement } from "./pg-queryable.js";
+import { catchUpStateSql } from "./pg-search-index.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 
 /** The indexes: their table, row id, and name in search_index_stats. */
@@ -49,6 +51,17 @@ function prefixSuccessor(start: string): string | null {
   return characters.join("") + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
 }
 
+/**
+ * An index's state as a search reads it with its look-up: rows waiting for the index (stored content: files), how far
+ * it reaches (`through`), the newest row id, and (stored content) the bytes waiting.
+ */
+export interface IndexReadState {
+  waiting: number;
+  through: number;
+  newest: number;
+  bytes: number;
+}
+
 interface PgPrepared extends PreparedTextQuery {
   prefixMatch: PrefixMatch[];
 }
@@ -79,12 +92,25 @@ function sampleSql(index: IndexName, query: string): string {
 }
 
 /**
- * Per index, in one statement: each term's stems ($1-$3: positions, stem keys, the words themselves) and listed prefixes
- * ($4-$7: positions, starts, LIKE patterns, the first string past the prefix), the index's counts ($8: its name), and
- * the newest matches of each term to count ($9-$10: positions, tsqueries as typed).
+ * The state a search reads of an index with its look-up (`IndexReadState`): for messages and summaries their catch-up
+ * (rows waiting, at most $11 counted), for stored content its backlog.
+ */
+function stateSql(index: IndexName): string {
+  if (index === "files") {
+    return `SELECT files AS waiting, coalesce(through, 0) AS through, coalesce(through, 0) AS newest, ceil(coalesce(bytes, 0))::bigint AS bytes
+      FROM (${BACKLOG_SELECT}) backlog`;
+  }
+  return `SELECT waiting, through, newest, 0::bigint AS bytes FROM (${catchUpStateSql(index, "$11")}) caught`;
+}
+
+/**
+ * Per index, in one statement (one snapshot): each term's stems ($1-$3: positions, stem keys, the words themselves) and
+ * listed prefixes ($4-$7: positions, starts, LIKE patterns, the first string past the prefix), the index's counts ($8:
+ * its name), the newest matches of each term to count ($9-$10: positions, tsqueries as typed), and the index's state.
  */
 function lookUpSql(index: IndexName): string {
-  return `SELECT t.position, 'stem' AS kind, d.term, NULL::bigint AS documents, NULL::bigint AS total_words
+  return `WITH state AS MATERIALIZED (${stateSql(index)})
+  SELECT t.position, 'stem' AS kind, d.term, NULL::bigint AS documents, NULL::bigint AS total_words
   FROM unnest($1::int[], $2::text[], $3::text[]) AS t (position, key, word)
   CROSS JOIN LATERAL (SELECT term FROM search_terms WHERE (stem = t.key OR term = t.key) AND term <> t.word LIMIT ${MAX_FORMS}) d
   UNION ALL
@@ -97,7 +123,11 @@ function lookUpSql(index: IndexName): string {
   SELECT -1, 'counts', NULL, documents, total_words FROM search_index_stats WHERE name = $8
   UNION ALL
   SELECT t.position, 'sample', NULL, typed.count, typed.oldest
-  FROM unnest($9::int[], $10::text[]) AS t (position, typed) CROSS JOIN LATERAL ${sampleSql(index, "t.typed")} typed`;
+  FROM unnest($9::int[], $10::text[]) AS t (position, typed) CROSS JOIN LATERAL ${sampleSql(index, "t.typed")} typed
+  UNION ALL
+  SELECT -2, 'state', NULL, waiting::bigint, through::bigint FROM state
+  UNION ALL
+  SELECT -3, 'newest', NULL, newest::bigint, bytes FROM state`;
 }
 
 const LOOK_UP_SQL = Object.fromEntries((Object.keys(INDEXES) as IndexName[]).map((index) => [index, preparedStatement(lookUpSql(index))])) as Record<IndexName, PgStatement>;
@@ -106,22 +136,25 @@ export class PgTextSearch {
   constructor(private readonly reader: PgSearchReader) {}
 
   /**
-   * Forms and frequencies of `terms` in an index whose rows reach `indexedThrough`, in one statement (every term's
-   * dictionary look-ups, the index's counts and the matches of each term PostgreSQL's statistics do not list), and a
-   * second one only for a term found nowhere as typed (counted through its forms).
+   * Forms and frequencies of `terms` in an index, and its state (`IndexReadState`: how far it reaches; rows waiting,
+   * at most `atMost` + 1 counted), in one statement (every term's dictionary look-ups, the index's counts, the matches
+   * of each term PostgreSQL's statistics do not list, the state: one snapshot, a round trip for all), and a second
+   * one only for a term found nowhere as typed that has other forms (counted through them). The caller indexes a
+   * small backlog itself and prepares again (the dictionary is written with the index).
    */
-  async prepare(index: IndexName, terms: QueryTerm[], indexedThrough: number, newest: number): Promise<PreparedTextQuery> {
+  async prepare(index: IndexName, terms: QueryTerm[], atMost: number): Promise<{ prepared: PreparedTextQuery; state: IndexReadState }> {
     return this.reader.each("look-up of the query's words", async (reads) => {
       const common = await this.commonShares(reads, index);
       const shares = terms.map((term) => (term.isStopword || term.words.length !== 1 ? undefined : common.get(lexemeOf(term.words[0]!).lexeme)));
       const counted = terms.flatMap((term, position) => (!term.isStopword && shares[position] === undefined ? [position] : []));
-      const looked = await this.lookUp(reads, index, terms, counted);
+      const looked = await this.lookUp(reads, index, terms, counted, atMost);
+      const { state } = looked;
       const prepared: PgPrepared = {
         terms, forms: looked.forms, prefixMatch: looked.prefixMatch, frequencies: [], documents: looked.documents,
-        averageWords: looked.totalWords / Math.max(1, looked.documents), indexedThrough, newest,
+        averageWords: looked.totalWords / Math.max(1, looked.documents), indexedThrough: state.through, newest: state.newest,
       };
       prepared.frequencies = await this.frequencies(reads, index, prepared, shares, looked.samples);
-      return prepared;
+      return { prepared, state };
     });
   }
 
@@ -129,26 +162,37 @@ export class PgTextSearch {
    * Each term's stems and listed prefixes (one B-tree range each), the index's counts, and for each term of `counted`
    * its newest FREQUENCY_SAMPLE matches as typed (`samples`), all in one statement.
    */
-  private async lookUp(reads: PgQueryable, index: IndexName, terms: QueryTerm[], counted: number[]) {
+  private async lookUp(reads: PgQueryable, index: IndexName, terms: QueryTerm[], counted: number[], atMost: number) {
     const lookups = terms.map(termLookups);
     const stemmed = lookups.flatMap((lookup, position) => (lookup.stemKey === null ? [] : [{ position, key: lookup.stemKey, word: terms[position]!.words[0]! }]));
     const listed = lookups.flatMap((lookup, position) => (lookup.start !== null && /[^0-9]/.test(lookup.start) ? [{ position, start: lookup.start }] : []));
-    const rows = await reads.rows<{ position: number; kind: "stem" | "prefix" | "counts" | "sample"; term: string | null; documents: number | null; total_words: number | null }>(
+    const rows = await reads.rows<{
+      position: number; kind: "stem" | "prefix" | "counts" | "sample" | "state" | "newest"; term: string | null; documents: number | null; total_words: number | null;
+    }>(
       LOOK_UP_SQL[index],
       [
         stemmed.map((each) => each.position), stemmed.map((each) => each.key), stemmed.map((each) => each.word),
         listed.map((each) => each.position), listed.map((each) => each.start),
         listed.map((each) => `${each.start.replace(/[\\%_]/g, (character) => `\\${character}`)}%`), listed.map((each) => prefixSuccessor(each.start)),
         index, counted, counted.map((position) => phraseQuery(terms[position]!.words)),
+        ...(index === "files" ? [] : [atMost + 1]),
       ],
     );
     const forms = terms.map(() => ({ stems: [] as string[], prefixes: [] as string[] }));
     let documents = 0;
     let totalWords = 0;
     const samples = new Map<number, Sample>();
-    // A sample row carries its count and oldest id in the counts' two number columns.
+    const state: IndexReadState = { waiting: 0, through: 0, newest: 0, bytes: 0 };
+    // Sample and state rows carry their numbers in the counts' two number columns.
     for (const row of rows) {
       if (row.kind === "sample") samples.set(row.position, { count: row.documents ?? 0, oldest: row.total_words });
+      else if (row.kind === "state") {
+        state.waiting = row.documents ?? 0;
+        state.through = row.total_words ?? 0;
+      } else if (row.kind === "newest") {
+        state.newest = row.documents ?? 0;
+        state.bytes = row.total_words ?? 0;
+      }
       else if (row.kind === "counts") {
         documents = row.documents ?? 0;
         totalWords = row.total_words ?? 0;
@@ -164,7 +208,7 @@ export class PgTextSearch {
       return term.prefix || start.length >= MIN_NATIVE_PREFIX ? "native" : "none";
     });
     for (const form of forms) form.prefixes.sort();
-    return { forms, prefixMatch, documents, totalWords, samples };
+    return { forms, prefixMatch, documents, totalWords, samples, state };
   }
 
   /**
@@ -196,7 +240,9 @@ export class PgTextSearch {
     reads: PgQueryable, index: IndexName, prepared: PgPrepared, shares: (number | undefined)[], samples: Map<number, Sample>,
   ): Promise<number[]> {
     const { documents, terms } = prepared;
-    const absent = [...samples].filter(([, sample]) => sample.count === 0).map(([position]) => position);
+    // A term with no form besides its words as typed is found nowhere through its forms either.
+    const absent = [...samples].filter(([position, sample]) => sample.count === 0 && termQuery(prepared, position) !== phraseQuery(terms[position]!.words))
+      .map(([position]) => position);
     if (absent.length > 0) {
       const rows = await reads.rows<{ position: number; count: number; oldest: number | null }>(
         `SELECT t.position, formed.count, formed.oldest

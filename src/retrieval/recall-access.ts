@@ -50,6 +50,13 @@ export class RecallAccess {
       throw new LcmError("invalid_input", 'Pass either "conversationId" or "allConversations", not both.', { parameter: "conversationId" });
     }
     if (isExpansionSessionKey(caller.sessionKey)) return this.resolveForGrant(caller, request);
+    // Every conversation the caller may read is listed while the current one is found (they do not depend on each
+    // other; on a server's backend, a round trip saved); handled here too, so a failure of the first leaves no
+    // unhandled rejection behind.
+    const listed = request.allConversations && request.conversationId === undefined
+      ? this.deps.store.listRecallConversationIds(this.deps.allowCrossAgentRecall ? null : caller.agentId)
+      : null;
+    listed?.catch(() => undefined);
     const current = await this.currentConversation(caller);
     const currentConversationId = current?.conversationId ?? null;
     const currentWindowTokens = current?.lastWindowTokens ?? null;
@@ -64,9 +71,8 @@ export class RecallAccess {
       }
       return { conversationIds: [conversation.conversationId], kind: "conversation", currentConversationId, currentWindowTokens, grant: null };
     }
-    if (request.allConversations) {
-      const agentId = this.deps.allowCrossAgentRecall ? null : caller.agentId;
-      const conversationIds = await this.deps.store.listRecallConversationIds(agentId);
+    if (listed) {
+      const conversationIds = await listed;
       return { conversationIds, kind: "all", currentConversationId, currentWindowTokens, grant: null };
     }
     return { conversationIds: current ? [current.conversationId] : [], kind: "current", currentConversationId, currentWindowTokens, grant: null };

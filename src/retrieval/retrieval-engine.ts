@@ -105,12 +105,16 @@ export class RetrievalEngine {
   }
 
   async grep(request: GrepRequest): Promise<GrepResult> {
+    // The archives are read while the search runs (on a server's backend, a round trip saved); handled here too, so a
+    // search that fails first leaves no unhandled rejection behind.
+    const archived = request.conversationIds.length > 0 ? this.deps.store.archivesOf?.(request.conversationIds, ARCHIVES_NAMED) : undefined;
+    archived?.catch(() => undefined);
     const result = await grep(this.deps.store, request, {
       now: this.deps.clock.now(),
       regexBudgetMs: this.deps.regexBudgetMs ?? DEFAULT_REGEX_BUDGET_MS,
       files: this.deps.fileSearch,
     });
-    const archives = request.conversationIds.length > 0 ? (await this.deps.store.archivesOf?.(request.conversationIds, ARCHIVES_NAMED)) ?? [] : [];
+    const archives = (await archived) ?? [];
     if (archives.length === 0) return result;
     // Archived text is not searched: say where it is, so "no match" is never taken for "never said".
     const named = archives.map((archive) => archive.kind === "messages"

@@ -231,9 +231,12 @@ function recencyNote(stopped: string | null, request: GrepRequest, unranked: str
 /** For each message match (by conversation and seq): the summary that now stands for it in the context. */
 async function coveringSummaries(store: RetrievalStore, messages: readonly MessageMatch[]): Promise<Map<string, SummaryId | null>> {
   const result = new Map<string, SummaryId | null>();
-  for (const conversationId of new Set(messages.map((match) => match.conversationId))) {
-    const seqs = messages.filter((match) => match.conversationId === conversationId).map((match) => match.seq);
-    for (const [seq, summaryId] of await store.coveringSummaryIds(conversationId, seqs)) result.set(`${conversationId}:${seq}`, summaryId);
+  // One read per conversation, all at once (a server's backend answers them on separate connections).
+  const conversationIds = [...new Set(messages.map((match) => match.conversationId))];
+  const covering = await Promise.all(conversationIds.map((conversationId) =>
+    store.coveringSummaryIds(conversationId, messages.filter((match) => match.conversationId === conversationId).map((match) => match.seq))));
+  for (const [index, conversationId] of conversationIds.entries()) {
+    for (const [seq, summaryId] of covering[index]!) result.set(`${conversationId}:${seq}`, summaryId);
   }
   return result;
 }

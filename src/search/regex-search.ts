@@ -8,7 +8,7 @@
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type {
-  CandidatePage, ContainsFilter, FileChunkHitRow, IndexRequirement, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, UnindexedFile,
+  CandidatePage, ContainsFilter, FileChunkHitRow, IndexRequirement, IndexState, MessageHitRow, RetrievalStore, SearchFilter, SummaryHitRow, UnindexedFile,
 } from "../store/retrieval-store.js";
 import type { SearchRegex } from "./regex-policy.js";
 import { planPrefilter, type RegexPrefilter, suffixMatch } from "./regex-prefilter.js";
@@ -82,8 +82,8 @@ export async function regexSearch(
     // Index a small backlog first: the term dictionary is written with the index.
     const indexed = await store.indexState();
     const requirement = searchesMessages ? await messageRequirement(store, prefilter) : prefilter.requirement;
-    const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter, indexed.summariesThrough));
-    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, requirement, indexed.messagesThrough, indexed.messagesBacklogThrough ?? 0)) : [];
+    const summaries = request.scope === "messages" ? [] : await run(summaryBatches(store, request.filter, prefilter, indexed));
+    const messages = searchesMessages ? await run(messageBatches(store, request.filter, prefilter, requirement, indexed)) : [];
     const stored = request.storedContent;
     const files = searchesMessages && stored
       ? await runKeepingText(fileBatches(store, request.filter, requirement, stored.unindexed, stored.unreadable))
@@ -174,13 +174,14 @@ async function* messageBatches(
   filter: SearchFilter,
   prefilter: RegexPrefilter,
   requirement: IndexRequirement | "none" | null,
-  through: number,
-  backlogThrough: number,
+  indexed: IndexState,
 ): AsyncGenerator<MessageHitRow[]> {
+  const through = indexed.messagesThrough;
   if (requirement !== null) {
-    let to = (await store.maxMessageId()) + 1;
+    let to = indexed.messagesNewest + 1;
     // The trigram index holds rows folded: it answers for ASCII literals only (a folded row holds them all the same).
     const literals = prefilter.containsAny?.every((literal) => /^[\x20-\x7e]+$/.test(literal)) ? prefilter.containsAny : null;
+    const backlogThrough = indexed.messagesBacklogThrough ?? 0;
     const floor = store.backlogMessages && literals && backlogThrough > through ? Math.min(backlogThrough, to - 1) : through;
     while (to > floor + 1) {
       const from = Math.max(floor + 1, to - WINDOW_ROWS);
@@ -203,7 +204,7 @@ async function* messageBatches(
     return;
   }
   const single = filter.conversationIds.length === 1 ? filter.conversationIds[0]! : null;
-  let to = (single !== null ? await store.maxMessageSeq(single) : await store.maxMessageId()) + 1;
+  let to = (single !== null ? await store.maxMessageSeq(single) : indexed.messagesNewest) + 1;
   while (to > 1) {
     const from = Math.max(1, to - WINDOW_ROWS);
     yield single !== null
@@ -213,9 +214,10 @@ async function* messageBatches(
   }
 }
 
-async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter, through: number): AsyncGenerator<SummaryHitRow[]> {
+async function* summaryBatches(store: RetrievalStore, filter: SearchFilter, prefilter: RegexPrefilter, indexed: IndexState): AsyncGenerator<SummaryHitRow[]> {
   if (filter.conversationIds.length === 0) return;
-  let to = (await store.maxSummaryRowId()) + 1;
+  const through = indexed.summariesThrough;
+  let to = indexed.summariesNewest + 1;
   const requirement = prefilter.requirement;
   const floor = requirement ? through + 1 : 1;
   while (to > floor) {

@@ -166,7 +166,10 @@ export async function searchText<Row extends { text: string }>(
     // widening windows' time starts, which it would otherwise use up before the second window.
     await backlog?.readAhead({ groups }, wantAll);
     const indexDeadline = Math.min(started + request.budgetMs, now() + INDEX_TIME_MS);
-    const all = await readIndexed(candidates, top, { groups }, wantAll, request.limit, indexDeadline, now, (row) => consider(row, row.wordCount, false));
+    // Few matches in all the index (and no backlog's trigram index in front of it, whose rows the frequencies do not
+    // count): one read instead of the widening windows.
+    const oneRead = !backlog && fewMatches(prepared, { groups }, wantAll) ? (row: Row) => reader.idOf(row) : null;
+    const all = await readIndexed(candidates, top, { groups }, wantAll, request.limit, indexDeadline, now, (row) => consider(row, row.wordCount, false), oneRead);
     if (all.stoppedAt !== null) {
       truncated = true;
       notes.push(`Only matches from row ${all.stoppedAt} on were ranked (the search stops widening after ${INDEX_TIME_MS} ms); use "since"/"before" to reach older history.`);
@@ -221,7 +224,8 @@ function meaningful(terms: readonly QueryTerm[]): QueryTerm[] {
 
 /**
  * Reads indexed candidates of `selection` newest first, in widening windows, until `want` rows, or `enough` rows
- * at the end of a window, or the deadline.
+ * at the end of a window, or the deadline. With `oneRead` (the ids of rows, given when few documents match), one read
+ * of the whole range instead, cut where the windows would have stopped.
  */
 async function readIndexed<Row extends { text: string }>(
   candidates: CandidateRead<Row>,
@@ -232,10 +236,19 @@ async function readIndexed<Row extends { text: string }>(
   deadline: number,
   now: () => number,
   take: (row: Row & { wordCount: number }) => Promise<void>,
+  oneRead: ((row: Row) => number) | null,
 ): Promise<{ stoppedAt: number | null }> {
   let to = top;
   let width = FIRST_WINDOW;
   let read = 0;
+  if (to > FIRST_WINDOW && oneRead) {
+    // So few matches in all the index that one read of it costs what the first window would: one read instead of
+    // several (on a server's backend, round trips saved), cut where the windows would have stopped (same rows).
+    const page = await candidates(selection, { from: 1, to }, want);
+    for (const row of windowedPrefix(page.rows, oneRead, to, enough)) await take(row);
+    await yieldToEventLoop();
+    return { stoppedAt: null };
+  }
   while (to >= 1 && read < want) {
     if (read > 0 && now() > deadline) return { stoppedAt: to + 1 };
     const from = Math.max(1, to - width + 1);
@@ -250,6 +263,33 @@ async function readIndexed<Row extends { text: string }>(
     width *= 4;
   }
   return { stoppedAt: null };
+}
+
+/**
+ * Whether the index holds at most `want` documents matching `selection` by the prepared frequencies: a group cannot
+ * match more documents than its rarest term does, so the groups' rarest terms added up bound the matches.
+ */
+function fewMatches(prepared: PreparedTextQuery, selection: TextSelection, want: number): boolean {
+  let bound = 0;
+  for (const group of selection.groups) {
+    if (group.length === 0) return false;
+    bound += Math.min(...group.map((index) => prepared.frequencies[index] ?? Number.POSITIVE_INFINITY));
+  }
+  return bound <= want;
+}
+
+/**
+ * Of the newest matches in all the index (newest first), those `readIndexed`'s widening windows from `to` down would
+ * have read: up to the end of the first window by which `enough` were read.
+ */
+function windowedPrefix<Row>(rows: readonly Row[], idOf: (row: Row) => number, to: number, enough: number): Row[] {
+  let from = to - FIRST_WINDOW + 1;
+  for (let width = FIRST_WINDOW; from > 1; width *= 4, from -= width) {
+    const read = rows.findIndex((row) => idOf(row) < from);
+    if (read === -1) return [...rows];
+    if (read >= enough) return rows.slice(0, read);
+  }
+  return [...rows];
 }
 
 /**
@@ -268,18 +308,23 @@ async function readSomeWords<Row extends { text: string }>(
     .sort((left, right) => prepared.frequencies[left]! - prepared.frequencies[right]!)
     .slice(0, RARE_TERMS);
   const whole = { from: 1, to: top };
+  const reads: { selection: TextSelection; limit: number }[] = [];
   for (let first = 0; first < Math.min(PAIRED_TERMS, rare.length); first++) {
     for (let second = first + 1; second < Math.min(PAIRED_TERMS, rare.length); second++) {
-      const page = await candidates({ groups: [[rare[first]!, rare[second]!]] }, whole, PAIR_CANDIDATES);
-      for (const row of page.rows) await take(row);
-      await yieldToEventLoop();
+      reads.push({ selection: { groups: [[rare[first]!, rare[second]!]] }, limit: PAIR_CANDIDATES });
     }
   }
   // A word in more than COMMON_SHARE of the documents adds only its newest mentions: the pairs cover it.
   for (const [position, index] of rare.entries()) {
     if (position >= 2 && prepared.frequencies[index]! > COMMON_SHARE * prepared.documents) break;
-    const page = await candidates({ groups: [[index]] }, whole, TERM_CANDIDATES);
-    for (const row of page.rows) await take(row);
+    reads.push({ selection: { groups: [[index]] }, limit: TERM_CANDIDATES });
+  }
+  // The reads do not depend on each other: all at once (a server's backend answers them on several connections),
+  // taken in the order above.
+  const pages = reads.map((read) => candidates(read.selection, whole, read.limit));
+  for (const page of pages) page.catch(() => undefined);
+  for (const page of pages) {
+    for (const row of (await page).rows) await take(row);
     await yieldToEventLoop();
   }
 }

@@ -97,8 +97,12 @@ export class RecallService {
   }
 
   async describe(reader: RecallReader, id: string, scopeRequest: ScopeRequest, page: FilePageOptions = {}): Promise<Description> {
+    // The id is looked up while the scope is resolved (on a server's backend, a round trip saved); nothing it read is
+    // shown before `authorize`. Handled here too, so a scope that fails first leaves no unhandled rejection behind.
+    const locating = this.deps.recall.retrieval.locate(id, "id");
+    locating.catch(() => undefined);
     const scope = await this.scope(reader, scopeRequest);
-    const located = await this.deps.recall.retrieval.locate(id, "id");
+    const located = await locating;
     if (!located) throw notFound(id, "id");
     await this.authorize(reader, scope, located, id, "id");
     // An agent's file page fits its model window, a client's its limit (retrieval/window-share.ts).

@@ -21,6 +21,7 @@ import type {
   FileChunkHitRow,
   FileReference,
   IndexRequirement,
+  IndexState,
   MessageHitRow,
   MessageText,
   PreparedTextQuery,
@@ -138,11 +139,12 @@ export class SqliteRetrievalStore implements RetrievalStore {
     };
   }
 
-  async indexState(): Promise<{ messagesThrough: number; summariesThrough: number; messagesBacklogThrough: number }> {
+  async indexState(): Promise<IndexState> {
     await this.index.indexIfAtMost("messages_fts", SEARCH_INDEXES_UP_TO);
     await this.index.indexIfAtMost("summaries_fts", SEARCH_INDEXES_UP_TO);
     return {
       messagesThrough: this.index.through("messages_fts"), summariesThrough: this.index.through("summaries_fts"),
+      messagesNewest: await this.maxMessageId(), summariesNewest: await this.maxSummaryRowId(),
       messagesBacklogThrough: this.backlog.through(),
     };
   }

@@ -28,6 +28,17 @@ export interface SearchFilter {
   before: number | null;
 }
 
+/** How far the message and summary indexes reach (`RetrievalStore.indexState`). */
+export interface IndexState {
+  messagesThrough: number;
+  summariesThrough: number;
+  /** The newest ids stored (`maxMessageId`, `maxSummaryRowId`), read with the state. */
+  messagesNewest: number;
+  summariesNewest: number;
+  /** SQLite, during a backlog run: messages up to this id are in the backlog's trigram index (`backlogMessages`). */
+  messagesBacklogThrough?: number;
+}
+
 /** Which documents a full-text search reads: messages, summaries, or chunks of content stored aside. */
 export type TextSource = "messages" | "summaries" | "files";
 
@@ -234,10 +245,10 @@ export interface RetrievalStore {
   summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>>;
   /**
    * How far each index reaches, after indexing a small backlog itself: rows above `messagesThrough` /
-   * `summariesThrough` are not in the index yet and are read with the scan methods, those up to
-   * `messagesBacklogThrough` (SQLite, during a backlog run) through `backlogMessages`.
+   * `summariesThrough` are not in the index yet and are read with the scan methods (up to the newest ids stored), those
+   * up to `messagesBacklogThrough` (SQLite, during a backlog run) through `backlogMessages`.
    */
-  indexState(): Promise<{ messagesThrough: number; summariesThrough: number; messagesBacklogThrough?: number }>;
+  indexState(): Promise<IndexState>;
   /**
    * For each fragment (lowercase ASCII letters and digits, with a letter), the indexed words that end with it,
    * from the term dictionary; a fragment maps to null when more than `limit` words end with it.

@@ -19,20 +19,30 @@ describe("an assemble call's context items", () => {
     await opened.close();
   });
 
-  it("answers each request as the store does and reads each item from the store once", async () => {
+  /** A conversation of 20 exchanges (40 context items) committed in one turn; its id. */
+  async function storeConversation(): Promise<number> {
     const harness = createTestEngine({ backend: opened.backend });
     await harness.newEngine().commitTurn({ sessionId: "s1", advancementKey: "k1", messages: conversation(20) });
-    const conversationId = (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
-    const store = opened.backend.store;
-    const served: number[] = [];
-    const recording = {
+    return (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!.conversationId;
+  }
+
+  /** The store's listContextNewestFirst answering after `delayMs`, each item it serves recorded in `served`. */
+  function recordingStore(served: number[], delayMs: number) {
+    return {
       listContextNewestFirst: async (id: number, before: number | null, limit: number): Promise<ContextItemRecord[]> => {
-        const page = await store.listContextNewestFirst(id, before, limit);
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        const page = await opened.backend.store.listContextNewestFirst(id, before, limit);
         served.push(...page.map((item) => item.ordinal));
         return page;
       },
     };
-    const items = new NewestContextItems(recording, conversationId);
+  }
+
+  it("answers each request as the store does and reads each item from the store once", async () => {
+    const conversationId = await storeConversation();
+    const store = opened.backend.store;
+    const served: number[] = [];
+    const items = new NewestContextItems(recordingStore(served, 0), conversationId);
     const all = await store.listContextNewestFirst(conversationId, null, 100);
     expect(all).toHaveLength(40);
     const ordinal = (index: number) => all[index]!.ordinal;
@@ -44,6 +54,21 @@ describe("an assemble call's context items", () => {
       expect(await items.page(before, limit)).toEqual(await store.listContextNewestFirst(conversationId, before, limit));
     }
     // Each item came from the store once, in one walk from the newest down.
+    expect(served).toEqual(all.map((item) => item.ordinal));
+  });
+
+  it("answers requests made at once (the memory floor's two reads) as the store does, reading each item once", async () => {
+    const conversationId = await storeConversation();
+    const store = opened.backend.store;
+    const served: number[] = [];
+    // A server's answer arrives later: the requests made at once overlap.
+    const items = new NewestContextItems(recordingStore(served, 5), conversationId);
+    const all = await store.listContextNewestFirst(conversationId, null, 100);
+    const requests: [number | null, number][] = [[null, 8], [null, 16], [all[20]!.ordinal + 1, 16], [null, 40]];
+    const answers = await Promise.all(requests.map(([before, limit]) => items.page(before, limit)));
+    for (const [index, [before, limit]] of requests.entries()) {
+      expect(answers[index]).toEqual(await store.listContextNewestFirst(conversationId, before, limit));
+    }
     expect(served).toEqual(all.map((item) => item.ordinal));
   });
 });

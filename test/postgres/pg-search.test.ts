@@ -4,6 +4,8 @@
  * past its timeout fails with a clear error; documents beyond tsvector's limits (16,383 positions, 256 per word, 2 KB
  * words, 1 MB) are still found.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
@@ -14,7 +16,8 @@ import { PgRetrievalStore } from "../../src/postgres/pg-retrieval-store.js";
 import { PgSearchIndex } from "../../src/postgres/pg-search-index.js";
 import { grep, type GrepRequest } from "../../src/search/grep.js";
 import { openTestBackend, type TestBackend } from "../helpers/backends.js";
-import { insertMessages } from "../helpers/sql-fixtures.js";
+import { insertMessages, runFixtureSql } from "../helpers/sql-fixtures.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 describe("PostgreSQL search", () => {
   let opened: TestBackend;
@@ -87,6 +90,51 @@ describe("PostgreSQL search", () => {
     const expected = [2501, 2401, 2301, 2201, 2101, 2001, 1901, 1801, 1701, 1601];
     expect(seqs((await search("marker", { limit: 10 })).matches)).toEqual(expected);
     expect(seqs((await search("common marker \\d+", { mode: "regex", limit: 10 })).matches)).toEqual(expected);
+  });
+
+  it("reads a query found in few messages with one read of the whole index, keeping only what the widening windows would read", async () => {
+    // Seqs 1-20 take ids 1-20, seqs 21-40 ids from 120,000 on: past the first window of ids (50,000) read below the
+    // newest. The old seqs 3 and 5 say "zephyrine" three times in three words (the best matches); the new seqs 25, 30,
+    // 35 and 40 say it once among many words.
+    await insertMessages(opened, Array.from({ length: 20 }, (_, index) => (index === 2 || index === 4 ? "zephyrine zephyrine zephyrine" : `old row ${index}`)));
+    await backend.database.run("ALTER TABLE messages ALTER COLUMN message_id RESTART WITH 120000");
+    await insertMessages(opened, Array.from({ length: 20 }, (_, index) =>
+      (index % 5 === 4 ? `a longer newer note ${index} that mentions zephyrine once among many other words` : `new row ${index}`)), { firstSeq: 21 });
+    await backend.searchIndex.indexPending();
+    const windows: { from: number; to: number }[] = [];
+    const retrieval = backend.retrieval;
+    const recording = Object.create(retrieval, {
+      messageTextCandidates: {
+        value: (...args: Parameters<typeof retrieval.messageTextCandidates>) => {
+          windows.push(args[3]);
+          return retrieval.messageTextCandidates(...args);
+        },
+      },
+    }) as typeof retrieval;
+    const searchRecorded = (options: Partial<GrepRequest>) => grep(recording, {
+      pattern: "zephyrine", mode: "full_text", scope: "messages", conversationIds: [1], since: null, before: null, limit: 10, sort: "recency", ...options,
+    }, { now: 100, regexBudgetMs: 10_000, files: new LargeFileReader({ store: backend.store }) });
+    // Six matches, fewer than the limit: the windows would read [70,020, 120,019] and then [1, 70,019]; one read now.
+    expect(seqs((await searchRecorded({})).matches)).toEqual([40, 35, 30, 25, 5, 3]);
+    expect(windows).toEqual([{ from: 1, to: 120_019 }]);
+    // By relevance with a limit of 3, the first window's four matches are enough to rank, so the windows never read
+    // the better old matches: neither does the one read.
+    expect(seqs((await searchRecorded({ sort: "relevance", limit: 3 })).matches)).toEqual([40, 35, 30]);
+  });
+
+  it("finds a regex in the newest chunk of stored content and in older ones, the newest chunk read in the same statement", async () => {
+    // Two stored files of one chunk each: "marmotlog" in the older (chunk 1) and in the newer (chunk 2, the newest).
+    await insertMessages(opened, ["first file: [LCM File: file_00000000000000a1 | a.log]", "second file: [LCM File: file_00000000000000a2 | b.log]"]);
+    const paths = ["a.log", "b.log"].map((name) => join(tempDir(), name));
+    paths.forEach((path, index) => writeFileSync(path, `header ${index}\nthe marmotlog entry ${index}\nfooter\n`));
+    await runFixtureSql(opened, paths.map((path, index) => ({
+      sql: `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
+              exploration_summary, explorer, origin, created_at) VALUES (?, 1, ?, ?, 'text/plain', 40, 10, ?, 'a log', 'text', 'tool_output', ?)`,
+      params: [`file_00000000000000a${index + 1}`, `hash${index}`, `${"ab"[index]}.log`, path, index + 1],
+    })));
+    await backend.searchIndex.indexPending({ maxFileBytes: 1_000_000 });
+    const found = await search("marmotlog entry \\d", { mode: "regex" });
+    expect(found.matches.map((match) => (match as { inFile?: { fileId: string } }).inFile?.fileId)).toEqual(["file_00000000000000a2", "file_00000000000000a1"]);
   });
 
   it("reads a common word's newest matches in one conversation when other conversations hold the newest ids, by any plan", async () => {
