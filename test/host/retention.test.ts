@@ -78,7 +78,7 @@ describe("retention in a running gateway", () => {
   beforeAll(async () => {
     suite = await HostSuite.create({ name: "retention", pluginConfig: PLUGIN_CONFIG });
     const started = Date.now();
-    seeded = await seedSummarizedHistory(suite.database.path, SEED);
+    seeded = await seedSummarizedHistory(suite.database, SEED);
     console.log(`[retention] seeded ${seeded.reduce((sum, conversation) => sum + conversation.messages, 0)} messages ` +
       `(${seeded.reduce((sum, conversation) => sum + conversation.covered, 0)} covered) in ${Date.now() - started} ms`);
     await suite.gateway.start();
@@ -131,9 +131,9 @@ describe("retention in a running gateway", () => {
     expect(line!.runOnGatewayThreadMs!).toBeLessThan(LOOP_DELAY_CEILING_MS);
   });
 
-  it("wrote what it emptied to archives first: the files exist and hold the messages, the rows are stubs", () => {
+  it("wrote what it emptied to archives first: the files exist and hold the messages, the rows are stubs", async () => {
     const line = retentionLine()!;
-    const stored = suite.database.retention();
+    const stored = await suite.database.retention();
     expect(stored.archives.length).toBeGreaterThan(0);
     expect(stored.archives.every((archive) => archive.kind === "messages" && archive.done && existsSync(archive.path))).toBe(true);
     expect(stored.stubs).toBe(line.messages);
