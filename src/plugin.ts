@@ -199,6 +199,7 @@ export function register(api: PluginApi, options: RegisterOptions = {}): void {
       const { config, wiring } = live.current();
       const backend = wiring.databaseAccess.forReading();
       return {
+        location: backend.location,
         conversations: backend.store, sessions: backend.retrieval, status: backend.status, storage: backend.retention,
         integrity: integrityCheckerFor(backend), ...(backend.readOnlyNotice ? { notice: backend.readOnlyNotice } : {}),
         endedSessions: sessionLifecycleFor(backend, config, logger, sessionRecords),
@@ -376,7 +377,7 @@ function registerOperatorSurfaces(api: PluginApi, live: LiveConfig<Wiring>): voi
     if (!config.databaseUrl && !hasDatabaseFile(config.databasePath)) return statusWithoutDatabase(config, systemClock);
     const { backend } = readable();
     return new StatusService({
-      conversations: backend.store, sessions: backend.retrieval, status: backend.status, config, clock: systemClock, readOnlyNotice: backend.readOnlyNotice,
+      location: backend.location, conversations: backend.store, sessions: backend.retrieval, status: backend.status, config, clock: systemClock, readOnlyNotice: backend.readOnlyNotice,
       storage: backend.retention, sessionTreatment: (sessionKey) => wiring.filter.treatmentOf(sessionKey),
     });
   }), { scope: "operator.read" });

@@ -23,6 +23,8 @@ import { renderStatus } from "./lcm-status.js";
 export const LCM_COMMAND = "lcm";
 
 export interface LcmCommandServices {
+  /** Where the history is stored: the SQLite file, or the PostgreSQL URL without its password. */
+  location: string;
   conversations: Pick<ConversationStore, "findConversation" | "getConversation">;
   sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
   status: StatusStore;
@@ -98,7 +100,7 @@ async function status(deps: LcmCommandDeps, context: CommandContext): Promise<st
 
 function statusServiceOf(deps: LcmCommandDeps, services: LcmCommandServices): StatusService {
   return new StatusService({
-    conversations: services.conversations, sessions: services.sessions, status: services.status, clock: deps.clock,
+    location: services.location, conversations: services.conversations, sessions: services.sessions, status: services.status, clock: deps.clock,
     ...(services.storage ? { storage: services.storage } : {}),
     config: {
       ...deps.config,

@@ -15,6 +15,8 @@ import type { McpSettings } from "./mcp-settings.js";
 export type ClientReader = RecallReader & { kind: "client" };
 
 export interface McpBackend {
+  /** Where the history is stored: the SQLite file, or the PostgreSQL URL without its password. */
+  location: string;
   recall: RecallService;
   status: StatusService;
   reader: ClientReader;
@@ -50,8 +52,9 @@ export function createMcpBackend(deps: McpBackendDeps): McpBackend {
     },
     clock,
   });
-  const status = new StatusService({ conversations: backend.store, sessions: backend.retrieval, status: backend.status, config, clock });
+  const status = new StatusService({ location: backend.location, conversations: backend.store, sessions: backend.retrieval, status: backend.status, config, clock });
   return {
+    location: backend.location,
     recall,
     status,
     reader: { kind: "client", agentIds: deps.settings.agentIds, maxResultChars: deps.settings.maxResultChars },

@@ -100,7 +100,7 @@ export async function lcmStatus(backend: McpBackend, rawParams: unknown): Promis
     conversation = (await backend.status.snapshot({ conversationId })).conversation;
   }
   const status: ServerStatus = {
-    databasePath: backend.config.databasePath,
+    databasePath: backend.location,
     readOnly: backend.stores.readOnly,
     agents: backend.reader.agentIds ?? "all",
     maxResultChars: backend.reader.maxResultChars,

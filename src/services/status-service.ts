@@ -97,6 +97,11 @@ export interface StatusSnapshot {
 }
 
 export interface StatusServiceDeps {
+  /**
+   * Where the history is stored, as the snapshot names it: the SQLite file's path, or the PostgreSQL URL without its
+   * password (the backend's `location`; config.databasePath names no database when databaseUrl is set).
+   */
+  location: string;
   conversations: Pick<ConversationStore, "findConversation" | "getConversation">;
   sessions: Pick<RetrievalStore, "findConversationBySessionKey">;
   status: StatusStore;
@@ -181,7 +186,7 @@ export class StatusService implements StatusSource {
     const limits = spendLimitsOf(this.deps.config);
     return {
       now,
-      databasePath: this.deps.config.databasePath,
+      databasePath: this.deps.location,
       readOnlyNotice: this.deps.readOnlyNotice ?? null,
       conversation: conversation ? await this.conversationStatus(conversation, now) : null,
       note: names && !conversation ? this.notFoundNote(selector) : null,
@@ -199,7 +204,7 @@ export class StatusService implements StatusSource {
   /** Which conversation was asked for and found missing, and the reasons a session has none. */
   private notFoundNote(selector: ConversationSelector): string {
     if (selector.conversationId !== undefined) {
-      return `No conversation ${selector.conversationId} is stored in ${this.deps.config.databasePath}.`;
+      return `No conversation ${selector.conversationId} is stored in ${this.deps.location}.`;
     }
     const named = [
       selector.sessionKey !== undefined ? `session key ${JSON.stringify(selector.sessionKey)}` : "",

@@ -6,7 +6,6 @@
  * (config change, restart) and the next turn's model request carries the backfilled history.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allTextOf } from "./fake-model-script.js";
@@ -50,17 +49,22 @@ describe("lcm import openclaw against OpenClaw 2026.9.6's own store", () => {
     return JSON.parse(result.stdout) as ImportOutput;
   }
 
+  /** The database the bin writes: the suite's file, or its PostgreSQL database. */
+  function databaseArguments(): string[] {
+    return suite.database.url === null ? ["--db", suite.database.path] : ["--database-url", suite.database.url];
+  }
+
   it("chats on OpenClaw's own engine: LCM stores nothing", async () => {
     await first.say("before lcm turn 1: the harbour code is 7741");
     await first.say("before lcm turn 2: a line\u2028separator and a paragraph\u2029separator");
     await first.say("before lcm turn 3: remember the harbour");
     await second.say("a second session before lcm");
     // OpenClaw's engine served them: LCM stored nothing (its database may not even exist yet).
-    expect(existsSync(suite.database.path) ? suite.database.messages(first.sessionKey) : []).toEqual([]);
+    expect(await suite.database.exists() ? await suite.database.messages(first.sessionKey) : []).toEqual([]);
   }, 600_000);
 
   it("the lcm bin's dry run reads OpenClaw's agent database while the gateway runs", () => {
-    const plan = lcmBin(["import", "openclaw", "--state-dir", join(suite.home, ".openclaw"), "--db", suite.database.path]);
+    const plan = lcmBin(["import", "openclaw", "--state-dir", join(suite.home, ".openclaw"), ...databaseArguments()]);
     // Two sessions of three and one turns: eight messages.
     expect(plan).toMatchObject({ dryRun: true, reader: "agent-database", importedMessages: 8, byStatus: { imported: 2, failed: 0, unavailable: 0 } });
   });
@@ -70,11 +74,11 @@ describe("lcm import openclaw against OpenClaw 2026.9.6's own store", () => {
     expect(applied).toMatchObject({ dryRun: false, reader: "host", importedMessages: 8, byStatus: { imported: 2, failed: 0, unavailable: 0 } });
     await first.expectStoredExactlyOnce();
     await second.expectStoredExactlyOnce();
-    expect(suite.database.messages(first.sessionKey)[2]!.content).toContain("a line\u2028separator and a paragraph\u2029separator");
+    expect((await suite.database.messages(first.sessionKey))[2]!.content).toContain("a line\u2028separator and a paragraph\u2029separator");
   }, 600_000);
 
   it("the other reader finds the same identities: a second run stores nothing", async () => {
-    const again = lcmBin(["import", "openclaw", "--state-dir", join(suite.home, ".openclaw"), "--db", suite.database.path, "--apply"]);
+    const again = lcmBin(["import", "openclaw", "--state-dir", join(suite.home, ".openclaw"), ...databaseArguments(), "--apply"]);
     expect(again).toMatchObject({ reader: "agent-database", importedMessages: 0, byStatus: { "up-to-date": 2 } });
     await first.expectStoredExactlyOnce();
   }, 600_000);

@@ -27,7 +27,7 @@ import type { RecordedRequest } from "./fake-model-server.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
 import { HostSuite } from "./harness/host-suite.js";
 import {
-  carriesSummary, clampedOutput, failureLines, FiguresRecorder, lastAssembly, overWindow, withoutOnce,
+  carriesSummary, clampedOutput, failureLines, FiguresRecorder, overWindow, withoutOnce,
 } from "./harness/window-checks.js";
 
 /** Per window: the model's reply size, and whether the 24 turns pass the compaction threshold by themselves. */
@@ -121,18 +121,18 @@ for (const { window, maxOutputTokens, compactsByItself } of SCENARIOS) {
         try {
           const answered = await run.session.say(message);
           for (const request of answered.requests) run.requests.push({ turn, request });
-          run.figures.turn(turn, answered.requests, lastAssembly(run.suite, run.session.sessionKey));
+          run.figures.turn(turn, answered.requests, await run.suite.database.lastAssembly(run.session.sessionKey));
         } catch (error) {
           run.failures.push(`turn ${turn}: ${String(error).slice(0, 400)}`);
         }
       }
       expect(run.failures).toEqual([]);
-      const stored = run.suite.database.messages(run.session.sessionKey).filter((message) => message.role === "user");
+      const stored = (await run.suite.database.messages(run.session.sessionKey)).filter((message) => message.role === "user");
       expect(stored.length).toBe(TURNS); // the paste too: OpenClaw keeps the failed turn's message in its transcript
     }, 20 * 60_000);
 
     it("stores the paste byte-exact and shows the next turn a bounded form of it", async () => {
-      const paste = run.suite.database.largeFiles(run.session.sessionKey).find((file) => file.byteSize === Buffer.byteLength(run.paste));
+      const paste = (await run.suite.database.largeFiles(run.session.sessionKey)).find((file) => file.byteSize === Buffer.byteLength(run.paste));
       expect(paste?.fileName).toBe("pasted-text");
       expect(readFileSync(paste!.storagePath, "utf8")).toBe(run.paste);
       const next = run.requests.find(({ turn, request }) => turn === PASTE_TURN + 1 && request.kind === "agent")!.request;
@@ -150,30 +150,30 @@ for (const { window, maxOutputTokens, compactsByItself } of SCENARIOS) {
       expect(agentRequests.filter(({ request }) => clampedOutput(request, maxOutputTokens)).map(({ turn }) => turn)).toEqual([]);
     });
 
-    it(compactsByItself ? "writes summaries along the way and shows them to the model" : `stays under the compaction threshold in ${TURNS} turns`, () => {
+    it(compactsByItself ? "writes summaries along the way and shows them to the model" : `stays under the compaction threshold in ${TURNS} turns`, async () => {
       const withSummary = run.requests.filter(({ request }) => request.kind === "agent" && carriesSummary(request.body));
       if (compactsByItself) {
-        expect(run.suite.database.summaries(run.session.sessionKey).length).toBeGreaterThan(0);
+        expect((await run.suite.database.summaries(run.session.sessionKey)).length).toBeGreaterThan(0);
         expect(withSummary.length).toBeGreaterThan(0);
       } else {
-        expect(run.suite.database.summaries(run.session.sessionKey)).toEqual([]);
+        expect(await run.suite.database.summaries(run.session.sessionKey)).toEqual([]);
       }
     });
 
     it("compacts on /compact (all but the newest messages) and answers with LCM's figures", async () => {
-      const summariesBefore = run.suite.database.summaries(run.session.sessionKey).length;
+      const summariesBefore = (await run.suite.database.summaries(run.session.sessionKey)).length;
       // Incremental compaction after each turn may already have summarized everything older than /compact's small tail
       // (at 16k it usually has): then /compact says so in LCM's words. Otherwise it must compact.
-      const items = run.suite.database.contextItems(run.session.sessionKey);
+      const items = await run.suite.database.contextItems(run.session.sessionKey);
       const olderRaw = items.slice(0, Math.max(0, items.length - MANUAL_TAIL_MESSAGES)).filter((item) => item.kind === "message");
       await run.session.sendChat("/compact");
       const reply = (await run.suite.hostHistory(run.session.sessionKey)).filter((message) => message.role === "assistant").at(-1);
-      const outcome = run.suite.database.conversations(run.session.sessionKey)[0]?.lastCompaction as
+      const outcome = (await run.suite.database.conversations(run.session.sessionKey))[0]?.lastCompaction as
         { trigger?: string; compacted?: boolean; tokensBefore?: number; tokensAfter?: number } | null;
       console.log(`[defaults ${window / 1_000}k] /compact with ${olderRaw.length} raw messages older than its tail: compacted ${outcome?.compacted}`);
       // After it, nothing older than its tail is raw, but a short message just before the tail: too small for a summary
       // of its own, it rides with the next message once that one leaves the tail.
-      const after = run.suite.database.contextItems(run.session.sessionKey);
+      const after = await run.suite.database.contextItems(run.session.sessionKey);
       const tailStart = Math.max(0, after.length - MANUAL_TAIL_MESSAGES);
       const leftRaw = after.slice(0, tailStart).flatMap((item, index) => item.kind === "message" && !(index === tailStart - 1 && item.tokens <= 64) ? [index] : []);
       expect(leftRaw, "raw messages older than /compact's tail, after it").toEqual([]);
@@ -187,7 +187,7 @@ for (const { window, maxOutputTokens, compactsByItself } of SCENARIOS) {
       expect(reply?.text ?? "").toMatch(/Compacted \(.+ → .+\): .*LCM's context uses [\d,]+ tokens of its [\d,]+-token budget/);
       expect(outcome).toMatchObject({ trigger: "compact:threshold", compacted: true });
       expect(outcome!.tokensAfter!).toBeLessThan(outcome!.tokensBefore!);
-      expect(run.suite.database.summaries(run.session.sessionKey).length).toBeGreaterThan(summariesBefore);
+      expect((await run.suite.database.summaries(run.session.sessionKey)).length).toBeGreaterThan(summariesBefore);
     });
 
     it("recalls the detail of turn 2 with lcm_grep", async () => {
@@ -208,7 +208,7 @@ for (const { window, maxOutputTokens, compactsByItself } of SCENARIOS) {
         expect(result, key).toContain(key);
       }
       // The paste is found inside its stored content; the read is too where this window stores it aside.
-      const stored = run.suite.database.largeFiles(run.session.sessionKey);
+      const stored = await run.suite.database.largeFiles(run.session.sessionKey);
       expect(stored.some((file) => readFileSync(file.storagePath, "utf8").includes(PASTE_KEY))).toBe(true);
       const readAside = stored.some((file) => readFileSync(file.storagePath, "utf8").includes(READ_KEY));
       console.log(`[defaults ${window / 1_000}k] the turn-${READ_KEY_TURN} read was ${readAside ? "stored aside" : "kept as a message"}; both keys found`);

@@ -14,6 +14,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
+import { ON_POSTGRES } from "./harness/host-backend.js";
 import { HostSuite } from "./harness/host-suite.js";
 import { WORK_DIR } from "./harness/paths.js";
 
@@ -50,6 +51,24 @@ function waitForExit(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", () => resolve())));
 }
 
+/**
+ * PostgreSQL's meaning of the same fault: another session holds an EXCLUSIVE lock on `messages` (reads go on, no
+ * write does) until the test releases it, so the turn's commit waits out its statement deadline.
+ */
+async function holdPostgresWriteLock(url: string): Promise<{ release: () => Promise<void> }> {
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("LOCK TABLE messages IN EXCLUSIVE MODE");
+  return {
+    release: async () => {
+      await client.query("ROLLBACK");
+      await client.end();
+    },
+  };
+}
+
 describe("another process holds the plugin database's write lock for the whole of a turn", () => {
   let suite: HostSuite;
   let session: HostConversation;
@@ -67,7 +86,7 @@ describe("another process holds the plugin database's write lock for the whole o
   it("answers every turn and stores each exactly once once the lock is gone, with OpenClaw's outbox drained", async () => {
     await session.say("turn 1: before the lock");
     await session.say("turn 2: before the lock");
-    const holder = await holdWriteLock(suite.database.path, 180_000);
+    const holder = suite.database.url === null ? await holdWriteLock(suite.database.path, 180_000) : await holdPostgresWriteLock(suite.database.url);
     try {
       // commitTurn waits its 15 s write deadline, then hands the turn back to OpenClaw (it throws).
       await session.say("turn 3: while another process holds the lock");
@@ -83,7 +102,8 @@ describe("another process holds the plugin database's write lock for the whole o
   }, 240_000);
 });
 
-describe("the filesystem holding the plugin database fills up, then is freed", () => {
+// On PostgreSQL the plugin holds no file whose filesystem could fill: the server's disk is the server's fault.
+describe.skipIf(ON_POSTGRES)("the filesystem holding the plugin database fills up, then is freed (SQLite only: a database file)", () => {
   let suite: HostSuite;
   let session: HostConversation;
   let mountPoint: string;

@@ -87,10 +87,10 @@ describe("LCM in a real OpenClaw gateway", () => {
       // session_status is one of the host's own tools in the minimal profile.
       await turns.say(`second turn runs a tool ${callToolMarker("session_status", {})}`);
       await turns.say("third turn: confirm the window");
-      expect(suite.database.messages(turns.sessionKey).map((message) => message.role)).toContain("toolResult");
+      expect((await suite.database.messages(turns.sessionKey)).map((message) => message.role)).toContain("toolResult");
       await turns.expectStoredExactlyOnce();
       // Every turn after the first bootstraps through the host's transcript reader, from a stored cursor.
-      expect(suite.database.conversations(turns.sessionKey)[0]?.bootstrapState).toMatchObject({ source: "host" });
+      expect((await suite.database.conversations(turns.sessionKey))[0]?.bootstrapState).toMatchObject({ source: "host" });
     });
 
     it("sends the model the engine's system prompt addition on every turn", () => {
@@ -104,13 +104,13 @@ describe("LCM in a real OpenClaw gateway", () => {
     it("summarizes older turns with the host's model, then sends <summary> items and the fresh tail within budget", async () => {
       const mark = suite.model.mark();
       await recall.say(`recall turn 1: ${VAULT_FACT}. ${fillerText(300, "recall-1")}`);
-      for (let turn = 2; turn <= 6 && suite.database.summaries(recall.sessionKey).length === 0; turn++) {
+      for (let turn = 2; turn <= 6 && (await suite.database.summaries(recall.sessionKey)).length === 0; turn++) {
         await recall.say(`recall turn ${turn}: ${fillerText(300, `recall-${turn}`)}`);
       }
       const summaryRequests = suite.model.requests({ since: mark, kind: "summary" });
       expect(summaryRequests.length).toBeGreaterThan(0);
       expect(allTextOf(summaryRequests[0]!.body)).toContain(VAULT_FACT);
-      expect(suite.database.summaries(recall.sessionKey)[0]?.content).toContain(FAKE_SUMMARY_PREFIX);
+      expect((await suite.database.summaries(recall.sessionKey))[0]?.content).toContain(FAKE_SUMMARY_PREFIX);
 
       const next = await recall.say("recall: where are we?");
       const request = firstAgentRequest(next.requests);
@@ -118,13 +118,13 @@ describe("LCM in a real OpenClaw gateway", () => {
       expect(seen).toMatch(/<summary id="sum_[0-9a-f]{16}"/);
       expect(seen).not.toContain(VAULT_FACT);
       for (const message of recall.sent.slice(-3, -1)) expect(seen).toContain(message); // freshTailCount 4 = two turns
-      const [conversation] = suite.database.conversations(recall.sessionKey);
+      const [conversation] = await suite.database.conversations(recall.sessionKey);
       expect(conversation!.contextTokens).toBeLessThanOrEqual(conversation!.lastTokenBudget!);
       expect(request.promptTokens).toBeLessThanOrEqual(CONTEXT_WINDOW - MAX_OUTPUT_TOKENS);
     });
 
     it("lets the model grep and describe what compaction took out of its context", async () => {
-      const [summary] = suite.database.summaries(recall.sessionKey);
+      const [summary] = await suite.database.summaries(recall.sessionKey);
       const turn = await recall.say(
         `look it up ${callToolMarker("lcm_grep", { pattern: "vault combination" })} ` +
           callToolMarker("lcm_describe", { id: summary!.summaryId }),
@@ -155,7 +155,7 @@ describe("LCM in a real OpenClaw gateway", () => {
       await recall.sendChat("/compact focus on the vault");
       const summaryRequests = suite.model.requests({ since: mark, kind: "summary" });
       expect(summaryRequests.map((request) => allTextOf(request.body)).join("\n")).toContain("focus on the vault");
-      expect(suite.database.conversations(recall.sessionKey)[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold" });
+      expect((await suite.database.conversations(recall.sessionKey))[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold" });
     });
 
     it("recovers from a provider context overflow by compacting to budget and retrying", async () => {
@@ -166,7 +166,7 @@ describe("LCM in a real OpenClaw gateway", () => {
       const afterwards = turn.requests.slice(failed + 1);
       expect(afterwards.some((request) => request.kind === "summary")).toBe(true);
       expect(afterwards.some((request) => request.kind === "agent" && request.reply.kind === "text")).toBe(true);
-      expect(suite.database.conversations(recall.sessionKey)[0]?.lastCompaction).toMatchObject({ trigger: "compact:budget" });
+      expect((await suite.database.conversations(recall.sessionKey))[0]?.lastCompaction).toMatchObject({ trigger: "compact:budget" });
     });
 
     it("answers /lcm status in the chat", async () => {
@@ -187,7 +187,7 @@ describe("LCM in a real OpenClaw gateway", () => {
     it("replaces a pasted large file by its reference in what the model receives afterwards", async () => {
       const rows = Array.from({ length: 300 }, (_, row) => `sku-${String(row).padStart(4, "0")},widget ${row},${(row * 37) % 1000}`);
       await files.say(`our inventory:\n<file name="inventory.csv" mime="text/csv">\nsku,name,count\n${rows.join("\n")}\n</file>`);
-      const [file] = suite.database.largeFiles(files.sessionKey);
+      const [file] = await suite.database.largeFiles(files.sessionKey);
       expect(file?.fileName).toBe("inventory.csv");
 
       const turn = await files.say(`read it back ${callToolMarker("lcm_describe", { id: file!.fileId })}`);

@@ -85,7 +85,7 @@ describe("settings changed while the gateway runs", () => {
     // (0.4 s here). A turn sent before that still runs on the old settings.
     await suite.waitForLog(/evaluating reload \(plugins\.entries\.lcm\.config\.ignoreSessionPatterns/);
     await ignored.say("not stored after the change");
-    expect(suite.database.messages(ignored.sessionKey).map((message) => message.content)).not.toContain("not stored after the change");
+    expect((await suite.database.messages(ignored.sessionKey)).map((message) => message.content)).not.toContain("not stored after the change");
     expect(suite.logLines().map((line) => line.text).join("\n")).toMatch(/Settings changed \(ignoreSessionPatterns .*\): applied from the next turn/);
     await chat.say("the conversation goes on");
     const log = suite.logLines().map((line) => line.text).join("\n");
@@ -128,7 +128,7 @@ describe("settings changed while the gateway runs", () => {
       const log = suite.logLines().map((line) => line.text).join("\n");
       expect(log).toMatch(/Invalid environment variable LCM_FRESH_TAIL_COUNT: "lots".*The variable is ignored/);
       expect(suite.healthProblems()).toEqual([]);
-      expect(suite.database.messages(chat.sessionKey).map((message) => message.content)).toContain("after a restart with a bad variable");
+      expect((await suite.database.messages(chat.sessionKey)).map((message) => message.content)).toContain("after a restart with a bad variable");
     } finally {
       delete suite.cli.env.LCM_FRESH_TAIL_COUNT;
     }

@@ -40,7 +40,7 @@ describe("openclaw lcm mcp beside a running gateway", () => {
     const started = performance.now();
     await client.connect(transport, { timeout: 120_000 });
     console.log(`[mcp] openclaw lcm mcp answered initialize after ${Math.round(performance.now() - started)} ms`);
-    expect(stderr).toContain(suite.database.path);
+    expect(stderr).toContain(suite.database.location);
 
     const found = await client.callTool({ name: "lcm_grep", arguments: { pattern: NEEDLE } }, undefined, { timeout: 60_000 });
     expect(found.structuredContent).toMatchObject({ matches: [{ type: "message", role: "user" }] });

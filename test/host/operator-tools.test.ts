@@ -69,8 +69,8 @@ describe("operators' tools in a running gateway", () => {
     const slow = { timeoutMs: 240_000 };
     const status = await suite.cli.json<StatusOutput>(["lcm", "status", "--json"], slow);
     expect([...Value.Errors(StatusOutputSchema, status)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
-    expect(status).toMatchObject({ databasePath: suite.database.path, databasePathSource: "openclaw-config" });
-    const stored = suite.database.messages(session.sessionKey).length;
+    expect(status).toMatchObject({ databasePath: suite.database.location, databasePathSource: "openclaw-config" });
+    const stored = (await suite.database.messages(session.sessionKey)).length;
     expect(status.status.totals.messages).toBeGreaterThanOrEqual(stored);
 
     const listed = await suite.cli.json<ConversationsOutput>(["lcm", "conversations", "--json"], slow);
@@ -91,8 +91,8 @@ describe("operators' tools in a running gateway", () => {
   it("answers the lcm.status RPC with what /lcm status shows, as data", async () => {
     const snapshot = await suite.cli.gatewayCall<StatusSnapshot>("lcm.status", { sessionKey: session.sessionKey });
     expect(Value.Check(StatusOutputSchema.properties.status, snapshot)).toBe(true);
-    expect(snapshot.conversation).toMatchObject({ agentId: "main", sessionKey: session.sessionKey, messages: suite.database.messages(session.sessionKey).length });
-    expect(snapshot.databasePath).toBe(suite.database.path);
+    expect(snapshot.conversation).toMatchObject({ agentId: "main", sessionKey: session.sessionKey, messages: (await suite.database.messages(session.sessionKey)).length });
+    expect(snapshot.databasePath).toBe(suite.database.location);
     expect(snapshot.conversation!.spendGuard).toMatchObject({ visible: true, maxCalls: 100 });
     const unknown = await suite.cli.gatewayCall<StatusSnapshot>("lcm.status", { sessionKey: "agent:main:never-used" });
     expect(unknown).toMatchObject({ conversation: null });
@@ -113,7 +113,7 @@ describe("operators' tools in a running gateway", () => {
     const overview = await get("api/overview");
     expect(overview.status).toBe(200);
     const body = JSON.parse(overview.text) as { databasePath: string; readOnly: boolean; conversations: { sessionKey: string; messages: number }[] };
-    expect(body.databasePath).toBe(suite.database.path);
+    expect(body.databasePath).toBe(suite.database.location);
     expect(body.readOnly).toBe(true);
     expect(body.conversations.find((conversation) => conversation.sessionKey === "agent:main:operator")?.messages).toBeGreaterThanOrEqual(4);
     const repair = await get("api/repairs/propose", {
@@ -143,10 +143,10 @@ describe("operators' tools in a running gateway", () => {
       const listed = await frame.textContent("#conversations");
       expect(listed).toContain("agent:main:operator");
       // Pick the operator's conversation (a navigation of the frame, which must carry the grant) and check its DAG.
-      const conversationId = suite.database.conversations("agent:main:operator").at(-1)!.conversationId;
+      const conversationId = (await suite.database.conversations("agent:main:operator")).at(-1)!.conversationId;
       await frame.click(`button.conversation[data-conversation='${conversationId}']`);
       await frame.waitForFunction((id) => location.search.includes(`c=${id}`) && document.body.getAttribute("data-ready") === "true", conversationId, { timeout: 60_000 });
-      const summaries = suite.database.summaries("agent:main:operator").filter((summary) => summary.conversationId === conversationId);
+      const summaries = (await suite.database.summaries("agent:main:operator")).filter((summary) => summary.conversationId === conversationId);
       expect(await frame.getAttribute("#dag", "data-node-count")).toBe(String(summaries.length));
       await frame.click("button[data-tab='context']");
       await frame.waitForFunction(() => location.search.includes("tab=context") && document.body.getAttribute("data-ready") === "true", undefined, { timeout: 60_000 });
@@ -171,7 +171,7 @@ describe("operators' tools in a running gateway", () => {
 
     await session.say(`operator turn 3: ${fillerText(300, "operator-3")}`);
     await session.sendChat("/compact keep the operator turns");
-    expect(suite.database.conversations(session.sessionKey)[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold" });
+    expect((await suite.database.conversations(session.sessionKey))[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold" });
 
     const after = await metrics();
     expect(metricSum(after.text, "lcm_compaction_runs_total", /trigger="compact:threshold"/)).toBe(runsBefore + 1);

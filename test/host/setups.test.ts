@@ -78,7 +78,7 @@ describe("LCM in ordinary OpenClaw setups", () => {
         await conversation.say(text);
         earlierTexts.push(text);
       }
-      expect(suite.database.summaries(conversation.sessionKey).length).toBeGreaterThan(0);
+      expect((await suite.database.summaries(conversation.sessionKey)).length).toBeGreaterThan(0);
       const reset = await suite.cli.runOk(["agent", "--session-key", conversation.sessionKey, "--message", "/new", "--json"]);
       expect(reset.stdout).toContain("New session started");
       const turn = await conversation.say("fresh start: hello");
@@ -128,21 +128,21 @@ describe("LCM in ordinary OpenClaw setups", () => {
       const cron = new HostConversation(suite, "agent:main:cron:nightly-digest:run:1");
       const turn = await cron.say("nightly digest: nothing new");
       expect(turn.text).toBeTruthy();
-      expect(suite.database.conversations(cron.sessionKey)).toEqual([]);
+      expect(await suite.database.conversations(cron.sessionKey)).toEqual([]);
       expect(suite.healthProblems()).toEqual([]);
     });
 
     it("marks the conversation of a session OpenClaw deleted as ended, and keeps it", async () => {
       const doomed = new HostConversation(suite, "agent:main:doomed");
       await doomed.say("this session will be deleted");
-      await suite.cli.gatewayCall("sessions.delete", { key: doomed.sessionKey });
+      await suite.cli.callGateway("sessions.delete", { key: doomed.sessionKey });
       let ended: unknown = null;
       for (let attempt = 0; attempt < 40 && !ended; attempt++) {
-        ended = suite.database.endedConversation(doomed.sessionKey);
+        ended = await suite.database.endedConversation(doomed.sessionKey);
         if (!ended) await new Promise((resolve) => setTimeout(resolve, 250));
       }
       expect(ended).toMatchObject({ endReason: "deleted" });
-      expect(suite.database.messages(doomed.sessionKey).length).toBeGreaterThan(0);
+      expect((await suite.database.messages(doomed.sessionKey)).length).toBeGreaterThan(0);
     });
   });
 

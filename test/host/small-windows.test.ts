@@ -23,7 +23,7 @@ import type { RecordedRequest } from "./fake-model-server.js";
 import { fillerText, HostConversation } from "./harness/host-conversation.js";
 import { HostSuite } from "./harness/host-suite.js";
 import {
-  carriesFloor, carriesSummary, clampedOutput, currentUserText, failureLines, FiguresRecorder, lastAssembly, lcmTokens, overWindow,
+  carriesFloor, carriesSummary, clampedOutput, currentUserText, failureLines, FiguresRecorder, lcmTokens, overWindow,
   summaryTargets,
 } from "./harness/window-checks.js";
 
@@ -55,7 +55,7 @@ class ScenarioRun {
     }
     const requests = this.suite.model.requests({ since: mark });
     for (const request of requests) this.requests.push({ turn, request });
-    this.figures.turn(turn, requests, lastAssembly(this.suite, this.session.sessionKey));
+    this.figures.turn(turn, requests, await this.suite.database.lastAssembly(this.session.sessionKey));
     return requests;
   }
 
@@ -147,7 +147,7 @@ describe("an 8k window with 1.5k-token messages, on the plugin's defaults", () =
     expect(firsts.filter(({ turn }) => Number(turn) > TURNS).length).toBe(2); // the turns after the restart are in it
   });
 
-  it("never asks the summarizer for a uselessly small summary, nor calls it over and over", () => {
+  it("never asks the summarizer for a uselessly small summary, nor calls it over and over", async () => {
     const summaries = run.requests.filter(({ request }) => request.kind === "summary").map(({ request }) => request);
     expect(summaryTargets(summaries).filter((target) => target < 128)).toEqual([]);
     expect(summaries.length).toBeLessThanOrEqual(2 * (TURNS + 2));
@@ -155,7 +155,7 @@ describe("an 8k window with 1.5k-token messages, on the plugin's defaults", () =
 
   it("compacts on /compact and answers with LCM's figures", async () => {
     await run.session.sendChat("/compact");
-    const outcome = run.suite.database.conversations(run.session.sessionKey)[0]?.lastCompaction as
+    const outcome = (await run.suite.database.conversations(run.session.sessionKey))[0]?.lastCompaction as
       { trigger?: string; compacted?: boolean; tokensBefore?: number; tokensAfter?: number } | null;
     expect(outcome).toMatchObject({ trigger: "compact:threshold", compacted: true });
     expect(outcome!.tokensAfter!).toBeLessThan(outcome!.tokensBefore!);
@@ -256,7 +256,7 @@ describe("an 8k window with tool results of 40% of the window, on the plugin's d
 
   it("compacts on /compact, and lcm_grep's default parameters find turn 2", async () => {
     await run.session.sendChat("/compact");
-    expect(run.suite.database.conversations(run.session.sessionKey)[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold", compacted: true });
+    expect((await run.suite.database.conversations(run.session.sessionKey))[0]?.lastCompaction).toMatchObject({ trigger: "compact:threshold", compacted: true });
     const requests = await run.say("recall", `what was the vault code? ${callToolMarker("lcm_grep", { pattern: "staging vault code" })}`);
     expect(toolResultsOf(requests.filter((request) => request.kind === "agent").at(-1)!.body).join("\n")).toContain("4417-KESTREL-09");
   });
@@ -307,12 +307,12 @@ describe("a 16k window under OpenClaw's coding tool profile (Tool Search on), on
     expect(status).toMatch(/Fix: a model with a larger window, or fewer tools \(tools\.profile "minimal" with LCM's tools in tools\.alsoAllow\)/);
   });
 
-  it("never asks the summarizer for a uselessly small summary, nor calls it over and over", () => {
+  it("never asks the summarizer for a uselessly small summary, nor calls it over and over", async () => {
     const summaries = run.requests.filter(({ request }) => request.kind === "summary").map(({ request }) => request);
     expect(summaryTargets(summaries).filter((target) => target < 128)).toEqual([]);
     expect(summaries.length).toBeLessThanOrEqual(2 * TURNS);
     // Ordinary messages stay messages: nothing was stored aside.
-    expect(run.suite.database.largeFiles(run.session.sessionKey)).toEqual([]);
+    expect(await run.suite.database.largeFiles(run.session.sessionKey)).toEqual([]);
   });
 
   it("leaves no engine failure in the gateway log, and reports its figures", () => {

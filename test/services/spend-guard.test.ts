@@ -71,7 +71,7 @@ describe("compaction at the spend guard's cap", () => {
     expect(metrics.summarizerCalls.value({ summarizer: "host-llm", outcome: "ok" })).toBe(3);
     // Status shows it for the conversation.
     const status = new StatusService({
-      conversations: harness.store, sessions: new SqliteRetrievalStore(harness.db), status: new SqliteStatusStore(harness.db),
+      location: harness.db.path, conversations: harness.store, sessions: new SqliteRetrievalStore(harness.db), status: new SqliteStatusStore(harness.db),
       config: harness.config, clock: harness.clock, spendGuard: guard,
     });
     const snapshot = await status.snapshot({ conversationId: 1 });

@@ -20,7 +20,7 @@ describe("lcm.status", () => {
     const harness = createTestEngine();
     await harness.newEngine().ingestBatch({ sessionId: "s1", sessionKey: "agent:main:main", messages: conversation(4) });
     const service = new StatusService({
-      conversations: harness.store, sessions: new SqliteRetrievalStore(harness.db), status: new SqliteStatusStore(harness.db), config: harness.config, clock: harness.clock,
+      location: harness.db.path, conversations: harness.store, sessions: new SqliteRetrievalStore(harness.db), status: new SqliteStatusStore(harness.db), config: harness.config, clock: harness.clock,
     });
     const handler = createStatusRpc(() => service);
     const bySession = await call(handler, { sessionKey: "agent:main:main" });

@@ -23,7 +23,7 @@ export async function statusCommand(runtime: CliRuntime, conversationId: number 
   const { config, databasePathSource } = runtime.settings;
   const stores = runtime.open("read");
   const service = new StatusService({
-    conversations: stores.store, sessions: stores.retrievalStore, status: stores.statusStore, config, clock: runtime.clock,
+    location: stores.backend.location, conversations: stores.store, sessions: stores.retrievalStore, status: stores.statusStore, config, clock: runtime.clock,
     storage: stores.backend.retention, spendGuard: null,
   });
   const status = await service.snapshot(conversationId === undefined ? {} : { conversationId });

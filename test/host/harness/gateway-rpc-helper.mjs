@@ -3,8 +3,9 @@
  * agent` and `openclaw gateway call` use), in one process for many calls, so a scripted turn does not pay a CLI
  * start (about 2.5 of its 3-5 s). Run with the suite's environment (HOME, OPENCLAW_GATEWAY_TOKEN):
  *   node gateway-rpc-helper.mjs <openclaw package dir> <port file>
- * It listens on 127.0.0.1 (a free port, written to the port file) for POST / with {method, params, timeoutMs}, and
- * answers {ok: true, result} or {ok: false, error}.
+ * It listens on 127.0.0.1 (a free port, written to the port file) for POST / with {method, params, timeoutMs,
+ * expectFinal}, and answers {ok: true, result} or {ok: false, error}. `expectFinal` (default true, what `openclaw agent`
+ * asks) waits for a run's final answer; false answers with the first response, as `openclaw gateway call` does.
  */
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -20,9 +21,9 @@ const server = createServer((request, response) => {
   request.on("end", async () => {
     let answer;
     try {
-      const { method, params, timeoutMs = 150_000 } = JSON.parse(body);
-      const result = await callGatewayFromCli(method, { timeout: String(timeoutMs), expectFinal: true, json: true }, params,
-        { expectFinal: true, progress: false, clientName: "cli", mode: "cli", scopes: ["operator.admin"] });
+      const { method, params, timeoutMs = 150_000, expectFinal = true } = JSON.parse(body);
+      const result = await callGatewayFromCli(method, { timeout: String(timeoutMs), expectFinal, json: true }, params,
+        { expectFinal, progress: false, clientName: "cli", mode: "cli", scopes: ["operator.admin"] });
       answer = { ok: true, result };
     } catch (error) {
       answer = { ok: false, error: error instanceof Error ? `${error.message}\n${error.stack ?? ""}` : String(error) };

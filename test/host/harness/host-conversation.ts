@@ -39,7 +39,7 @@ export class HostConversation {
    */
   async expectStoredExactlyOnce(expectedUserMessages: string[] = this.sent): Promise<void> {
     const host = await this.suite.hostHistory(this.sessionKey);
-    const stored = this.suite.database.messages(this.sessionKey);
+    const stored = await this.suite.database.messages(this.sessionKey);
     expect(stored.map((message) => message.role)).toEqual(host.map((message) => message.role));
     host.forEach((message, index) => {
       if (message.text !== "") expect(stored[index]!.content).toContain(message.text);

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { FakeModelServer } from "../fake-model-server.js";
+import { createSuiteDatabase, ON_POSTGRES } from "./host-backend.js";
 import { hostConfig, type HostConfigOptions, writeHostConfig } from "./host-config.js";
 import { hostEnv, OpenClawCli } from "./openclaw-cli.js";
 import { freePort, OpenClawGateway } from "./openclaw-gateway.js";
@@ -24,7 +25,8 @@ export interface HostSuiteOptions {
   maxOutputTokens?: number;
   /**
    * plugins.entries.lcm.config; databasePath is set to the suite folder unless given. "defaults" leaves the entry
-   * without any config, as a new user has it: the database is then the default one in the isolated HOME.
+   * without any config, as a new user has it: the database is then the default one in the isolated HOME. With
+   * LCM_HOST_BACKEND=postgres, `databaseUrl` is added (the suite's own database, host-backend.ts) unless given.
    */
   pluginConfig?: Record<string, unknown> | "defaults";
   /** Host tools offered beside the plugin's (tools.alsoAllow), e.g. "read". */
@@ -57,7 +59,9 @@ export class HostSuite {
   private config: HostConfigOptions;
   private chats = 0;
 
-  private constructor(readonly dir: string, readonly model: FakeModelServer, port: number, options: HostSuiteOptions) {
+  private constructor(
+    readonly dir: string, readonly model: FakeModelServer, port: number, options: HostSuiteOptions, databaseUrl: string | null,
+  ) {
     this.home = join(dir, "home");
     this.logFile = join(dir, "openclaw.log");
     const isDefaults = options.pluginConfig === "defaults";
@@ -65,7 +69,7 @@ export class HostSuite {
     const databasePath = isDefaults
       ? join(this.home, ".openclaw", "lcm-context.db") // the default database file (src/config.ts DEFAULT_DATABASE_FILE)
       : String(pluginConfig.databasePath ?? join(dir, "lcm.db"));
-    this.database = new PluginDatabase(databasePath);
+    this.database = new PluginDatabase(databasePath, databaseUrl);
     this.config = {
       logFile: this.logFile,
       workspaceDir: join(dir, "workspace"),
@@ -75,7 +79,8 @@ export class HostSuite {
       contextWindow: options.contextWindow ?? 16_000,
       maxOutputTokens: options.maxOutputTokens ?? 1_024,
       contextEngine: options.contextEngine ?? "lcm",
-      pluginConfig: isDefaults ? {} : { ...pluginConfig, databasePath },
+      // On PostgreSQL the defaults are a new user's who set only databaseUrl.
+      pluginConfig: isDefaults ? this.databaseSettings({}) : this.databaseSettings({ ...pluginConfig, databasePath }),
       extraTools: options.extraTools ?? [],
       ...(options.tools ? { tools: options.tools } : {}),
       ...(options.agentEntries ? { agentEntries: options.agentEntries } : {}),
@@ -93,7 +98,15 @@ export class HostSuite {
     const model = await FakeModelServer.start({
       logFile: join(dir, "model-requests.jsonl"), contextWindow, enforceWindow: options.enforceWindow ?? false,
     });
-    return new HostSuite(dir, model, await freePort(), options);
+    // A suite that names its PostgreSQL database (postgres.test.ts: two gateways on one) keeps it on either backend.
+    const given = typeof options.pluginConfig === "object" ? options.pluginConfig.databaseUrl : undefined;
+    const databaseUrl = typeof given === "string" ? given : ON_POSTGRES ? await createSuiteDatabase(dir) : null;
+    return new HostSuite(dir, model, await freePort(), options, databaseUrl);
+  }
+
+  /** The plugin config with the suite's database: `databaseUrl` added when the run stores in PostgreSQL. */
+  private databaseSettings(pluginConfig: Record<string, unknown>): Record<string, unknown> {
+    return this.database.url === null ? pluginConfig : { ...pluginConfig, databaseUrl: this.database.url };
   }
 
   /** Rewrites openclaw.json; a running gateway picks it up on its next start. */
@@ -101,7 +114,7 @@ export class HostSuite {
     this.config = {
       ...this.config,
       ...changes,
-      pluginConfig: { ...(changes.pluginConfig ?? this.config.pluginConfig), databasePath: this.database.path },
+      pluginConfig: this.databaseSettings({ ...(changes.pluginConfig ?? this.config.pluginConfig), databasePath: this.database.path }),
     };
     writeHostConfig(this.home, hostConfig(this.config));
   }
@@ -158,7 +171,7 @@ export class HostSuite {
 
   /** The host's transcript for a session, through the gateway (`chat.history`). */
   async hostHistory(sessionKey: string): Promise<HostMessage[]> {
-    const history = await this.cli.gatewayCall<{ messages?: Record<string, unknown>[]; hasMore?: boolean }>(
+    const history = await this.cli.callGateway<{ messages?: Record<string, unknown>[]; hasMore?: boolean }>(
       "chat.history", { sessionKey, limit: 1_000 },
     );
     if (history.hasMore) throw new Error(`chat.history for ${sessionKey} has more than one page; raise the limit.`);
@@ -171,11 +184,11 @@ export class HostSuite {
    */
   async sendChat(sessionKey: string, message: string): Promise<{ runId: string; wait: Record<string, unknown> }> {
     const idempotencyKey = `e2e-chat-${++this.chats}-${Date.now()}`;
-    const sent = await this.cli.gatewayCall<{ runId?: string; status?: string }>(
+    const sent = await this.cli.callGateway<{ runId?: string; status?: string }>(
       "chat.send", { sessionKey, message, idempotencyKey },
     );
     const runId = sent.runId ?? idempotencyKey;
-    const wait = await this.cli.gatewayCall<Record<string, unknown>>("agent.wait", { runId, timeoutMs: 150_000 }, 170_000);
+    const wait = await this.cli.callGateway<Record<string, unknown>>("agent.wait", { runId, timeoutMs: 150_000 }, 170_000);
     return { runId, wait };
   }
 
@@ -183,6 +196,7 @@ export class HostSuite {
     await this.cli.close();
     await this.gateway.stop();
     await this.model.close();
+    await this.database.close();
   }
 }
 

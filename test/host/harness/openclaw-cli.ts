@@ -182,11 +182,27 @@ export class OpenClawCli {
     return agentTurnOf(output, durationMs);
   }
 
+  /**
+   * One gateway method through the long-lived client, as `openclaw gateway call <method>` sends it, without the CLI's
+   * start (2.5-5 s a call on the shared machine): how the suite's own plumbing (readiness, chat.send, agent.wait,
+   * chat.history) talks to the gateway. Tests of what an operator types keep `gatewayCall`. Throws when the call fails.
+   */
+  async callGateway<T>(method: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<T> {
+    const started = Date.now();
+    const answer = await this.rpcCall(method, params, timeoutMs, false);
+    appendFileSync(join(this.options.workDir, "cli.log"),
+      `${new Date(started).toISOString()} --- ${answer.ok ? "ok" : "FAILED"} ${Date.now() - started}ms rpc ${method}\n`);
+    if (!answer.ok) throw new Error(`The gateway call ${method} failed: ${answer.error}`);
+    return answer.result as T;
+  }
+
   /** One call through the long-lived client: {ok, result} or {ok: false, error} (never throws for the call's own failure). */
-  private async rpcCall(method: string, params: Record<string, unknown>, timeoutMs: number): Promise<{ ok: true; result: unknown } | { ok: false; error: string }> {
+  private async rpcCall(
+    method: string, params: Record<string, unknown>, timeoutMs: number, expectFinal = true,
+  ): Promise<{ ok: true; result: unknown } | { ok: false; error: string }> {
     const { port } = await this.rpcClient();
     const response = await fetch(`http://127.0.0.1:${port}/`, {
-      method: "POST", body: JSON.stringify({ method, params, timeoutMs }), signal: AbortSignal.timeout(timeoutMs + 15_000),
+      method: "POST", body: JSON.stringify({ method, params, timeoutMs, expectFinal }), signal: AbortSignal.timeout(timeoutMs + 15_000),
     });
     return await response.json() as { ok: true; result: unknown } | { ok: false; error: string };
   }

@@ -1,6 +1,7 @@
 /**
  * One `openclaw gateway run` on loopback for a suite. Readiness is the TCP port accepting connections, the
- * gateway's "[gateway] ready" line, and then the `health` RPC answering. Stopping sends
+ * gateway's "[gateway] ready" line, and then the `health` RPC answering (through the suite's long-lived client,
+ * openclaw-cli.ts `callGateway`). Stopping sends
  * SIGTERM to its process group; OpenClaw drains and exits in a few seconds, workers included.
  */
 import { connect, createServer } from "node:net";
@@ -44,8 +45,8 @@ export class OpenClawGateway {
       await sleep(250);
     }
     for (;;) {
-      const health = await this.options.cli.run(["gateway", "call", "health", "--json"], { timeoutMs: 30_000 });
-      if (health.code === 0) break;
+      const healthy = await this.options.cli.callGateway("health", {}, 30_000).then(() => true, () => false);
+      if (healthy) break;
       if (this.process.hasExited()) throw failure("exited before it was healthy");
       if (Date.now() > deadline) throw failure(`was not healthy within ${START_TIMEOUT_MS} ms`);
       await sleep(500);

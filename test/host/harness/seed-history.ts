@@ -6,6 +6,7 @@
  * from it. The seed must pass the integrity checker, or the scenario's own checks would prove nothing.
  */
 import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { type ConversationPlan, SessionGenerator } from "../../../bench/generate.js";
 import { Random } from "../../../bench/random.js";
 import { Vocabulary } from "../../../bench/vocabulary.js";
@@ -14,7 +15,11 @@ import type { AgentMessage } from "../../../src/host/openclaw-types.js";
 import { IntegrityChecker } from "../../../src/integrity/integrity-checker.js";
 import { SqliteIntegrityStore } from "../../../src/sqlite/sqlite-integrity-store.js";
 import { SqliteSearchIndex } from "../../../src/sqlite/sqlite-search-index.js";
+import { openPostgresBackend } from "../../../src/postgres/open-postgres-backend.js";
+import { openSqliteBackend } from "../../../src/sqlite/open-sqlite-backend.js";
+import { copyAllTables } from "../../../src/transfer/table-migration.js";
 import { createTestEngine } from "../../helpers/engine.js";
+import type { PluginDatabase } from "./plugin-database.js";
 
 const DAY = 24 * 60 * 60 * 1_000;
 /** Messages per ingestBatch call, as a bootstrap import hands them over. */
@@ -43,7 +48,27 @@ export interface SeededConversation {
   newestAt: number;
 }
 
-export async function seedSummarizedHistory(databasePath: string, options: SeedOptions): Promise<SeededConversation[]> {
+/**
+ * Seeds the suite's database: its SQLite file, or, when the plugin stores in PostgreSQL, a SQLite file beside it that
+ * is then copied into the PostgreSQL database as `lcm migrate sqlite-to-postgres` copies (ids kept; PostgreSQL builds
+ * its own search index from the copied rows).
+ */
+export async function seedSummarizedHistory(database: PluginDatabase, options: SeedOptions): Promise<SeededConversation[]> {
+  if (database.url === null) return seedSqlite(database.path, options);
+  const seedPath = join(dirname(database.path), "seed.db");
+  const seeded = await seedSqlite(seedPath, options);
+  const source = openSqliteBackend(seedPath, "private");
+  const target = openPostgresBackend(database.url, "private");
+  try {
+    await copyAllTables(source.tableCopy, target.tableCopy);
+  } finally {
+    await source.close();
+    await target.close();
+  }
+  return seeded;
+}
+
+async function seedSqlite(databasePath: string, options: SeedOptions): Promise<SeededConversation[]> {
   const setup = createTestEngine({ databasePath });
   const root = new Random(options.seed ?? 18);
   const vocabulary = new Vocabulary(root.fork());

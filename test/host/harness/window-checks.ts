@@ -6,11 +6,11 @@
  */
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { type ChatMessage, type ChatRequest, textOf } from "../fake-model-script.js";
 import type { RecordedRequest } from "../fake-model-server.js";
 import { textTokens } from "../request-tokens.js";
 import type { HostSuite } from "./host-suite.js";
+import type { AssemblyFigures } from "./plugin-database.js";
 
 /** Lines the gateway writes when a turn or a compaction failed. */
 const FAILURE_LINES = [
@@ -107,26 +107,6 @@ export function summaryTargets(requests: readonly RecordedRequest[]): number[] {
 }
 
 /** What the plugin recorded about the last turn's first model call (conversations.last_assembly, schema 15). */
-export interface AssemblyFigures {
-  hostBudgetTokens: number;
-  toolCount: number;
-  promptTokens: number;
-  budgetTokens: number;
-  assembledTokens: number;
-  floor: string;
-}
-
-export function lastAssembly(suite: HostSuite, sessionKey: string): AssemblyFigures | null {
-  const db = new DatabaseSync(suite.database.path, { readOnly: true });
-  try {
-    const row = db.prepare("SELECT last_assembly FROM conversations WHERE session_key = ? ORDER BY conversation_id DESC LIMIT 1")
-      .get(sessionKey) as { last_assembly: string | null } | undefined;
-    return row?.last_assembly ? (JSON.parse(row.last_assembly) as AssemblyFigures) : null;
-  } finally {
-    db.close();
-  }
-}
-
 /** Per window and profile: the budget OpenClaw passed, what assemble returned, the largest request. */
 export interface WindowFigures {
   scenario: string;
