@@ -478,15 +478,9 @@ function backlogReads<Row extends { text: string }>(
 
 /** The trigram index's substrings for `groups` (tailFilter's cores, any script), or null when one is too short. */
 function coresOf(terms: readonly QueryTerm[], groups: readonly number[][]): string[] | null {
-  const anyOf = new Set<string>();
-  for (const group of groups) {
-    const cores = group.map((index) => termCores(terms[index]!));
-    const best = cores.sort((left, right) => Math.min(...right.map((core) => core.length)) - Math.min(...left.map((core) => core.length)))[0];
-    if (!best) return null;
-    for (const core of best) anyOf.add(core);
-  }
-  if (anyOf.size === 0 || [...anyOf].some((core) => [...core].length < MIN_TRIGRAM_CORE)) return null;
-  return [...anyOf];
+  const anyOf = groupCores(terms, groups);
+  if (anyOf === null || anyOf.length === 0 || anyOf.some((core) => [...core].length < MIN_TRIGRAM_CORE)) return null;
+  return anyOf;
 }
 
 /** Shortest core the backlog's trigram index can look for. */
@@ -504,6 +498,16 @@ function wordsOf(text: string): number {
  * not plain ASCII (SQL LIKE folds ASCII case only).
  */
 function tailFilter(terms: readonly QueryTerm[], groups: readonly number[][]): ContainsFilter | null {
+  const anyOf = groupCores(terms, groups);
+  if (anyOf === null || anyOf.some((core) => !/^[a-z0-9]+$/.test(core))) return null;
+  return anyOf.length > 0 ? { anyOf, keepNonAscii: true } : null;
+}
+
+/**
+ * Per group, the cores of its term with the longest shortest core, all groups' together (each row holding a group
+ * holds one of them); null when a group has no term.
+ */
+function groupCores(terms: readonly QueryTerm[], groups: readonly number[][]): string[] | null {
   const anyOf = new Set<string>();
   for (const group of groups) {
     const cores = group.map((index) => termCores(terms[index]!));
@@ -511,8 +515,7 @@ function tailFilter(terms: readonly QueryTerm[], groups: readonly number[][]): C
     if (!best) return null;
     for (const core of best) anyOf.add(core);
   }
-  if ([...anyOf].some((core) => !/^[a-z0-9]+$/.test(core))) return null;
-  return anyOf.size > 0 ? { anyOf: [...anyOf], keepNonAscii: true } : null;
+  return [...anyOf];
 }
 
 /** Substrings one of which every occurrence of `term` contains. */
