@@ -23,6 +23,7 @@ import { type CliConfig, resolveCliConfig } from "./cli-config.js";
 import type { AccessMode } from "../sqlite/command-connection.js";
 import { CliError, EXIT, type ExitCode, exitCodeOf } from "./exit-codes.js";
 import { openPostgresForCli } from "./postgres-target.js";
+import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import { type Progress, progressBar } from "./progress.js";
 
 /** Where the CLI runs: the standalone bin or `openclaw lcm`. */
@@ -107,7 +108,9 @@ export class CliRuntime {
     const { config, databasePathSource } = this.settings;
     // PostgreSQL: the server arbitrates writers (no file lock to read around), so every command opens it the same way.
     const backend = config.databaseUrl
-      ? openPostgresForCli(config.databaseUrl, "--database-url", { poolSize: 2, applicationName: "lcm-cli" })
+      ? openPostgresForCli(config.databaseUrl, "--database-url", {
+        poolSize: 2, applicationName: "lcm-cli", files: new LargeFileStorage(config.filesDirectory),
+      })
       : openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
     if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
     this.opened = {
