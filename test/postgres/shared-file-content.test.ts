@@ -5,9 +5,10 @@
  * the migration (a row without content) is uploaded by A's maintain and then read on B.
  */
 import { readdirSync } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { access, rename, rm } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
+import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
 import { LargeFileStorage } from "../../src/large-files/large-file-storage.js";
 import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
 import { createRecallServices } from "../../src/retrieval/recall-services.js";
@@ -17,6 +18,7 @@ import { createLcmGrepTool } from "../../src/tools/lcm-grep-tool.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
 import { createTestEngine } from "../helpers/engine.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
+import { SteppingClock } from "../fakes/clocks.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const SESSION = { agentId: "main", sessionKey: "agent:main:main", sessionId: "s-main" };
@@ -153,5 +155,16 @@ describe("stored files on gateways with no shared disk (PostgreSQL)", () => {
     const described = (await describeOnB()).text;
     expect(described).not.toContain('"contentPage": null');
     expect(described).toContain("the pangolin-4471 rotation key expires friday");
+  });
+
+  it("reports, on the integrity check, a file that is neither on this machine nor in the database, and only that", async () => {
+    await commit(a, "turn-1", [userMessage(`please keep this:\n${PASTE}`), assistantMessage("Kept.")]);
+    const fileId = await storedFileId(a);
+    const check = () => onlyOn(b, a, () => new IntegrityChecker({
+      store: b.backend.integrity, clock: new SteppingClock(), fileExists: (path) => access(path).then(() => true, () => false),
+    }).check({ includeIndexes: false }));
+    expect((await check()).findings).toEqual([]); // not on B's disk, but kept in the database
+    await sql(a, "DELETE FROM large_file_content");
+    expect((await check()).findings).toEqual([expect.objectContaining({ kind: "large_file_missing", subject: fileId })]);
   });
 });
