@@ -4,7 +4,8 @@
  * indexed by machine B from the database's copy of its content; B never records it unreadable; a file recorded before
  * the migration (a row without content) is uploaded by A's maintain and then read on B.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { access, rename, rm } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
@@ -12,6 +13,9 @@ import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
 import { LargeFileStorage } from "../../src/large-files/large-file-storage.js";
 import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
 import { createRecallServices } from "../../src/retrieval/recall-services.js";
+import { exportLine, type ExportRecord } from "../../src/store/export-format.js";
+import { exportConversationRecords } from "../../src/transfer/jsonl-export.js";
+import { importExportFile } from "../../src/transfer/jsonl-import.js";
 import type { LcmBackend } from "../../src/store/backend.js";
 import { createLcmDescribeTool } from "../../src/tools/lcm-describe-tool.js";
 import { createLcmGrepTool } from "../../src/tools/lcm-grep-tool.js";
@@ -166,5 +170,27 @@ describe("stored files on gateways with no shared disk (PostgreSQL)", () => {
     expect((await check()).findings).toEqual([]); // not on B's disk, but kept in the database
     await sql(a, "DELETE FROM large_file_content");
     expect((await check()).findings).toEqual([expect.objectContaining({ kind: "large_file_missing", subject: fileId })]);
+  });
+
+  it("exports machine A's file with its content from machine B, and an import of that export keeps the content in the database", async () => {
+    await commit(a, "turn-1", [userMessage(`please keep this:\n${PASTE}`), assistantMessage("Kept.")]);
+    const fileId = await storedFileId(a);
+    const records: ExportRecord[] = [];
+    await onlyOn(b, a, async () => {
+      for await (const record of exportConversationRecords(b.backend.exports, 1)) records.push(record);
+    });
+    const file = records.find((record) => record.type === "largeFile");
+    expect(file && Buffer.from(file.contentBase64 ?? "", "base64").toString()).toContain("the pangolin-4471 rotation key expires friday");
+
+    const path = join(tempDir(), "export.jsonl");
+    writeFileSync(path, records.map(exportLine).join(""));
+    const target = machine(await createTestPostgresDatabase());
+    try {
+      await importExportFile(target.backend, path, { filesDirectory: target.filesDirectory, clock: { now: () => 7_000 } });
+      expect(await sql(target, "SELECT file_id, length(content) AS bytes FROM large_file_content"))
+        .toEqual([{ file_id: fileId, bytes: (await a.backend.store.getLargeFile(fileId))!.byteSize }]);
+    } finally {
+      await target.backend.close();
+    }
   });
 });
