@@ -37,8 +37,8 @@ import { PgTableCopy } from "./pg-table-copy.js";
 export type PostgresAccess = "shared" | "private";
 
 /** What a read-only opening (`PgOptions.readOnly`) means, for the person running the command. */
-const READ_ONLY_NOTICE = "opened read-only: the PostgreSQL server refuses this connection's writes (default_transaction_read_only), " +
-  "so nothing is written; messages, summaries and stored files not in the full-text index yet are read directly";
+const READ_ONLY_NOTICE = "opened read-only: the PostgreSQL server refuses this connection's writes; what waits for the full-text " +
+  "index is read directly";
 
 export interface PostgresBackend extends LcmBackend {
   readonly database: PgDatabase;
