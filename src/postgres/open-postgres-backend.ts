@@ -37,9 +37,6 @@ import { PgTableCopy } from "./pg-table-copy.js";
 export type PostgresAccess = "shared" | "private";
 
 /** What a read-only opening (`PgOptions.readOnly`) means, for the person running the command. */
-const READ_ONLY_NOTICE = "opened read-only: the PostgreSQL server refuses this connection's writes; what waits for the full-text " +
-  "index is read directly";
-
 export interface PostgresBackend extends LcmBackend {
   readonly database: PgDatabase;
 }
@@ -74,7 +71,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     kind: "postgres",
     location: database.location,
     writable: !database.readOnly,
-    readOnlyNotice: database.readOnly ? READ_ONLY_NOTICE : null,
+    // Only a reading command opens read-only, and it could not have written: no notice, as on SQLite (LcmBackend).
+    readOnlyNotice: null,
     store: withImportedHistory(new PgStore(database), new PgImportedHistoryStore(database)),
     compaction: new PgCompactionStore(database),
     retrieval: new PgRetrievalStore(database, { index: searchIndex }),
