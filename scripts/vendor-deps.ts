@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { vendorBundle } from "./vendor-bundle.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
@@ -49,13 +49,7 @@ if (specifiers.size === 0) {
   process.exit(0);
 }
 rmSync(vendor, { recursive: true, force: true });
-const result = await build({
-  entryPoints: Object.fromEntries([...specifiers].map((specifier) => [vendorName(specifier), specifier])),
-  outdir: vendor, bundle: true, splitting: true, format: "esm", platform: "node", target: "node22", minify: true,
-  chunkNames: "shared-[hash]", legalComments: "linked", metafile: true, logLevel: "warning",
-  // CommonJS packages (commander, cli-progress) require Node's modules: give the ESM bundle a require.
-  banner: { js: 'import { createRequire as __lcmCreateRequire } from "node:module"; const require = __lcmCreateRequire(import.meta.url);' },
-});
+const result = await vendorBundle(Object.fromEntries([...specifiers].map((specifier) => [vendorName(specifier), specifier])), vendor);
 
 let rewritten = 0;
 for (const file of files) {
@@ -70,7 +64,7 @@ for (const file of files) {
     rewritten++;
   }
 }
-const outputs = Object.entries(result.metafile.outputs).filter(([path]) => path.endsWith(".js"));
+const outputs = Object.entries(result.outputs).filter(([path]) => path.endsWith(".js"));
 const bytes = outputs.reduce((total, [, output]) => total + output.bytes, 0);
 console.log(
   `vendored ${specifiers.size} modules (${[...specifiers].join(", ")}) into ${outputs.length} files, ${Math.round(bytes / 1024)} KB; ` +

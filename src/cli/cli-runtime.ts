@@ -106,10 +106,11 @@ export class CliRuntime {
   open(mode: AccessMode): CliStores {
     if (this.opened) return this.opened;
     const { config, databasePathSource } = this.settings;
-    // PostgreSQL: the server arbitrates writers (no file lock to read around), so every command opens it the same way.
+    // PostgreSQL: the server arbitrates writers (no file lock to read around), so a command that may write opens it
+    // writable; one that only reads opens it read-only at the server, as SQLite opens the file read-only.
     const backend = config.databaseUrl
       ? openPostgresForCli(config.databaseUrl, "--database-url", {
-        poolSize: 2, applicationName: "lcm-cli", files: new LargeFileStorage(config.filesDirectory),
+        poolSize: 2, applicationName: "lcm-cli", readOnly: isReadOnly(mode), files: new LargeFileStorage(config.filesDirectory),
       })
       : openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
     if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
@@ -222,6 +223,11 @@ export async function runCommand<T>(
   } finally {
     await runtime.close().catch((error: unknown) => environment.stderr.write(`lcm ${name}: closing the database failed: ${describeError(error)}\n`));
   }
+}
+
+/** Whether a command opened with `mode` only reads (SQLite's "prefer-write" writes whenever it can, as PostgreSQL always can). */
+function isReadOnly(mode: AccessMode): boolean {
+  return mode === "read" || mode === "read-live";
 }
 
 function messageOf(error: unknown): string {

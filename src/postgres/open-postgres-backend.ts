@@ -38,6 +38,7 @@ import { PgTableCopy } from "./pg-table-copy.js";
  */
 export type PostgresAccess = "shared" | "private";
 
+/** What a read-only opening (`PgOptions.readOnly`) means, for the person running the command. */
 export interface PostgresBackend extends LcmBackend {
   readonly database: PgDatabase;
 }
@@ -81,7 +82,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean; fil
     database,
     kind: "postgres",
     location: database.location,
-    writable: true,
+    writable: !database.readOnly,
+    // Only a reading command opens read-only, and it could not have written: no notice, as on SQLite (LcmBackend).
     readOnlyNotice: null,
     store: withImportedHistory(new PgStore(database, storedFiles), new PgImportedHistoryStore(database)),
     compaction: new PgCompactionStore(database),

@@ -12,6 +12,7 @@ import type { Pool, PoolClient, PoolConfig, QueryResultRow } from "pg";
 export type { PgParam, PgQueryable, PgSql } from "./pg-queryable.js";
 import { describeError, isLcmError, LcmError } from "../errors.js";
 import { migratePostgres } from "./pg-migrations.js";
+import { asReadOnlyRefusal, checkReadableSchema, keepingReadOnlyInUrl, READ_ONLY_SESSION, sessionOptions } from "./pg-read-only.js";
 import { LCM_LOCK_NAMESPACE, type PgParam, type PgQueryable, type PgSql, queryConfig } from "./pg-queryable.js";
 
 /** How the pool is sized and how long a statement may run. */
@@ -24,6 +25,11 @@ export interface PgOptions {
   applicationName?: string;
   /** Planner settings for this pool's sessions, set when a connection opens (name → value; both are constants). */
   planner?: Record<string, string>;
+  /**
+   * Every session read-only at the server (pg-read-only.ts): a write fails with a clear error, and the schema is
+   * checked, never created or upgraded. Pools made with `sibling` are read-only too.
+   */
+  readOnly?: boolean;
 }
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
@@ -40,10 +46,13 @@ export class PgDatabase implements PgQueryable {
   private readonly siblings = new Map<string, PgDatabase>();
   /** The URL without its password (messages, status). */
   readonly location: string;
+  /** Whether the server refuses this pool's writes (`PgOptions.readOnly`). */
+  readonly readOnly: boolean;
 
   /** Nothing connects, and the driver is not loaded, until the first statement. */
   constructor(private readonly url: string, private readonly options: PgOptions = {}) {
     this.location = redactUrl(url);
+    this.readOnly = options.readOnly === true;
   }
 
   /** The pool, created with the driver on first use. */
@@ -51,15 +60,15 @@ export class PgDatabase implements PgQueryable {
     if (this.closed) return Promise.reject(new LcmError("unavailable", `The PostgreSQL connection to ${this.location} was closed.`));
     this.poolOpening ??= loadDriver().then((pg) => {
       const config: PoolConfig = {
-        connectionString: this.url,
+        connectionString: this.readOnly ? keepingReadOnlyInUrl(this.url) : this.url,
         max: this.options.poolSize ?? 8,
         application_name: this.options.applicationName ?? "openclaw-lcm",
         statement_timeout: this.options.statementTimeoutMs ?? 30_000,
         // Session settings sent with the connection (no round trip): no JIT compilation (this workload's statements
         // run in milliseconds, and a plan whose estimated cost passes jit_above_cost, a GIN read over a large history,
         // spent ~40 ms compiling before running for 1 ms), and the pool's planner settings. An `options` parameter in
-        // the URL replaces these.
-        options: Object.entries({ jit: "off", ...this.options.planner }).map(([name, value]) => `-c ${name}=${value}`).join(" "),
+        // the URL replaces these (a read-only pool's setting is appended to it instead: keepingReadOnlyInUrl).
+        options: sessionOptions({ jit: "off", ...this.options.planner, ...(this.readOnly ? READ_ONLY_SESSION : {}) }),
         connectionTimeoutMillis: 10_000,
         idleTimeoutMillis: 30_000,
         // Idle connections never keep a process alive (a CLI command, a test's child): only work in flight does.
@@ -78,18 +87,23 @@ export class PgDatabase implements PgQueryable {
     return this.poolOpening;
   }
 
-  /** Runs the migrations once per pool; every statement waits for it. */
+  /** Runs the migrations once per pool (a read-only pool checks the schema instead); every statement waits for it. */
   ready(): Promise<void> {
-    this.migrated ??= migratePostgres(this).catch((error: unknown) => {
+    this.migrated ??= (this.readOnly ? checkReadableSchema(this, this.location) : migratePostgres(this)).catch((error: unknown) => {
       this.migrated = null;
-      throw asStorageError(error, "could not prepare the PostgreSQL schema");
+      // A read-only pool's check says itself what is wrong with the schema and what to run.
+      throw this.readOnly && isLcmError(error) ? error : asStorageError(error, "could not prepare the PostgreSQL schema");
     });
     return this.migrated;
   }
 
   async rows<Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []): Promise<Row[]> {
     await this.ready();
-    return (await (await this.pool()).query<Row>(queryConfig(sql, params))).rows;
+    try {
+      return (await (await this.pool()).query<Row>(queryConfig(sql, params))).rows;
+    } catch (error) {
+      throw asReadOnlyRefusal(error, this.location);
+    }
   }
 
   async row<Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []): Promise<Row | null> {
@@ -98,7 +112,11 @@ export class PgDatabase implements PgQueryable {
 
   async run(sql: PgSql, params: readonly PgParam[] = []): Promise<number> {
     await this.ready();
-    return (await (await this.pool()).query(queryConfig(sql, params))).rowCount ?? 0;
+    try {
+      return (await (await this.pool()).query(queryConfig(sql, params))).rowCount ?? 0;
+    } catch (error) {
+      throw asReadOnlyRefusal(error, this.location);
+    }
   }
 
   /**
@@ -132,7 +150,7 @@ export class PgDatabase implements PgQueryable {
           await sleep(5 * attempt * attempt + Math.random() * 10);
           continue;
         }
-        throw error;
+        throw asReadOnlyRefusal(error, this.location);
       } finally {
         client.release(broken);
       }

@@ -61,8 +61,17 @@ export class PgFileIndex {
     return (await this.db.row<{ through: number | null }>("SELECT max(chunk_id) AS through FROM file_chunks"))?.through ?? 0;
   }
 
-  /** Indexes waiting files, oldest first, until `maxBytes` of content were read or none waits; returns the bytes indexed. */
+  /** Whether this index may be written: false on a read-only pool, whose searches read waiting files directly. */
+  get writable(): boolean {
+    return !this.db.readOnly;
+  }
+
+  /**
+   * Indexes waiting files, oldest first, until `maxBytes` of content were read or none waits; a read-only pool
+   * indexes nothing. Returns the bytes indexed.
+   */
   async indexPending(maxBytes: number): Promise<number> {
+    if (this.db.readOnly) return 0;
     let indexed = 0;
     let skipped = 0;
     while (indexed < maxBytes) {

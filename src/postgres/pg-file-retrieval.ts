@@ -62,8 +62,12 @@ interface MessageRefSql {
   created_at: number;
 }
 
-/** The message holding each file's reference, corrected where recorded wrong (`references`). */
-const REFERENCES_SQL = preparedStatement(`WITH wanted AS (
+/**
+ * The message holding each file's reference (`references`), and with `correct` the recorded one corrected where it is
+ * wrong (a read-only pool only reads: the same rows are found, the correction waits for a writer).
+ */
+function referencesSql(correct: boolean): string {
+  return `WITH wanted AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS w (file_id, named, conversation_id, recorded_id, query)
 ), located AS (
   SELECT w.file_id, coalesce(r.message_id, i.message_id, p.message_id) AS message_id, r.message_id IS NOT NULL AS recorded
@@ -78,13 +82,17 @@ const REFERENCES_SQL = preparedStatement(`WITH wanted AS (
     SELECT m.message_id FROM message_search_pending q JOIN messages m ON m.message_id = q.message_id
     WHERE r.message_id IS NULL AND i.message_id IS NULL AND m.conversation_id = w.conversation_id AND strpos(m.content, w.named) > 0
     ORDER BY m.message_id LIMIT 1) p ON true
-), healed AS (
+)${correct ? `, healed AS (
   UPDATE file_index f SET message_id = l.message_id FROM located l
   WHERE f.file_id = l.file_id AND NOT l.recorded AND l.message_id IS NOT NULL
     AND f.file_id IN (SELECT file_id FROM file_index WHERE file_id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)
-)
+)` : ""}
 SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.created_at
-FROM located l JOIN messages m ON m.message_id = l.message_id`);
+FROM located l JOIN messages m ON m.message_id = l.message_id`;
+}
+
+const REFERENCES_SQL = preparedStatement(referencesSql(true));
+const REFERENCES_READ_SQL = preparedStatement(referencesSql(false));
 
 /**
  * The backlog of stored content ($1-$3: the scope as `fileFilter` writes it) and, newest first, at most $4 stored files
@@ -115,7 +123,7 @@ export class PgFileRetrieval {
   async prepare(terms: PreparedTextQuery["terms"]): Promise<PreparedTextQuery> {
     const first = await this.text.prepare("files", terms, 0);
     const backlog = { files: first.state.waiting, bytes: first.state.bytes, through: first.state.through };
-    if (!indexesItself(backlog)) return first.prepared;
+    if (!this.indexesItself(backlog)) return first.prepared;
     await this.caughtUp(backlog);
     return (await this.text.prepare("files", terms, 0)).prepared;
   }
@@ -193,7 +201,7 @@ export class PgFileRetrieval {
    */
   async unindexed(filter: SearchFilter, limit: number): Promise<{ files: UnindexedFile[]; unsearchable: UnsearchableFile[] }> {
     let listed = await this.listUnindexed(filter, limit);
-    if (indexesItself(listed.backlog)) {
+    if (this.indexesItself(listed.backlog)) {
       await this.caughtUp(listed.backlog);
       listed = await this.listUnindexed(filter, limit);
     }
@@ -231,7 +239,8 @@ export class PgFileRetrieval {
    * GIN index: `+ 0` keeps the planner off the primary key's order, which reads every row for an id found late), else
    * among the messages waiting for the index. A recorded message that did not name the file (a history copied by
    * `lcm migrate` records its conversation's newest message) is corrected in the same statement, so the next search
-   * checks one row; rows another statement holds are left for later (SKIP LOCKED: a search never waits).
+   * checks one row; rows another statement holds are left for later (SKIP LOCKED: a search never waits). A read-only
+   * pool finds the same messages and corrects nothing.
    */
   async references(files: readonly { fileId: FileId; conversationId: ConversationId; messageId: MessageId | null }[]): Promise<Map<FileId, FileReference | null>> {
     const found = new Map<FileId, FileReference | null>();
@@ -243,7 +252,7 @@ export class PgFileRetrieval {
     });
     const rows = await this.reader.rows<MessageRefSql & { file_id: string; recorded: boolean }>(
       "file references",
-      REFERENCES_SQL,
+      this.reader.pool.readOnly ? REFERENCES_READ_SQL : REFERENCES_SQL,
       [
         unique.map((file) => file.fileId), unique.map((file) => toPgText(file.fileId)), unique.map((file) => file.conversationId),
         unique.map((file) => file.messageId), queries,
@@ -261,18 +270,21 @@ export class PgFileRetrieval {
 
   /** After `backlog` was read: indexes it when small (a search's own catch-up); returns the highest chunk id indexed. */
   private async caughtUp(backlog: FileBacklog): Promise<number> {
-    if (!indexesItself(backlog)) return backlog.through;
+    if (!this.indexesItself(backlog)) return backlog.through;
     await this.index.indexPending(backlog.bytes + 1);
     return (await this.index.backlog()).through;
+  }
+
+  /**
+   * Whether a search indexes the stored content waiting itself: some, at most SEARCH_INDEXES_FILE_BYTES_UP_TO, and
+   * never on a read-only pool (its searches read the waiting files directly, as SQLite's read-only ones do).
+   */
+  private indexesItself(backlog: FileBacklog): boolean {
+    return this.index.writable && backlog.files > 0 && backlog.bytes <= SEARCH_INDEXES_FILE_BYTES_UP_TO;
   }
 }
 
 type FileBacklog = Awaited<ReturnType<PgFileIndex["backlog"]>>;
-
-/** Whether a search indexes the stored content waiting itself: some, and at most SEARCH_INDEXES_FILE_BYTES_UP_TO. */
-function indexesItself(backlog: FileBacklog): boolean {
-  return backlog.files > 0 && backlog.bytes <= SEARCH_INDEXES_FILE_BYTES_UP_TO;
-}
 
 function toHit(row: ChunkHitSql): FileChunkHitRow {
   return {

@@ -342,12 +342,17 @@ export async function migratePostgres(database: PgMigrationTarget): Promise<void
   });
 }
 
-/** Whether the schema is at this build's version; false on a new database (no migrations table yet, SQLSTATE 42P01). */
+/** Whether the schema is at this build's version. */
 async function isCurrent(database: PgMigrationTarget): Promise<boolean> {
+  return (await storedSchemaVersion(database)) === PG_SCHEMA_VERSION;
+}
+
+/** The schema version recorded in the database, in one read; 0 on a new database (no migrations table yet, SQLSTATE 42P01). */
+export async function storedSchemaVersion(database: PgMigrationTarget): Promise<number> {
   try {
-    return (await database.rowUnmigrated<{ version: number | null }>("SELECT max(version) AS version FROM lcm_schema_migrations"))?.version === PG_SCHEMA_VERSION;
+    return (await database.rowUnmigrated<{ version: number | null }>("SELECT max(version) AS version FROM lcm_schema_migrations"))?.version ?? 0;
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === "42P01") return false;
+    if ((error as { code?: unknown } | null)?.code === "42P01") return 0;
     throw error;
   }
 }

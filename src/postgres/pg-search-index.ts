@@ -69,10 +69,6 @@ export interface IndexState {
   newest: number;
 }
 
-/** Whether a search indexes the rows waiting itself (some, at most `atMost`) before reading the index. */
-function needsCatchUp(state: IndexState, atMost: number): boolean {
-  return state.waiting > 0 && state.waiting <= atMost;
-}
 
 export class PgSearchIndex implements SearchIndex {
   private readonly dictionary: PgTermDictionary;
@@ -118,7 +114,7 @@ export class PgSearchIndex implements SearchIndex {
   async catchUp(source: IndexSource, atMost: number): Promise<IndexState> {
     const read = async () => (await this.db.row<IndexState>(CATCH_UP_SQL[source], [atMost + 1]))!;
     const state = await read();
-    if (!needsCatchUp(state, atMost)) return state;
+    if (!this.needsCatchUp(state, atMost)) return state;
     await this.indexSource(source, atMost);
     return read();
   }
@@ -128,9 +124,17 @@ export class PgSearchIndex implements SearchIndex {
    * indexed (then what was read with the state is out of date).
    */
   async catchUpAfter(source: IndexSource, state: IndexState, atMost: number): Promise<boolean> {
-    if (!needsCatchUp(state, atMost)) return false;
+    if (!this.needsCatchUp(state, atMost)) return false;
     await this.indexSource(source, atMost);
     return true;
+  }
+
+  /**
+   * Whether a search indexes the rows waiting itself (some, at most `atMost`) before reading the index. A read-only
+   * pool never does: its searches read the rows above the watermark directly (SqliteSearchIndex.indexIfAtMost does the same).
+   */
+  private needsCatchUp(state: IndexState, atMost: number): boolean {
+    return !this.db.readOnly && state.waiting > 0 && state.waiting <= atMost;
   }
 
   async indexPending(options: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number } = {}): Promise<IndexProgress> {

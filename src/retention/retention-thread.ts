@@ -18,7 +18,10 @@ import type { RetentionSettings } from "./retention-policy.js";
 
 /** What the worker gets (structured clone: plain data only). */
 export interface RetentionThreadRequest {
+  /** The database file, or on PostgreSQL the label the settings give (what the archives record as their origin). */
   databasePath: string;
+  /** On PostgreSQL: the server's URL; the worker opens a pool of its own on it. */
+  databaseUrl?: string;
   archiveDirectory: string;
   settings: RetentionSettings;
   budget: RetentionBudget;

@@ -1,11 +1,12 @@
 /**
  * The entry of retention's worker thread (retention-thread.ts starts it, one per background run): it opens its own
  * connection to the database the gateway has open, runs the bounded retention run there (retention/retention-service.ts,
- * the same time-sliced transactions and archives as on the calling thread) and posts the report back. Messages:
+ * the same time-sliced transactions and archives as on the calling thread; on PostgreSQL a pool of its own) and posts the report back. Messages:
  * `started` once the connection is open, then `report` or `error`; `log` for what the run logs.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock, type Logger } from "../contracts.js";
+import { openPostgresBackend } from "../postgres/open-postgres-backend.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import { describeError } from "../errors.js";
 import { retentionServiceOn } from "./retention-wiring.js";
@@ -21,7 +22,9 @@ const logger: Logger = {
 };
 
 async function main(request: RetentionThreadRequest): Promise<void> {
-  const backend = openSqliteBackend(request.databasePath, "worker");
+  const backend = request.databaseUrl
+    ? openPostgresBackend(request.databaseUrl, "private", { poolSize: 2, applicationName: "openclaw-lcm-retention" })
+    : openSqliteBackend(request.databasePath, "worker");
   try {
     post({ type: "started" });
     const service = retentionServiceOn(backend, {
@@ -30,7 +33,7 @@ async function main(request: RetentionThreadRequest): Promise<void> {
     });
     post({ type: "report", report: await service.run({ apply: true, budget: request.budget }) });
   } finally {
-    backend.close();
+    await backend.close();
   }
 }
 

@@ -17,6 +17,7 @@ import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { LCM_LOCK_NAMESPACE } from "../../src/postgres/pg-queryable.js";
 import { GzipJsonlArchiveWriter } from "../../src/retention/archive-writer.js";
+import { retentionServiceFor } from "../../src/plugin.js";
 import { RetentionService } from "../../src/retention/retention-service.js";
 import { resolveConfig } from "../../src/config.js";
 import { exportConversationRecords } from "../../src/transfer/jsonl-export.js";
@@ -89,6 +90,26 @@ describe.each(backendKinds())("retention on %s", (kind) => {
     expect(await findings()).toEqual([]);
     // A second run finds nothing more to do.
     expect((await service({ retentionMaxAgeDays: 30 }).run({ apply: true })).messages.count).toBe(0);
+  });
+
+  it("runs maintain's background run on a worker thread with a connection of its own, to the same effect", async () => {
+    const planted = await plantConversation(sql, { texts: ODD });
+    // The plugin's settings for this backend: the file, or the server's URL (the worker opens a pool of its own).
+    const config = resolveConfig({
+      databasePath: kind === "sqlite" ? opened.location : join(directory, "unused.db"), ...(kind === "postgres" ? { databaseUrl: opened.location } : {}),
+      retentionArchiveDirectory: join(directory, "archives"), retentionMaxAgeDays: 30,
+    }, {});
+    const logger = new RecordingLogger();
+    // The worker's clock is the real one: the planted messages (2026-01-01) are months older than the cap.
+    const report = await retentionServiceFor(opened.backend, config, logger).runInBackground();
+    expect(report).toMatchObject({ thread: "worker", applied: true, messages: { count: 8 } });
+    expect(report!.callerBusyMs).toBeGreaterThan(0);
+    const rows = await messageRows(planted.conversationId);
+    expect(rows.slice(0, 8).every((row) => row.content === "" && row.archive_id !== null)).toBe(true);
+    const records = readArchive(report!.messages.archivePaths[0]!).filter((record) => record.type === "message");
+    expect(records.map((record) => record.content)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map(ODD));
+    expect(logger.lines.map((line) => line.message)).toEqual([expect.stringMatching(/archived 8 covered message\(s\).* on a worker thread/)]);
+    expect(await findings()).toEqual([]);
   });
 
   it("archives an ended conversation whole and removes its rows and stored file", async () => {

@@ -53,7 +53,7 @@ export async function runMcpCommand(environment: CliEnvironment, options: Common
     environment.stderr.write(`lcm mcp: ${message}\n`);
     environment.setExitCode(exitCode);
   } finally {
-    runtime.close();
+    await runtime.close();
   }
 }
 
