@@ -31,6 +31,7 @@ import type { CompactParams, CompactResult, ContextEngine, HostPathContextEngine
 import type { TextCompletion } from "./large-files/text-explorer.js";
 import { hostTextCompletion } from "./large-files/host-text-completion.js";
 import { createRecallServices } from "./retrieval/recall-services.js";
+import { LargeFileStorage } from "./large-files/large-file-storage.js";
 import { hostLogger } from "./runtime/host-logger.js";
 import { LiveConfig } from "./runtime/live-config.js";
 import { forgetLogged, logOnce } from "./runtime/log-once.js";
@@ -69,7 +70,8 @@ export const PLUGIN_ID = "lcm";
  * LcmError("unavailable") here when it cannot be written.
  */
 export function openBackend(config: LcmConfig): LcmBackend {
-  if (config.databaseUrl) return openPostgresBackend(config.databaseUrl, "shared");
+  // A file another machine stored is copied from the database into this gateway's files directory to be read.
+  if (config.databaseUrl) return openPostgresBackend(config.databaseUrl, "shared", { files: new LargeFileStorage(config.filesDirectory) });
   return openSqliteBackend(config.databasePath, "shared");
 }
 

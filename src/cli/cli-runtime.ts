@@ -23,6 +23,7 @@ import { type CliConfig, resolveCliConfig } from "./cli-config.js";
 import type { AccessMode } from "../sqlite/command-connection.js";
 import { CliError, EXIT, type ExitCode, exitCodeOf } from "./exit-codes.js";
 import { openPostgresForCli } from "./postgres-target.js";
+import { LargeFileStorage } from "../large-files/large-file-storage.js";
 import { type Progress, progressBar } from "./progress.js";
 
 /** Where the CLI runs: the standalone bin or `openclaw lcm`. */
@@ -108,7 +109,9 @@ export class CliRuntime {
     // PostgreSQL: the server arbitrates writers (no file lock to read around), so a command that may write opens it
     // writable; one that only reads opens it read-only at the server, as SQLite opens the file read-only.
     const backend = config.databaseUrl
-      ? openPostgresForCli(config.databaseUrl, "--database-url", { poolSize: 2, applicationName: "lcm-cli", readOnly: isReadOnly(mode) })
+      ? openPostgresForCli(config.databaseUrl, "--database-url", {
+        poolSize: 2, applicationName: "lcm-cli", readOnly: isReadOnly(mode), files: new LargeFileStorage(config.filesDirectory),
+      })
       : openSqliteBackend(config.databasePath, { command: mode, pathSource: databasePathSource });
     if (backend.readOnlyNotice) this.note(backend.readOnlyNotice);
     this.opened = {

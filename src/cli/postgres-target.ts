@@ -6,8 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { redactedUrl } from "../config.js";
-import { openPostgresBackend, type PostgresBackend } from "../postgres/open-postgres-backend.js";
-import type { PgOptions } from "../postgres/pg-database.js";
+import { openPostgresBackend, type PostgresBackend, type PostgresBackendOptions } from "../postgres/open-postgres-backend.js";
 import { openSqliteBackend } from "../sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../store/backend.js";
 import type { BackupStore } from "../store/backup-store.js";
@@ -28,7 +27,7 @@ export function openSqliteTarget(path: string, argument: string): LcmBackend {
  * A PostgreSQL database by its URL for one command: a pool of its own (close() ends it), and `lcm backup` writing a
  * portable SQLite file. `argument` names where the URL came from, for the message when it is not one.
  */
-export function openPostgresForCli(url: string, argument: string, options: PgOptions = {}): PostgresBackend {
+export function openPostgresForCli(url: string, argument: string, options: PostgresBackendOptions = {}): PostgresBackend {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new CliError(EXIT.usage, `${argument} must be a PostgreSQL URL (postgres://user:password@host:5432/database), got ${JSON.stringify(redactedUrl(url))}.`);
   }

@@ -173,7 +173,9 @@ export class IntegrityChecker {
     }
     findings.push(...pairingFindings(conversationId, pairing));
     for (const file of files) {
-      if (!(await this.deps.fileExists(file.storagePath))) add("large_file_missing", file.fileId, `stored file ${file.storagePath} is missing`);
+      if (file.keptInDatabase === true || (await this.deps.fileExists(file.storagePath))) continue;
+      const where = file.keptInDatabase === false ? " here, and the database keeps no copy of it (the machine that holds it uploads it on its maintain)" : "";
+      add("large_file_missing", file.fileId, `stored file ${file.storagePath} is missing${where}`);
     }
     return 12;
   }

@@ -94,7 +94,10 @@ export interface LargeFileReaderDeps {
 export class LargeFileReader {
   constructor(private readonly deps: LargeFileReaderDeps) {}
 
-  /** Metadata and whether the content can be read. Throws invalid_input / not_found only. */
+  /**
+   * Metadata and whether the content can be read. Throws invalid_input / not_found only (and a database failure while
+   * looking for a copy: see LargeFileStore.readablePath).
+   */
   async describe(fileId: string): Promise<LargeFileDescription> {
     const file = await this.fileOf(fileId);
     return { file, content: await contentStatus(file) };
@@ -177,7 +180,8 @@ export class LargeFileReader {
           result.unavailable.push({ fileId: file.fileId, fileName: file.fileName, status: "unreadable", reason: binaryReason(file) });
           continue;
         }
-        const status = await contentStatus(file);
+        const readable = { ...file, storagePath: await this.deps.store.readablePath(file) };
+        const status = await contentStatus(readable);
         if (status.status !== "available") {
           result.unavailable.push({ fileId: file.fileId, fileName: file.fileName, status: status.status, reason: status.reason });
           continue;
@@ -185,7 +189,7 @@ export class LargeFileReader {
         result.searchedFiles++;
         let found: FileGrepResult;
         try {
-          found = await this.readable(file, () => grepFile(file, compiled, budget, deadline, matcher));
+          found = await this.readable(readable, () => grepFile(readable, compiled, budget, deadline, matcher));
         } catch (error) {
           // One bad file must not hide the matches of the others; the caller sees why it was skipped.
           const status = isLcmError(error) && error.details?.searchFailed === true ? "search-failed" : "unreadable";
@@ -205,6 +209,7 @@ export class LargeFileReader {
     return result;
   }
 
+  /** The file's record, its `storagePath` where its content can be read on this machine (LargeFileStore.readablePath). */
   private async fileOf(fileId: string): Promise<LargeFileRecord> {
     if (typeof fileId !== "string" || !FILE_ID_PATTERN.test(fileId)) {
       throw new LcmError("invalid_input", `${JSON.stringify(fileId)} is not a file id: expected "file_" followed by 16 lower-case hex characters.`);
@@ -213,7 +218,7 @@ export class LargeFileReader {
     if (!file) {
       throw new LcmError("not_found", `No stored file ${fileId}. File ids come from [LCM File: …] references in the conversation.`, { fileId });
     }
-    return file;
+    return { ...file, storagePath: await this.deps.store.readablePath(file) };
   }
 
   /** Runs a read, turning a missing or unreadable file into LcmError("unavailable") that names the file and path. */

@@ -8,6 +8,7 @@ import { LcmError } from "../errors.js";
 import { processShared } from "../runtime/process-shared.js";
 import type { LcmBackend, StorageControl } from "../store/backend.js";
 import type { ImportedHistoryStore } from "../store/imported-history-store.js";
+import type { LocalFilesDirectory } from "../store/large-file-store.js";
 import type { SearchIndex } from "../store/search-index.js";
 import { PgCompactionStore } from "./pg-compaction-store.js";
 import { isPgStorageFailure, PgDatabase, type PgOptions } from "./pg-database.js";
@@ -27,6 +28,7 @@ import { PgSearchIndex } from "./pg-search-index.js";
 import { PgSessionStore } from "./pg-session-store.js";
 import { PgStatusStore } from "./pg-status-store.js";
 import { PgStore } from "./pg-store.js";
+import { PgStoredFiles } from "./pg-stored-files.js";
 import { PgTableCopy } from "./pg-table-copy.js";
 
 /**
@@ -41,7 +43,16 @@ export interface PostgresBackend extends LcmBackend {
   readonly database: PgDatabase;
 }
 
-export function openPostgresBackend(url: string, access: PostgresAccess, options: PgOptions = {}): PostgresBackend {
+export interface PostgresBackendOptions extends PgOptions {
+  /**
+   * This machine's files directory (the configured `filesDirectory`): where a file another machine stored is copied
+   * from the database to be read. Without it, such a file reads as missing (search indexes it from the database).
+   */
+  files?: LocalFilesDirectory;
+}
+
+export function openPostgresBackend(url: string, access: PostgresAccess, backendOptions: PostgresBackendOptions = {}): PostgresBackend {
+  const { files = null, ...options } = backendOptions;
   if (access === "shared") {
     const pools = processShared("postgres-pools.v1", () => new Map<string, PgDatabase>());
     let database = pools.get(url);
@@ -49,12 +60,12 @@ export function openPostgresBackend(url: string, access: PostgresAccess, options
       database = new PgDatabase(url, options);
       pools.set(url, database);
     }
-    return postgresBackendOn(database, { shared: true });
+    return postgresBackendOn(database, { shared: true, files });
   }
-  return postgresBackendOn(new PgDatabase(url, options), { shared: false });
+  return postgresBackendOn(new PgDatabase(url, options), { shared: false, files });
 }
 
-function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): PostgresBackend {
+function postgresBackendOn(database: PgDatabase, options: { shared: boolean; files: LocalFilesDirectory | null }): PostgresBackend {
   const pending = new Set<Promise<unknown>>();
   const storage: StorageControl = {
     // PostgreSQL waits for row locks itself; a turn's commit is bounded by the statement timeout instead.
@@ -65,7 +76,8 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
       void work.catch(() => {}).finally(() => pending.delete(work));
     },
   };
-  const searchIndex = new PgSearchIndex(database, new PgFileIndex(database));
+  const storedFiles = new PgStoredFiles(database, options.files);
+  const searchIndex = new PgSearchIndex(database, new PgFileIndex(database, storedFiles));
   return {
     database,
     kind: "postgres",
@@ -73,7 +85,7 @@ function postgresBackendOn(database: PgDatabase, options: { shared: boolean }): 
     writable: !database.readOnly,
     // Only a reading command opens read-only, and it could not have written: no notice, as on SQLite (LcmBackend).
     readOnlyNotice: null,
-    store: withImportedHistory(new PgStore(database), new PgImportedHistoryStore(database)),
+    store: withImportedHistory(new PgStore(database, storedFiles), new PgImportedHistoryStore(database)),
     compaction: new PgCompactionStore(database),
     retrieval: new PgRetrievalStore(database, { index: searchIndex }),
     searchIndex,

@@ -19,6 +19,7 @@ import {
 import type { ConversationCounts, CoverageOrder, ExportedFile, ExportStore, SummaryMark, SummaryToShow } from "../store/export-store.js";
 import type { ArchivedLocation } from "../store/retention-store.js";
 import { fromPgText, type PgDatabase, type PgParam, toPgText } from "./pg-database.js";
+import { PgStoredFiles } from "./pg-stored-files.js";
 import { PgReadSnapshot } from "./pg-read-snapshot.js";
 
 type Value = string | number | null;
@@ -83,6 +84,11 @@ export class PgExportStore implements ExportStore {
       },
       path: resolve(file[6] as string),
     }));
+  }
+
+  /** The content the database keeps for a stored file (migration 8), read outside the export's snapshot (it never changes). */
+  storedFileContent(fileId: string): Promise<Buffer | null> {
+    return new PgStoredFiles(this.database, null).contentOf(fileId);
   }
 
   async messages(conversationId: ConversationId, afterSeq: number, beforeSeq: number, limit: number): Promise<MessageExportRecord[]> {

@@ -4,9 +4,10 @@
  * (text/content-chunks.ts), and each chunk's tsvector goes into `file_chunks` with the dictionary's new words and the
  * file's progress, in one transaction per piece. That transaction first checks, under the file row's lock, that the
  * file still stands where the piece was read from: another gateway may have indexed it meanwhile (nothing is written
- * then). A file that cannot be read or is binary is marked so, and search reports it.
+ * then). A file missing here is read from the database's copy (pg-stored-files.ts); a file that is neither here nor
+ * there is left for later (the machine that holds it uploads it); one that cannot be read or is binary is marked so,
+ * and search reports it.
  */
-import { isAbsolute, resolve } from "node:path";
 import { readFilePiece } from "../text/file-scan.js";
 import { BINARY_EXPLORER } from "../text/file-types.js";
 import { nextLoopTurn } from "../runtime/time-slice.js";
@@ -15,6 +16,7 @@ import { analyzeDocument } from "../text/text-analysis.js";
 import type { PgDatabase } from "./pg-database.js";
 import { type PgQueryable, preparedStatement } from "./pg-queryable.js";
 import { documentVector } from "./pg-search-document.js";
+import { PgStoredFiles, storedFilePath } from "./pg-stored-files.js";
 import { PgTermDictionary } from "./pg-term-dictionary.js";
 
 /** Bytes of a file read per transaction (16 chunks). */
@@ -31,11 +33,6 @@ interface PendingFile {
   explorer: string;
 }
 
-/** Where a recorded storage path is: absolute as recorded; a relative one against the process's folder. */
-export function storedFilePath(recorded: string): string {
-  return isAbsolute(recorded) ? recorded : resolve(recorded);
-}
-
 /**
  * Files waiting for the index, their bytes not indexed yet, and the highest chunk id in the index (the full-text look-up
  * reads it in its own statement, pg-text-search.ts).
@@ -49,7 +46,7 @@ const BACKLOG_SQL = preparedStatement(BACKLOG_SELECT);
 export class PgFileIndex {
   private readonly dictionary: PgTermDictionary;
 
-  constructor(private readonly db: PgDatabase) {
+  constructor(private readonly db: PgDatabase, readonly stored = new PgStoredFiles(db, null)) {
     this.dictionary = new PgTermDictionary(db);
   }
 
@@ -86,6 +83,10 @@ export class PgFileIndex {
       );
       if (!file) break;
       const piece = await this.readPiece(file);
+      if (piece.kind === "elsewhere") {
+        skipped++; // neither here nor in the database yet: the machine that holds it uploads it, and it is indexed then
+        continue;
+      }
       const { bytes, added } = await this.db.transaction(async (tx) => {
         if (!(await this.stillAt(tx, file))) return { bytes: -1, added: [] };
         if (piece.kind !== "read") {
@@ -111,20 +112,32 @@ export class PgFileIndex {
     return now !== null && now.state === "pending" && now.indexed_bytes === file.indexed_bytes;
   }
 
+  /** The file's next piece: from its file here, else from the database's copy of its content. */
   private async readPiece(file: PendingFile): Promise<
-    { kind: "read"; chunks: ContentChunk[]; isEnd: boolean } | { kind: "unavailable" | "binary"; reason: string }
+    { kind: "read"; chunks: ContentChunk[]; isEnd: boolean } | { kind: "unavailable" | "binary"; reason: string } | { kind: "elsewhere" }
   > {
     if (file.explorer === BINARY_EXPLORER) return { kind: "binary", reason: "binary content: not text" };
-    let piece: { bytes: Buffer; totalBytes: number };
+    let piece: { bytes: Buffer; totalBytes: number } | null;
     try {
       piece = await readFilePiece(storedFilePath(file.storage_path), file.indexed_bytes, FILE_PIECE_BYTES);
     } catch (error) {
+      piece = await this.keptPiece(file);
       const code = (error as NodeJS.ErrnoException).code;
-      const reason = code === "ENOENT" ? "missing (moved or deleted)" : code === "EACCES" ? "not readable (permission denied)" : (error as Error).message;
-      return { kind: "unavailable", reason: `${reason} at ${file.storage_path}` };
+      if (piece === null && code === "ENOENT") return { kind: "elsewhere" };
+      const reason = code === "EACCES" ? "not readable (permission denied)" : (error as Error).message;
+      if (piece === null) return { kind: "unavailable", reason: `${reason} at ${file.storage_path}` };
     }
     const isEnd = file.indexed_bytes + piece.bytes.length >= piece.totalBytes;
     return { kind: "read", chunks: chunkContent(piece.bytes, file.indexed_bytes, file.indexed_lines, isEnd).chunks, isEnd };
+  }
+
+  /** The piece from the database's copy of the content (`substring` counts bytes from 1); null when it keeps none. */
+  private async keptPiece(file: PendingFile): Promise<{ bytes: Buffer; totalBytes: number } | null> {
+    const row = await this.db.row<{ bytes: Buffer; total: number }>(
+      "SELECT substring(content FROM $2 FOR $3) AS bytes, length(content) AS total FROM large_file_content WHERE file_id = $1",
+      [file.file_id, file.indexed_bytes + 1, FILE_PIECE_BYTES],
+    );
+    return row === null ? null : { bytes: row.bytes, totalBytes: row.total };
   }
 
   /** Inside the piece's transaction: indexes `chunks` until the time budget, and records how far the file got. */

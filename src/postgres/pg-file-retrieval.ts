@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL retrieval store's reads of content stored aside: chunks of stored files from `file_chunks` (their
  * tsvector, GIN-indexed), stored files not indexed yet, and the message that holds each file's reference. Rows carry
- * where the chunk is in its file; the caller reads the text.
+ * where the chunk is in its file, and a path on this machine to read it from (pg-stored-files.ts: the database's copy is
+ * written into this gateway's files directory when the file is not here); the caller reads the text.
  */
 import type { ConversationId, FileId, MessageId } from "../records.js";
 import type {
@@ -18,7 +19,8 @@ import type {
 } from "../store/retrieval-store.js";
 import { analyzeDocument } from "../text/text-analysis.js";
 import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
-import { BACKLOG_SELECT, type PgFileIndex, storedFilePath } from "./pg-file-index.js";
+import { BACKLOG_SELECT, type PgFileIndex } from "./pg-file-index.js";
+import { storedFilePath } from "./pg-stored-files.js";
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
@@ -30,7 +32,7 @@ import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 export const SEARCH_INDEXES_FILE_BYTES_UP_TO = 256 * 1024;
 
 const CHUNK_HIT = `c.chunk_id, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, c.byte_start, c.byte_end,
-  c.line_start, l.storage_path`;
+  c.line_start, l.storage_path, l.byte_size`;
 const CHUNK_JOINS = "JOIN file_index f ON f.file_key = c.file_key JOIN large_files l ON l.file_id = f.file_id";
 
 function fileFilter(params: SqlParams, filter: SearchFilter): string {
@@ -49,6 +51,7 @@ interface ChunkHitSql {
   byte_end: number;
   line_start: number;
   storage_path: string;
+  byte_size: number;
 }
 
 interface MessageRefSql {
@@ -101,11 +104,11 @@ const UNINDEXED_SQL = (() => {
   const wanted = params.add(0);
   return preparedStatement(`SELECT b.files AS backlog_files, b.bytes AS backlog_bytes, b.through AS backlog_through, u.* FROM (${BACKLOG_SELECT}) b
     LEFT JOIN LATERAL (
-      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, l.byte_size, f.indexed_bytes, f.indexed_lines, f.reason
        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
        WHERE f.state = 'pending' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})
       UNION ALL
-      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, f.indexed_bytes, f.indexed_lines, f.reason
+      (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, l.byte_size, f.indexed_bytes, f.indexed_lines, f.reason
        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
        WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})) u ON true`);
 })();
@@ -138,7 +141,7 @@ export class PgFileRetrieval {
        WHERE c.document @@ ${tsquery}::tsquery AND c.chunk_id >= ${from} AND c.chunk_id <= ${to} AND ${scope}
        ORDER BY ${newestFirstOrder("c.chunk_id", order)} LIMIT ${wanted}`, probe);
     const rows = sql === null ? [] : await this.reader.rows<ChunkHitSql & { word_count: number }>("stored-content candidates", sql, params.values);
-    return { rows: rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), limitReached: rows.length >= limit };
+    return { rows: await this.readable(rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), rows), limitReached: rows.length >= limit };
   }
 
   async candidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<FileChunkHitRow>> {
@@ -156,18 +159,36 @@ export class PgFileRetrieval {
        ORDER BY c.chunk_id DESC`,
       params.values,
     );
-    return candidatePage(rows, pageSize, toHit, (row) => row.created_at);
+    const page = candidatePage(rows, pageSize, toHit, (row) => row.created_at);
+    return { ...page, rows: await this.readable(page.rows, rows) };
   }
 
   async scan(filter: SearchFilter, window: { from: number; to: number }): Promise<FileChunkHitRow[]> {
     const params = new SqlParams();
-    return (await this.reader.rows<ChunkHitSql>(
+    const rows = await this.reader.rows<ChunkHitSql>(
       "stored-content scan",
       `SELECT ${CHUNK_HIT} FROM file_chunks c ${CHUNK_JOINS}
        WHERE c.chunk_id >= ${params.add(window.from)} AND c.chunk_id < ${params.add(window.to)} AND ${fileFilter(params, filter)}
        ORDER BY c.chunk_id DESC`,
       params.values,
-    )).map(toHit);
+    );
+    return this.readable(rows.map(toHit), rows);
+  }
+
+  /** Each row's path where its file can be read on this machine (one look per file); the recorded one when nowhere. */
+  private async readable<Row extends { fileId: FileId; conversationId: ConversationId; path: string }>(
+    rows: Row[], sizes: readonly { file_id: string; byte_size: number }[],
+  ): Promise<Row[]> {
+    const byteSizes = new Map(sizes.map((row) => [row.file_id, row.byte_size]));
+    const paths = new Map<FileId, Promise<string | null>>();
+    for (const row of rows) {
+      if (!paths.has(row.fileId)) {
+        const byteSize = byteSizes.get(row.fileId) ?? -1;
+        paths.set(row.fileId, this.index.stored.readablePath({ fileId: row.fileId, conversationId: row.conversationId, storagePath: row.path, byteSize }));
+      }
+    }
+    const located = new Map(await Promise.all([...paths].map(async ([fileId, path]) => [fileId, await path] as const)));
+    return rows.map((row) => ({ ...row, path: located.get(row.fileId) ?? row.path }));
   }
 
   maxChunkId(): Promise<number> {
@@ -198,13 +219,15 @@ export class PgFileRetrieval {
     );
     const first = rows[0];
     const backlog: FileBacklog = { files: first?.backlog_files ?? 0, bytes: Math.max(0, first?.backlog_bytes ?? 0), through: first?.backlog_through ?? 0 };
-    const files = rows.filter((row) => row.state === "pending");
+    const files = await this.readable(rows.filter((row) => row.state === "pending").map((row) => ({
+      ...row, fileId: row.file_id, conversationId: row.conversation_id, path: storedFilePath(row.storage_path),
+    })), rows);
     const unsearchable = rows.filter((row) => row.state === "unavailable");
     return {
       backlog,
       files: files.map((row) => ({
         fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), conversationId: row.conversation_id, messageId: row.message_id,
-        createdAt: row.created_at, path: storedFilePath(row.storage_path), indexedBytes: row.indexed_bytes, indexedLines: row.indexed_lines,
+        createdAt: row.created_at, path: row.path, indexedBytes: row.indexed_bytes, indexedLines: row.indexed_lines,
       })),
       unsearchable: unsearchable.map((row) => ({ fileId: row.file_id, fileName: fromPgTextOrNull(row.file_name), reason: row.reason ?? "could not be read" })),
     };

@@ -10,6 +10,7 @@ import type { ConversationId } from "../records.js";
 import { type ConversationExportRecord, type ExportRecord, IMPORTING_REASON, type LargeFileExportRecord, type MessageExportRecord } from "../store/export-format.js";
 import type { ConversationToPublish, ImportStore, PublishRefusal } from "../store/import-store.js";
 import { type PgDatabase, type PgParam, type PgQueryable, sqlState, toPgText } from "./pg-database.js";
+import { contentsOf, insertContents } from "./pg-stored-files.js";
 
 /** Thrown inside publish's transaction to roll it back; returned as the refusal. */
 class PublishRefused extends Error {
@@ -56,14 +57,19 @@ export class PgImportStore implements ImportStore {
     });
   }
 
+  /** The row and, read from `path` where the import wrote it, the content (migration 8), in one transaction. */
   async writeLargeFile(conversationId: ConversationId, record: LargeFileExportRecord, path: string): Promise<void> {
-    await this.database.run(
-      `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
-         exploration_summary, explorer, origin, tool_name, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
-      values(record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
-        path, record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt),
-    );
+    const contents = await contentsOf([{ fileId: record.fileId, storagePath: path, byteSize: record.byteSize }]);
+    await this.database.transaction(async (tx) => {
+      await tx.run(
+        `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
+           exploration_summary, explorer, origin, tool_name, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
+        values(record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
+          path, record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt),
+      );
+      await insertContents(tx, contents, [record.fileId]);
+    });
   }
 
   async removeConversation(conversationId: ConversationId): Promise<string[]> {

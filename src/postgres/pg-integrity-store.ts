@@ -172,13 +172,17 @@ export class PgIntegrityStore implements IntegrityStore {
     return row?.ordinal ?? Number.MIN_SAFE_INTEGER;
   }
 
-  /** Each stored file of the conversation. A server has no database folder: a recorded relative path is resolved against the working directory. */
-  async largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]> {
-    return (await this.database.rows<{ file_id: string; storage_path: string }>(
-      "SELECT file_id, storage_path FROM large_files WHERE conversation_id = $1 ORDER BY file_id", [conversationId],
+  /**
+   * Each stored file of the conversation, and whether the database keeps its content (migration 8). A server has no
+   * database folder: a recorded relative path is resolved against the working directory.
+   */
+  async largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string; keptInDatabase: boolean }[]> {
+    return (await this.database.rows<{ file_id: string; storage_path: string; kept: boolean }>(
+      `SELECT l.file_id, l.storage_path, EXISTS (SELECT 1 FROM large_file_content c WHERE c.file_id = l.file_id) AS kept
+       FROM large_files l WHERE l.conversation_id = $1 ORDER BY l.file_id`, [conversationId],
     )).map((file) => {
       const path = fromPgText(file.storage_path);
-      return { fileId: fromPgText(file.file_id), storagePath: isAbsolute(path) ? path : resolve(path) };
+      return { fileId: fromPgText(file.file_id), storagePath: isAbsolute(path) ? path : resolve(path), keptInDatabase: file.kept };
     });
   }
 

@@ -8,7 +8,7 @@
  * arrays, and round trips, not rows, are what a commit costs.
  */
 import { type EncodedMessage, MessageFlags } from "../messages/message-codec.js";
-import type { ConversationId, LargeFileRecord } from "../records.js";
+import type { ConversationId, FileId, LargeFileRecord } from "../records.js";
 import type { AppendResult, TurnIdentity } from "../store/store.js";
 import { turnTagOf } from "../store/turn-chunks.js";
 import { toPgText, toPgTextOrNull } from "./pg-database.js";
@@ -164,7 +164,7 @@ interface PlannedMessage {
  */
 export async function appendLocked(
   tx: PgQueryable, conversationId: ConversationId, locked: LockedConversation, messages: EncodedMessage[], now: number,
-  options: { taken: Set<string>; turnTag?: string; firstIndex?: number; progress?: TurnProgress },
+  options: { taken: Set<string>; turnTag?: string; firstIndex?: number; progress?: TurnProgress; contents?: ReadonlyMap<FileId, Buffer> },
 ): Promise<AppendResult> {
   const { taken, turnTag, firstIndex = 0 } = options;
   let { nextSeq, nextOrdinal } = locked;
@@ -189,7 +189,9 @@ export async function appendLocked(
   // Files are written right after the message that references them, as on SQLite (a trigger may look for it); the
   // counters and the turn's progress go with the last segment.
   const segments = segmentsEndingAtFiles(planned);
-  for (const [index, segment] of segments.entries()) await insertSegment(tx, conversationId, segment, index === segments.length - 1 ? counters : null);
+  for (const [index, segment] of segments.entries()) {
+    await insertSegment(tx, conversationId, segment, index === segments.length - 1 ? counters : null, options.contents ?? new Map());
+  }
   if (segments.length === 0 && counters.progress) {
     // Nothing stored: the turn's progress, and the conversation's row touched (a new row version, no value changed),
     // so a writer whose snapshot predates this commit reads the claims again (LOCKED_ROW).
@@ -261,7 +263,9 @@ const INSERT_SEGMENT_SQL = preparedStatement(`WITH stored AS (
   )
   SELECT count(*)::bigint AS stored FROM stored`);
 
-async function insertSegment(tx: PgQueryable, conversationId: ConversationId, segment: PlannedMessage[], counters: Counters | null): Promise<void> {
+async function insertSegment(
+  tx: PgQueryable, conversationId: ConversationId, segment: PlannedMessage[], counters: Counters | null, contents: ReadonlyMap<FileId, Buffer>,
+): Promise<void> {
   const parts = segment.flatMap((entry) => entry.message.parts.map((part, ordinal) => ({ seq: entry.seq, ordinal, part })));
   const items = segment.filter((entry) => entry.ordinal !== null);
   const progress = counters?.progress ?? null;
@@ -287,22 +291,25 @@ async function insertSegment(tx: PgQueryable, conversationId: ConversationId, se
   // A message of the segment was stored meanwhile by a writer that did not lock the row: all of this rolls back.
   if (row?.stored !== segment.length) throw anotherWriter(conversationId);
   const files = segment.at(-1)!.message.largeFiles ?? [];
-  for (const file of files) await insertLargeFile(tx, conversationId, file);
+  for (const file of files) await insertLargeFile(tx, conversationId, file, contents.get(file.fileId) ?? null);
 }
 
 /**
- * A file row, written with the message that references it. A row that exists already (the same content sent again,
- * or a replay) is left as it is: ids derive from the content hash.
+ * A file row and its content (pg-stored-files.ts; null when it could not be read: its machine uploads it later), in
+ * one statement, written with the message that references it. A row or content that exists already (the same content
+ * sent again, or a replay) is left as it is: ids derive from the content hash.
  */
-async function insertLargeFile(tx: PgQueryable, conversationId: ConversationId, file: LargeFileRecord): Promise<void> {
-  await tx.run(
-    `INSERT INTO large_files (${LARGE_FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
-    [
-      file.fileId, conversationId, file.contentHash, toPgTextOrNull(file.fileName), toPgTextOrNull(file.mimeType), file.byteSize,
-      file.tokenCount, file.storagePath, toPgText(file.explorationSummary), file.explorer, file.origin, toPgTextOrNull(file.toolName),
-      file.createdAt,
-    ],
-  );
+const INSERT_FILE_SQL = preparedStatement(`WITH file AS (
+    INSERT INTO large_files (${LARGE_FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING
+  )
+  INSERT INTO large_file_content (file_id, content) SELECT $1, $14::bytea WHERE $14::bytea IS NOT NULL ON CONFLICT DO NOTHING`);
+
+async function insertLargeFile(tx: PgQueryable, conversationId: ConversationId, file: LargeFileRecord, content: Buffer | null): Promise<void> {
+  await tx.run(INSERT_FILE_SQL, [
+    file.fileId, conversationId, file.contentHash, toPgTextOrNull(file.fileName), toPgTextOrNull(file.mimeType), file.byteSize,
+    file.tokenCount, file.storagePath, toPgText(file.explorationSummary), file.explorer, file.origin, toPgTextOrNull(file.toolName),
+    file.createdAt, content,
+  ]);
 }
 
 /**

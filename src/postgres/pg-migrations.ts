@@ -287,6 +287,19 @@ export const PG_MIGRATIONS: PgMigration[] = [
       )`,
     ],
   },
+  {
+    version: 8,
+    name: "stored files' content kept in the database too, for gateways that share no files directory",
+    // pg-stored-files.ts: the content is written in the transaction that records the file, and uploaded by the
+    // maintain of the machine that holds a file recorded before this migration; a gateway that finds a file missing at
+    // its recorded path copies it from here into its own files directory. Deleted with its large_files row.
+    statements: [
+      `CREATE TABLE large_file_content (
+        file_id TEXT COLLATE "C" PRIMARY KEY REFERENCES large_files (file_id) ON DELETE CASCADE,
+        content BYTEA NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The newest schema version this build knows. */

@@ -15,6 +15,7 @@ import {
 } from "../store/peer-import-store.js";
 import { fromPgText, type PgDatabase, type PgParam, type PgQueryable, toPgText } from "./pg-database.js";
 import { PENDING_TRANSCRIPT } from "./pg-imported-history-store.js";
+import { contentsOf, insertContents } from "./pg-stored-files.js";
 
 /** Shown on a conversation while it is being imported (the SQLite store's words). */
 const IMPORTING_REASON = "importing from lossless-claw";
@@ -102,7 +103,9 @@ export class PgPeerImportStore implements PeerImportStore {
     return (await this.database.row("SELECT 1 AS found FROM large_files WHERE file_id = $1", [toPgText(fileId)])) !== null;
   }
 
+  /** The rows, their content (migration 8: read from where the import wrote each file, before the transaction) and map entries. */
   async storeFiles(sourceId: number, conversationId: number, peerConversationId: number, files: readonly PeerFileOutcome[]): Promise<void> {
+    const contents = await contentsOf(files.flatMap((file) => (file.record ? [file.record] : [])));
     await this.database.transaction(async (tx) => {
       for (const file of files) {
         const record = file.record;
@@ -113,6 +116,7 @@ export class PgPeerImportStore implements PeerImportStore {
             values(record.fileId, conversationId, record.contentHash, record.fileName, record.mimeType, record.byteSize, record.tokenCount,
               record.storagePath, record.explorationSummary, record.explorer, record.origin, record.toolName, record.createdAt),
           );
+          await insertContents(tx, contents, [record.fileId]);
         }
         await tx.run(
           "INSERT INTO import_map (source_id, entity, source_key, target_key, state) VALUES ($1, 'file', $2, $3, $4) ON CONFLICT DO NOTHING",

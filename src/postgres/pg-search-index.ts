@@ -146,6 +146,9 @@ export class PgSearchIndex implements SearchIndex {
       pending = await this.pending("messages");
     }
     if (indexed < maxRows && (await this.pending("summaries", 0)) > 0) await this.indexSource("summaries", maxRows - indexed);
+    // Maintenance (a byte budget for stored files) also uploads the content of files this machine holds that the
+    // database lacks (recorded before migration 8): another machine's gateway can then read and index them.
+    if (maxFileBytes > 0) await this.files.stored.uploadHeld();
     const fileBytes = maxFileBytes > 0 ? await this.files.indexPending(maxFileBytes) : 0;
     return { indexed, pending, fileBytes };
   }

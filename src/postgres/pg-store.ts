@@ -22,6 +22,7 @@ import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../stor
 import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { fromPgText, type PgDatabase, toPgText, toPgTextOrNull } from "./pg-database.js";
 import { appendLocked, identityCandidates, lockAndClaimTurn, lockWithIdentities } from "./pg-message-writer.js";
+import { contentsOf, PgStoredFiles } from "./pg-stored-files.js";
 import {
   CONTEXT_ITEM_COLUMNS,
   groupRows,
@@ -44,7 +45,7 @@ import {
 } from "./pg-rows.js";
 
 export class PgStore implements LcmStore {
-  constructor(readonly database: PgDatabase) {}
+  constructor(readonly database: PgDatabase, private readonly files = new PgStoredFiles(database, null)) {}
 
   // ── conversations ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -114,10 +115,11 @@ export class PgStore implements LcmStore {
   /** In chunks (store/turn-chunks.ts), each its own transaction. */
   async appendMessages(conversationId: ConversationId, messages: EncodedMessage[], now: number): Promise<AppendResult> {
     const total: AppendResult = { inserted: 0, duplicates: 0 };
+    const contents = await contentsOf(messages.flatMap((message) => message.largeFiles ?? []));
     for (const chunk of chunksOf(messages)) {
       const result = await this.database.transaction(async (tx) => {
         const { locked, taken } = await lockWithIdentities(tx, conversationId, identityCandidates(chunk, undefined, 0));
-        return appendLocked(tx, conversationId, locked, chunk, now, { taken });
+        return appendLocked(tx, conversationId, locked, chunk, now, { taken, contents });
       });
       total.inserted += result.inserted;
       total.duplicates += result.duplicates;
@@ -135,6 +137,8 @@ export class PgStore implements LcmStore {
   ): Promise<{ status: "committed" | "duplicate" } & AppendResult> {
     const chunks = chunksOf(messages);
     const total: AppendResult = { inserted: 0, duplicates: 0 };
+    // Stored files' content goes into the database with their rows: read before the transactions, never inside one.
+    const contents = await contentsOf(messages.flatMap((message) => message.largeFiles ?? []));
     let offset = 0;
     for (const [index, chunk] of chunks.entries()) {
       const isLast = index === chunks.length - 1;
@@ -145,7 +149,7 @@ export class PgStore implements LcmStore {
         const from = Math.min(chunk.length, Math.max(0, claim.storedMessages - offset));
         const storedMessages = isLast ? null : Math.max(claim.storedMessages, offset + chunk.length);
         return appendLocked(tx, conversationId, locked, chunk.slice(from), now, {
-          taken: claim.taken, turnTag: claim.turnTag, firstIndex: offset + from, progress: { advancementKey: turn.advancementKey, storedMessages },
+          taken: claim.taken, turnTag: claim.turnTag, firstIndex: offset + from, progress: { advancementKey: turn.advancementKey, storedMessages }, contents,
         });
       });
       if (result === null) return { status: "duplicate", inserted: total.inserted, duplicates: messages.length - total.inserted };
@@ -254,6 +258,10 @@ export class PgStore implements LcmStore {
       `SELECT ${LARGE_FILE_COLUMNS} FROM large_files WHERE conversation_id = $1 ORDER BY created_at, file_id LIMIT $2`, [conversationId, limit],
     );
     return rows.map(toLargeFile);
+  }
+
+  async readablePath(file: LargeFileRecord): Promise<string> {
+    return (await this.files.readablePath(file)) ?? file.storagePath;
   }
 
   // ── summaries (reads) ───────────────────────────────────────────────────────────────────────────────────

@@ -3,11 +3,13 @@
  * with their ids in one statement per batch (INSERT … SELECT FROM unnest(arrays) ON CONFLICT (key) DO NOTHING), then the identity
  * sequences set past the largest copied id. Text keys are collated "C" (migration 4), so key order is SQLite's. Text
  * travels as it is elsewhere: NUL-safe on the way in (toPgText), decoded on the way out. Stored-file paths are absolute
- * here already.
+ * here already; a stored file's content is read from its path as its row is written and kept with it (migration 8), so
+ * a gateway on a machine without the files reads it from the database.
  */
-import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, type TableCopyStore } from "../store/table-copy.js";
+import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, STORED_PATH_COLUMN, type TableCopyStore } from "../store/table-copy.js";
 import { fromPgText, type PgDatabase, type PgParam, toPgText } from "./pg-database.js";
 import { PgReadSnapshot } from "./pg-read-snapshot.js";
+import { contentsOf, insertContents, PgStoredFiles } from "./pg-stored-files.js";
 
 export class PgTableCopy implements TableCopyStore {
   private readonly reader: PgReadSnapshot;
@@ -70,11 +72,24 @@ export class PgTableCopy implements TableCopyStore {
       return typeof value === "string" ? toPgText(value) : value;
     }));
     const unnest = types.map((type, index) => `$${index + 1}::${type}`).join(", ");
-    // One statement: its own transaction.
-    return this.database.run(
-      `INSERT INTO ${table.name} (${table.columns.join(", ")}) SELECT * FROM unnest(${unnest}) ON CONFLICT (${table.key.join(", ")}) DO NOTHING`,
-      columns,
-    );
+    const insert = `INSERT INTO ${table.name} (${table.columns.join(", ")}) SELECT * FROM unnest(${unnest}) ON CONFLICT (${table.key.join(", ")}) DO NOTHING`;
+    if (table.name !== STORED_PATH_COLUMN.table) return this.database.run(insert, columns); // one statement: its own transaction
+    // Stored files: their content, read from where the source records them (before the transaction), with their rows.
+    const files = rows.map((row) => ({
+      fileId: String(row[table.columns.indexOf("file_id")]), storagePath: String(row[table.columns.indexOf(STORED_PATH_COLUMN.column)]),
+      byteSize: Number(row[table.columns.indexOf("byte_size")]),
+    }));
+    const contents = await contentsOf(files);
+    return this.database.transaction(async (tx) => {
+      const inserted = await tx.run(insert, columns);
+      await insertContents(tx, contents, files.map((file) => file.fileId));
+      return inserted;
+    });
+  }
+
+  /** The content the database keeps for a stored file (migration 8); null when it keeps none. */
+  storedFileContent(fileId: string): Promise<Buffer | null> {
+    return new PgStoredFiles(this.database, null).contentOf(fileId);
   }
 
   /** The array type of each column, in the table's column order (read once per table). */

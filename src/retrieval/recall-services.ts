@@ -23,7 +23,7 @@ export interface RecallServices {
 }
 
 export interface RecallComponentDeps {
-  store: Pick<LcmStore, "getSummary" | "getSummariesByRowIds" | "getLargeFile" | "listLargeFiles" | "findLargeFileByHash" | "findConversation" | "getConversation">;
+  store: Pick<LcmStore, "getSummary" | "getSummariesByRowIds" | "getLargeFile" | "listLargeFiles" | "findLargeFileByHash" | "readablePath" | "findConversation" | "getConversation">;
   retrievalStore: RetrievalStore;
   grants: GrantStore;
   config: Pick<LcmConfig, "maxExpandTokens" | "expansionTimeoutMs" | "allowCrossAgentRecall">;

@@ -74,6 +74,11 @@ export class SqliteLargeFileStore implements LargeFileStore {
       )
       .map((row) => toLargeFile(this.db, row));
   }
+
+  /** SQLite keeps the content only on disk, where the row says. */
+  async readablePath(file: LargeFileRecord): Promise<string> {
+    return file.storagePath;
+  }
 }
 
 /**

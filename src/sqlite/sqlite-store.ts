@@ -391,6 +391,10 @@ export class SqliteStore implements LcmStore, ImportedHistoryStore {
     return this.largeFiles.listLargeFiles(conversationId, limit);
   }
 
+  readablePath(file: LargeFileRecord): Promise<string> {
+    return this.largeFiles.readablePath(file);
+  }
+
   // ── summaries (reads) ───────────────────────────────────────────────────────────────────────────────────
 
   async getSummariesByRowIds(rowIds: number[]): Promise<SummaryRecord[]> {

@@ -66,6 +66,11 @@ export interface ExportStore {
   /** Stored files of the conversation with a file id after `afterFileId`, in file id order, at most `limit`. */
   largeFiles(conversationId: ConversationId, afterFileId: string, limit: number): Promise<ExportedFile[]>;
   /**
+   * A backend that keeps stored files' content in the database too (PostgreSQL): a file's content, for an export made
+   * on a machine that does not hold the file; null when the database keeps none. Absent on SQLite.
+   */
+  storedFileContent?(fileId: string): Promise<Buffer | null>;
+  /**
    * Messages with `afterSeq < seq < beforeSeq`, in seq order, at most `limit`, with their parts; a message retention
    * pruned is its stub with `archive` naming the file holding its text.
    */

@@ -38,7 +38,11 @@ export interface IntegrityStore {
   itemsForPairing(conversationId: ConversationId, fromOrdinal: number): Promise<ItemForPairing[]>;
   /** The ordinal of the n-th newest context item (the start of a bounded window). */
   ordinalOfNthNewestItem(conversationId: ConversationId, n: number): Promise<number>;
-  largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string }[]>;
+  /**
+   * The conversation's stored files. `keptInDatabase`: whether the database keeps the content too (PostgreSQL; absent
+   * on SQLite, which keeps it only on disk): a file is missing when it is neither at its path nor kept there.
+   */
+  largeFiles(conversationId: ConversationId): Promise<{ fileId: string; storagePath: string; keptInDatabase?: boolean }[]>;
   /** Null when the full-text index agrees with its content table, else SQLite's message. */
   ftsIntegrity(index: SearchIndexName): Promise<string | null>;
   rebuildFts(index: SearchIndexName): Promise<void>;

@@ -23,7 +23,9 @@ export interface SearchIndex {
   /**
    * Indexes pending messages, oldest first, in bounded transactions with the event loop running between them,
    * then merges index segments in bounded steps. Does nothing while fewer than `whenAtLeast` are pending. Then
-   * indexes the content of stored files, oldest first, up to `maxFileBytes` (default 0: none).
+   * indexes the content of stored files, oldest first, up to `maxFileBytes` (default 0: none). With a byte budget, a
+   * backend that keeps stored content in the database (PostgreSQL) first uploads a bounded batch of the files this
+   * machine holds and the database lacks.
    */
   indexPending(options?: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number }): Promise<IndexProgress>;
   /**

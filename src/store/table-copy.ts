@@ -116,6 +116,11 @@ export interface TableCopyStore {
   writeRows(table: CopiedTable, rows: readonly CopiedRow[]): Promise<number>;
   /** After the last row: ids this database generates from now on come after every copied one. */
   finishCopy(): Promise<void>;
+  /**
+   * A backend that keeps stored files' content in the database too (PostgreSQL): a stored file's content, for a copy
+   * made on a machine that does not hold the file; null when the database keeps none. Absent on SQLite.
+   */
+  storedFileContent?(fileId: string): Promise<Buffer | null>;
 }
 
 /** The key's values of a row of `table`. */

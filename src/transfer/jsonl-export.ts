@@ -63,15 +63,16 @@ async function* largeFileRecords(store: ExportStore, conversationId: number): As
   for (let after = ""; ;) {
     const page = await store.largeFiles(conversationId, after, EXPORT_PAGE_ROWS);
     for (const { record, path } of page) {
-      let contentBase64: string | null;
+      let content: Buffer | null;
       try {
-        const content = await readFile(path);
-        // A file of another size than recorded is damaged: written as missing rather than as content no import accepts.
-        contentBase64 = content.length === record.byteSize ? content.toString("base64") : null;
+        content = await readFile(path);
       } catch {
-        // Recorded as missing (the end record counts it); `lcm doctor` reports the same file as large_file_missing.
-        contentBase64 = null;
+        // Not on this machine: the database's copy where the backend keeps one (PostgreSQL), else recorded as missing
+        // (the end record counts it; `lcm doctor` reports the same file as large_file_missing).
+        content = await store.storedFileContent?.(record.fileId) ?? null;
       }
+      // A file of another size than recorded is damaged: written as missing rather than as content no import accepts.
+      const contentBase64 = content !== null && content.length === record.byteSize ? content.toString("base64") : null;
       yield { ...record, contentBase64 };
     }
     if (page.length < EXPORT_PAGE_ROWS) return;

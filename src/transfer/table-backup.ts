@@ -1,12 +1,13 @@
 /**
  * `lcm backup` for a backend without SQLite's page copy (PostgreSQL): the backup is a portable LCM SQLite file written
  * by the table copy (table-migration.ts) from one committed state of the database, with the stored files copied into
- * `<backup name>-files/` beside it and recorded there, as SQLite's own backup does. The file opens with every `lcm`
+ * `<backup name>-files/` beside it and recorded there, as SQLite's own backup does (a file this machine lacks is written
+ * from the database's copy of its content, which PostgreSQL keeps for gateways that share no disk). The file opens with every `lcm`
  * command (`--db`), or goes back into PostgreSQL with `lcm migrate sqlite-to-postgres`. Written beside the target and
  * renamed into place after its files folder, so the target is either absent or a whole backup.
  */
 import { chmodSync, existsSync, renameSync, rmSync, statSync } from "node:fs";
-import { chmod, copyFile, mkdir, rm, stat } from "node:fs/promises";
+import { chmod, copyFile, mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { defaultFilesDirectory } from "../config.js";
 import { describeError, LcmError } from "../errors.js";
@@ -51,7 +52,7 @@ async function backupTo(source: TableCopyStore, openSqliteFile: (path: string) =
     } finally {
       await copy.close();
     }
-    const copied = await copyFiles(files, filesTarget, partialFiles, options.onFileProgress);
+    const copied = await copyFiles(files, filesTarget, partialFiles, options.onFileProgress, source.storedFileContent?.bind(source));
     chmodSync(partial, 0o600);
     if (copied.directory !== null) await replace(partialFiles, filesTarget);
     else if (options.overwrite) await rm(filesTarget, { recursive: true, force: true });
@@ -87,6 +88,7 @@ function relocatingFiles(target: TableCopyStore, filesTarget: string, files: Fil
 /** Copies each stored file into the partial folder (owner-only), reporting those that cannot be read. */
 async function copyFiles(
   files: readonly FileToCopy[], filesTarget: string, partialFiles: string, onProgress?: (handled: number, total: number) => void,
+  storedContent?: (fileId: string) => Promise<Buffer | null>,
 ): Promise<StoredFilesCopy> {
   const result: StoredFilesCopy = { directory: files.length > 0 ? filesTarget : null, copied: 0, bytes: 0, missing: [] };
   for (const [index, file] of files.entries()) {
@@ -106,7 +108,14 @@ async function copyFiles(
       }
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-      result.missing.push({ fileId: file.fileId, path: file.from, reason: missing ? "missing (moved or deleted)" : `not copied (${describeError(error)})` });
+      const kept = missing ? await storedContent?.(file.fileId) ?? null : null;
+      if (kept !== null) {
+        await writeFile(to, kept, { mode: 0o600 });
+        result.bytes += kept.length;
+        result.copied++;
+      } else {
+        result.missing.push({ fileId: file.fileId, path: file.from, reason: missing ? "missing (moved or deleted)" : `not copied (${describeError(error)})` });
+      }
     }
     onProgress?.(index + 1, files.length);
   }

@@ -7,7 +7,7 @@
  * sequences past the copied ids. Stop the gateways on the source first: rows changed meanwhile are not copied again.
  */
 import { LcmError } from "../errors.js";
-import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, keyOf, type TableCopyStore } from "../store/table-copy.js";
+import { COPIED_TABLES, type CopiedRow, type CopiedTable, type CopiedValue, keyOf, STORED_PATH_COLUMN, type TableCopyStore } from "../store/table-copy.js";
 
 export interface TableCopyOptions {
   /** Rows per batch (one transaction each); default 500. */
@@ -102,7 +102,7 @@ async function checkTargetHoldsOnlyThisCopy(source: TableCopyStore, target: Tabl
     const lastKey = await target.lastKey(table);
     if (lastKey === null) continue;
     const [targetRow, sourceRow] = [await target.rowAt(table, lastKey), await source.rowAt(table, lastKey)];
-    const sameRow = sourceRow !== null && targetRow !== null && sameValues(sourceRow, targetRow);
+    const sameRow = sourceRow !== null && targetRow !== null && sameValues(table, sourceRow, targetRow);
     const sameCount = sameRow && (await target.countRows(table)) === (await source.countRows(table, lastKey));
     if (!sameCount) {
       throw new LcmError("invalid_input", `${target.location} already holds data that is not a copy of ${source.location} ` +
@@ -113,8 +113,10 @@ async function checkTargetHoldsOnlyThisCopy(source: TableCopyStore, target: Tabl
   }
 }
 
-function sameValues(left: CopiedRow, right: CopiedRow): boolean {
-  return left.length === right.length && left.every((value, index) => sameValue(value, right[index] ?? null));
+/** A stored file's path is not compared: a copy may write a file the source's machine lacks into the target's folder. */
+function sameValues(table: CopiedTable, left: CopiedRow, right: CopiedRow): boolean {
+  const path = table.name === STORED_PATH_COLUMN.table ? table.columns.indexOf(STORED_PATH_COLUMN.column) : -1;
+  return left.length === right.length && left.every((value, index) => index === path || sameValue(value, right[index] ?? null));
 }
 
 /** SQLite may hand back a number for text it holds as a number: compared as text then. */

@@ -16,6 +16,7 @@ import { importLosslessClaw } from "../../src/transfer/lossless-claw/lossless-cl
 import { DefaultTokenEstimator } from "../../src/tokens/default-token-estimator.js";
 import { SteppingClock } from "../fakes/clocks.js";
 import { backendKinds, openTestBackend, type TestBackend } from "../helpers/backends.js";
+import { backendSql } from "../helpers/backend-sql.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { buildPeerScenario, type PeerScenario } from "../transfer/lossless-claw/peer-scenario.js";
 
@@ -52,6 +53,12 @@ describe.each(backendKinds())("lossless-claw import on %s", (kind) => {
     const report = await importInto(opened.backend, scenario, filesRoot);
     expect(report.written).toMatchObject({ messages: scenario.messages + 1, summaries: 3, summaryMessages: 12, summaryParents: 2, largeFiles: 3 });
     expect(report.conversations).toMatchObject({ imported: 2, archived: 1 });
+    if (kind === "postgres") {
+      // PostgreSQL keeps each stored file's content with its row (migration 8), for gateways on other machines: the
+      // notes and the image; the report whose content the peer lost has none.
+      expect(await backendSql(opened).rows("SELECT count(*)::int AS kept FROM large_file_content c JOIN large_files l USING (file_id) WHERE length(c.content) = l.byte_size"))
+        .toEqual([{ kept: 2 }]);
+    }
 
     const reference = openSqliteBackend(join(tempDir(), "reference.db"), "private");
     const referenceFiles = tempDir("files-");

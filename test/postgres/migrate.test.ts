@@ -6,7 +6,8 @@
  * (lcm grep: the same matches on the original, the PostgreSQL copy and the way back).
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { rename } from "node:fs/promises";
 import { basename, dirname as tempDirOf, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
@@ -15,7 +16,11 @@ import type { MigrateOutput } from "../../src/cli/commands/migrate-command.js";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import type { BackupOutput } from "../../src/cli/commands/backup-command.js";
 import { BackupOutputSchema, GrepOutputSchema, MigrateOutputSchema } from "../../src/cli/output-schemas.js";
+import { defaultFilesDirectory } from "../../src/config.js";
+import { LargeFileStorage } from "../../src/large-files/large-file-storage.js";
 import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import { createRecallServices } from "../../src/retrieval/recall-services.js";
+import { createLcmDescribeTool } from "../../src/tools/lcm-describe-tool.js";
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { openSqliteBackend } from "../../src/sqlite/open-sqlite-backend.js";
 import type { LcmBackend } from "../../src/store/backend.js";
@@ -222,4 +227,37 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
     expect(noSource.code).toBe(EXIT.noDatabase);
     expect(existsSync(missing)).toBe(false);
   }, 180_000);
+
+  it("carries stored files' content into PostgreSQL: read on a machine without the files, and back to SQLite and into a backup from there", async () => {
+    const url = await createTestPostgresDatabase();
+    await migrate(["sqlite-to-postgres", sourcePath, url]);
+    // Another machine: the source's files folder is not there (moved aside), and its own files directory is empty.
+    const sourceFiles = defaultFilesDirectory(sourcePath);
+    await rename(sourceFiles, `${sourceFiles}.elsewhere`);
+    try {
+      const elsewhere = openPostgresBackend(url, "private", { files: new LargeFileStorage(tempDir()) });
+      opened.push(elsewhere);
+      const kit = createTestEngine({ backend: elsewhere });
+      const { config, tokens, clock, logger } = kit;
+      const services = () => createRecallServices({
+        store: elsewhere.store, retrievalStore: elsewhere.retrieval, grants: elsewhere.grants, config, tokens, clock, logger,
+      });
+      const describeTool = createLcmDescribeTool({ services, config, logger, clock }, { agentId: "main", sessionKey: "agent:main:main", sessionId: "s1" });
+      const [file] = await elsewhere.store.listLargeFiles(1);
+      const described = await describeTool.execute("call-1", { id: file!.fileId, startLine: 124, maxLines: 1 }) as { content: { text: string }[] };
+      expect(described.content[0]!.text).toContain("deploy step 123: the vault token rotated");
+
+      const backPath = join(tempDir(), "back.db");
+      await migrate(["postgres-to-sqlite", url, backPath]);
+      const back = openSqliteBackend(backPath, "private");
+      opened.push(back);
+      const [backFile] = await back.store.listLargeFiles(1);
+      expect(backFile!.storagePath.startsWith(defaultFilesDirectory(backPath))).toBe(true);
+      expect(readFileSync(backFile!.storagePath, "utf8")).toContain("deploy step 123: the vault token rotated");
+      const backup = await runJson<BackupOutput>(["backup", join(tempDir(), "nightly.db"), "--database-url", url], BackupOutputSchema);
+      expect(backup.files).toMatchObject({ copied: 1, missing: [] });
+    } finally {
+      await rename(`${sourceFiles}.elsewhere`, sourceFiles);
+    }
+  }, 120_000);
 });

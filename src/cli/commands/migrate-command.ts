@@ -3,9 +3,12 @@
  * <sqlite-file>`: every table of the model copied, ids kept (transfer/table-migration.ts), with a progress bar per
  * table. Idempotent and resumable: run again after an interruption, it copies what is missing and nothing twice. A
  * target holding other data is refused with nothing changed. Stored files stay where they are (their rows name them
- * by absolute path on PostgreSQL); each backend builds its own search index from the copied rows.
+ * by absolute path on PostgreSQL), and their content goes into PostgreSQL with their rows; on the way back, a file this
+ * machine lacks is written from PostgreSQL's copy beside the SQLite file. Each backend builds its own search index.
  */
+import { resolve } from "node:path";
 import type { Command } from "commander";
+import { defaultFilesDirectory } from "../../config.js";
 import type { LcmBackend } from "../../store/backend.js";
 import type { TableCopyReport } from "../../transfer/table-migration.js";
 import { type CliEnvironment, type CliRuntime, type CommandOutput, type CommonOptions, runCommand } from "../cli-runtime.js";
@@ -45,8 +48,8 @@ export async function migrateCommand(
   runtime: CliRuntime, direction: MigrateDirection, sourceLocation: string, targetLocation: string, batchRows: number,
 ): Promise<CommandOutput<MigrateOutput>> {
   // Loaded when a migration runs: the other commands never load the PostgreSQL backend or the copy.
-  const [{ copyAllTables }, { openPostgresForCli, openSqliteSource, openSqliteTarget }] = await Promise.all([
-    import("../../transfer/table-migration.js"), import("../postgres-target.js"),
+  const [{ copyAllTables }, { openPostgresForCli, openSqliteSource, openSqliteTarget }, { writingMissingFiles }] = await Promise.all([
+    import("../../transfer/table-migration.js"), import("../postgres-target.js"), import("../../transfer/stored-file-copies.js"),
   ]);
   const opened: LcmBackend[] = [];
   const open = (kind: "sqlite-source" | "sqlite-target" | "postgres", location: string, argument: string): LcmBackend => {
@@ -59,7 +62,10 @@ export async function migrateCommand(
   try {
     const source = direction === "sqlite-to-postgres" ? open("sqlite-source", sourceLocation, "<sqlite-file>") : open("postgres", sourceLocation, "<postgres-url>");
     const target = direction === "sqlite-to-postgres" ? open("postgres", targetLocation, "<postgres-url>") : open("sqlite-target", targetLocation, "<sqlite-file>");
-    const report = await copyAllTables(source.tableCopy, target.tableCopy, {
+    // A file the PostgreSQL source keeps but this machine lacks is written beside the SQLite target (its files folder).
+    const targetCopy = direction === "postgres-to-sqlite"
+      ? writingMissingFiles(source.tableCopy, target.tableCopy, defaultFilesDirectory(resolve(targetLocation))) : target.tableCopy;
+    const report = await copyAllTables(source.tableCopy, targetCopy, {
       batchRows, onProgress: (table, done, total) => progress.update(done, total, `${table} rows`),
     });
     progress.stop();
@@ -105,7 +111,9 @@ function describe(report: TableCopyReport, direction: MigrateDirection, indexed:
     lines.push(`  ${table.table}: ${count(table.copied)} copied${table.alreadyThere > 0 ? `, ${count(table.alreadyThere)} already there` : ""} (source: ${count(table.sourceRows)})`);
   }
   lines.push(direction === "sqlite-to-postgres"
-    ? "Stored files stay where they are; the PostgreSQL rows name them by absolute path. The gateway indexes the copied rows for search."
-    : `Stored files stay where they are. ${count(indexed)} messages and summaries indexed for search.`);
+    ? "Stored files stay where they are; the PostgreSQL rows name them by absolute path, and their content is kept in PostgreSQL too. " +
+      "The gateway indexes the copied rows for search."
+    : `Stored files stay where they are (those not on this machine were written from PostgreSQL beside the SQLite file). ` +
+      `${count(indexed)} messages and summaries indexed for search.`);
   return lines.join("\n");
 }
