@@ -67,24 +67,30 @@ export class PgTableCopy implements TableCopyStore {
   async writeRows(table: CopiedTable, rows: readonly CopiedRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const types = await this.arrayTypes(table);
-    const columns = table.columns.map((_column, index) => rows.map((row) => {
+    const unnest = types.map((type, index) => `$${index + 1}::${type}`).join(", ");
+    const insert = `INSERT INTO ${table.name} (${table.columns.join(", ")}) SELECT * FROM unnest(${unnest}) ON CONFLICT (${table.key.join(", ")}) DO NOTHING`;
+    const columnsOf = (batch: readonly CopiedRow[]) => table.columns.map((_column, index) => batch.map((row) => {
       const value = row[index] ?? null;
       return typeof value === "string" ? toPgText(value) : value;
     }));
-    const unnest = types.map((type, index) => `$${index + 1}::${type}`).join(", ");
-    const insert = `INSERT INTO ${table.name} (${table.columns.join(", ")}) SELECT * FROM unnest(${unnest}) ON CONFLICT (${table.key.join(", ")}) DO NOTHING`;
-    if (table.name !== STORED_PATH_COLUMN.table) return this.database.run(insert, columns); // one statement: its own transaction
-    // Stored files: their content, read from where the source records them (before the transaction), with their rows.
-    const files = rows.map((row) => ({
-      fileId: String(row[table.columns.indexOf("file_id")]), storagePath: String(row[table.columns.indexOf(STORED_PATH_COLUMN.column)]),
-      byteSize: Number(row[table.columns.indexOf("byte_size")]),
-    }));
-    const contents = await contentsOf(files);
-    return this.database.transaction(async (tx) => {
-      const inserted = await tx.run(insert, columns);
-      await insertContents(tx, contents, files.map((file) => file.fileId));
-      return inserted;
-    });
+    if (table.name !== STORED_PATH_COLUMN.table) return this.database.run(insert, columnsOf(rows)); // one statement: its own transaction
+    // Stored files: their content, read from where the source records them (before the transaction), with their rows,
+    // in runs of rows holding at most CONTENT_BATCH_BYTES of content, so memory stays bounded whatever the files weigh
+    // (each run is its own transaction, in key order: a copy stopped between two resumes after the last).
+    let inserted = 0;
+    for (const batch of byContentBytes(rows, table)) {
+      const files = batch.map((row) => ({
+        fileId: String(row[table.columns.indexOf("file_id")]), storagePath: String(row[table.columns.indexOf(STORED_PATH_COLUMN.column)]),
+        byteSize: Number(row[table.columns.indexOf("byte_size")]),
+      }));
+      const contents = await contentsOf(files);
+      inserted += await this.database.transaction(async (tx) => {
+        const count = await tx.run(insert, columnsOf(batch));
+        await insertContents(tx, contents, files.map((file) => file.fileId));
+        return count;
+      });
+    }
+    return inserted;
   }
 
   /** The content the database keeps for a stored file (migration 8); null when it keeps none. */
@@ -139,4 +145,27 @@ function keyTuple(table: CopiedTable): string {
 /** `($first, $first+1, …)`, `count` of them. */
 function placeholders(first: number, count: number): string {
   return `(${Array.from({ length: count }, (_, index) => `$${first + index}`).join(", ")})`;
+}
+
+/** Stored files' content held in memory at once while copying (one run of rows, one transaction). */
+const CONTENT_BATCH_BYTES = 32 * 1024 * 1024;
+
+/** Consecutive runs of `large_files` rows whose recorded sizes add up to at most CONTENT_BATCH_BYTES (one row at least). */
+function byContentBytes(rows: readonly CopiedRow[], table: CopiedTable): CopiedRow[][] {
+  const sizeAt = table.columns.indexOf("byte_size");
+  const batches: CopiedRow[][] = [];
+  let current: CopiedRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = Number(row[sizeAt] ?? 0);
+    if (current.length > 0 && bytes + size > CONTENT_BATCH_BYTES) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(row);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }

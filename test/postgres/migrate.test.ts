@@ -6,7 +6,7 @@
  * (lcm grep: the same matches on the original, the PostgreSQL copy and the way back).
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import { basename, dirname as tempDirOf, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -227,6 +227,35 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
     expect(noSource.code).toBe(EXIT.noDatabase);
     expect(existsSync(missing)).toBe(false);
   }, 180_000);
+
+  it("copies stored files' content past one run's 32 MB bound: three files of 12 MB arrive whole, in two runs of rows", async () => {
+    const url = await createTestPostgresDatabase();
+    await migrate(["sqlite-to-postgres", sourcePath, url]);
+    const target = postgresCopy(url);
+    const table = COPIED_TABLES.find((candidate) => candidate.name === "large_files")!;
+    const [model] = await sqliteCopy(sourcePath).readRows(table, null, 1);
+    const directory = tempDir();
+    // Three files of 12 MB (each byte from its file's own pattern): three runs of rows would hold 36 MB at once.
+    const files = [1, 2, 3].map((index) => {
+      const path = join(directory, `big-${index}.txt`);
+      writeFileSync(path, Buffer.alloc(12 * 1024 * 1024, `file ${index} `));
+      return { fileId: `file_big_${index}`, path };
+    });
+    const column = (name: string) => table.columns.indexOf(name);
+    const rows = files.map(({ fileId, path }) => {
+      const row = [...model!];
+      row[column("file_id")] = fileId;
+      row[column("storage_path")] = path;
+      row[column("byte_size")] = 12 * 1024 * 1024;
+      row[column("content_hash")] = `hash-${fileId}`;
+      return row;
+    });
+    expect(await target.writeRows(table, rows)).toBe(3);
+    for (const { fileId, path } of files) {
+      const content = await target.storedFileContent!(fileId);
+      expect(content?.equals(readFileSync(path)), fileId).toBe(true);
+    }
+  }, 120_000);
 
   it("carries stored files' content into PostgreSQL: read on a machine without the files, and back to SQLite and into a backup from there", async () => {
     const url = await createTestPostgresDatabase();
