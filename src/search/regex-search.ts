@@ -183,8 +183,17 @@ async function* messageBatches(
     const literals = prefilter.containsAny?.every((literal) => /^[\x20-\x7e]+$/.test(literal)) ? prefilter.containsAny : null;
     const backlogThrough = indexed.messagesBacklogThrough ?? 0;
     const floor = store.backlogMessages && literals && backlogThrough > through ? Math.min(backlogThrough, to - 1) : through;
+    const blocksThrough = store.backlogMayHold && literals ? indexed.messagesBlocksThrough ?? 0 : 0;
     while (to > floor + 1) {
-      const from = Math.max(floor + 1, to - WINDOW_ROWS);
+      // Runs of rows the backlog's blocks rule out (none of the literals in them) are passed over unread.
+      let oldest = floor + 1;
+      if (to - 1 <= blocksThrough) {
+        const run = await store.backlogMayHold!(literals!, { from: floor + 1, to: to - 1 }, WINDOW_ROWS);
+        to = run.to + 1;
+        if (run.from > run.to) continue;
+        oldest = run.from;
+      }
+      const from = Math.max(oldest, to - WINDOW_ROWS);
       yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
       to = from;
     }

@@ -60,6 +60,11 @@ export interface TextSourceReader<Row extends { text: string }> {
    */
   backlog?(window: { from: number; to: number }, anyOf: readonly string[], limit: number): Promise<CandidatePage<Row> | null>;
   /**
+   * The newest run of rows in [from, to] that may hold one of `anyOf` by the backlog's blocks (messages on SQLite,
+   * spec 030 2c; RetrievalStore.backlogMayHold): the rows above it, up to `to`, need not be read.
+   */
+  mayHold?(window: { from: number; to: number }, anyOf: readonly string[], maxRows: number): Promise<{ from: number; to: number }>;
+  /**
    * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
    * matched before the index, within the search's time budget.
    */
@@ -415,11 +420,15 @@ function backlogReads<Row extends { text: string }>(
   /** The newest row a read left unread when the budget ran out (null: none stopped). */
   stoppedAt: () => number | null;
 } | null {
-  const covered = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
+  const covered = Math.max(prepared.indexedThrough, Math.min(prepared.backlogThrough ?? 0, prepared.newest));
+  const mayHold = reader.mayHold?.bind(reader);
+  const blocksThrough = mayHold ? Math.min(prepared.backlogBlocksThrough ?? 0, prepared.newest) : 0;
   const backlog = reader.backlog?.bind(reader);
-  if (!backlog || covered <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
+  if (!backlog || Math.max(covered, blocksThrough) <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
   // Rows above what the trigram index covers (arrived during the run, or not reached yet by its fill) are read
   // directly, newest first, a window of SCAN_ROWS at a time, in the same reads: the windows start at the newest row.
+  // The backlog's blocks, where they cover those rows, say which runs of them cannot hold the selection's cores:
+  // those are passed over unread.
   const top = prepared.newest;
   // Per selection, what was read so far, newest first, contiguous from `top` down: a query of the trigram index
   // costs about the same for any range (one probe per trigram and segment), so the widening windows of readIndexed
@@ -444,7 +453,14 @@ function backlogReads<Row extends { text: string }>(
         break;
       }
       if (read.unreadTo > covered) {
-        const from = Math.max(covered + 1, read.unreadTo - SCAN_ROWS + 1);
+        let oldest = covered + 1;
+        if (mayHold && read.unreadTo <= blocksThrough) {
+          const run = await mayHold({ from: covered + 1, to: read.unreadTo }, read.anyOf, SCAN_ROWS);
+          read.unreadTo = run.to;
+          if (run.from > run.to) continue;
+          oldest = run.from;
+        }
+        const from = Math.max(oldest, read.unreadTo - SCAN_ROWS + 1);
         for (const row of await reader.scan({ from, to: read.unreadTo + 1 }, read.contains)) {
           if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
         }

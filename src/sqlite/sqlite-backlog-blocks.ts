@@ -1,0 +1,233 @@
+/**
+ * The backlog's blocks (schema 19, spec 030 Design 2c): a coarse filter over a large backlog, built by the worker in
+ * a first pass of a few seconds at 1M, before the trigram index (sqlite-backlog-trigram.ts), whose fill takes tens
+ * of seconds. Until the trigram index covers a row, a search read it directly; now it first asks these blocks which
+ * runs of rows cannot hold what it looks for, and reads only the others.
+ *
+ * A block is BLOCK_ROWS consecutive messages (by id) and two bits set per trigram of their text (a Bloom filter,
+ * BLOCK_BITS bits): the text a row is indexed as in the trigram index (trigramText), ASCII letters lowered,
+ * as UTF-16 code units. A substring every match holds (a folded core, an ASCII regex literal) has all its trigrams in
+ * the text of the row holding it, so a block missing one of a substring's bits holds no row with it: never a miss,
+ * and few blocks pass without holding it (measured at 1M: 7,500 distinct trigrams per block fill 21% of the bits;
+ * two bits per trigram; a three-trigram substring passes about 0.3% of the blocks that lack it).
+ *
+ * `search_index_state` 'backlog_blocks': the highest message id the blocks cover (0: none); the blocks cover every id
+ * from their first block's first id to it, without gaps. Lowered with the other watermarks when the newest messages
+ * are deleted (sqlite-retention-store.ts lowerIndexedThrough), so a row id used again is never taken as covered.
+ * Emptied with the trigram index when the worker caught up, and by a rebuild of the message index.
+ */
+import type { Database } from "./database.js";
+import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
+import { trigramText } from "./sqlite-backlog-trigram.js";
+
+export const BACKLOG_BLOCKS = "backlog_blocks";
+/** Rows per block: a block that may hold a match is read directly (about 256 × 320 characters at 1M). */
+const BLOCK_ROWS = 256;
+/** Characters after which a block ends before BLOCK_ROWS rows, so that long rows do not fill its bits. */
+const BLOCK_CHARACTERS = 256 * 1_024;
+/** Bits per block (4 KiB): 7,500 distinct trigrams set about a fifth of them. */
+const BLOCK_BITS = 32_768;
+/** Blocks written per transaction (the rows read and their bits computed before it). */
+const BLOCKS_PER_SLICE = 32;
+/** Blocks examined per call of `newestThatMayHold`: about 2 MiB of bits, a few ms. */
+const BLOCKS_PER_CALL = 512;
+const PAGE_BLOCKS = 256;
+/** Shortest substring the blocks can rule out (one trigram). */
+const MIN_LITERAL = 3;
+
+/** How a pass goes on the worker: when to stop, whether this indexer may go on (called in each transaction). */
+export interface BlocksPace {
+  shouldStop?: () => boolean;
+  holds?: () => boolean;
+}
+
+/** The hash of a trigram of code units (ASCII letters lowered before): its two bits are its low and high halves. */
+function trigramHash(first: number, second: number, third: number): number {
+  let hash = Math.imul(first, 0x9e3779b1) ^ Math.imul(second, 0x85ebca77) ^ Math.imul(third, 0xc2b2ae3d);
+  hash ^= hash >>> 15;
+  hash = Math.imul(hash, 0x2c1b3c6d);
+  hash ^= hash >>> 12;
+  return hash;
+}
+
+function setBits(bloom: Uint8Array, hash: number): void {
+  for (const bit of bitsOf(hash)) bloom[bit >>> 3]! |= 1 << (bit & 7);
+}
+
+function lowerAscii(code: number): number {
+  return code >= 65 && code <= 90 ? code + 32 : code;
+}
+
+/** Sets the bits of every trigram of `text` in `bits`. */
+function addTrigrams(bits: Uint8Array, text: string): void {
+  if (text.length < MIN_LITERAL) return;
+  let first = lowerAscii(text.charCodeAt(0));
+  let second = lowerAscii(text.charCodeAt(1));
+  for (let index = 2; index < text.length; index++) {
+    const third = lowerAscii(text.charCodeAt(index));
+    setBits(bits, trigramHash(first, second, third));
+    first = second;
+    second = third;
+  }
+}
+
+/** Per substring, the hashes of its trigrams; null when one is shorter than a trigram (nothing can be ruled out). */
+function substringHashes(anyOf: readonly string[]): number[][] | null {
+  if (anyOf.length === 0 || anyOf.some((literal) => literal.length < MIN_LITERAL)) return null;
+  return anyOf.map((literal) => {
+    const hashes = new Set<number>();
+    for (let index = 2; index < literal.length; index++) {
+      hashes.add(trigramHash(lowerAscii(literal.charCodeAt(index - 2)), lowerAscii(literal.charCodeAt(index - 1)), lowerAscii(literal.charCodeAt(index))));
+    }
+    return [...hashes];
+  });
+}
+
+/** The two bits a trigram's hash sets: its low and high halves. */
+function bitsOf(hash: number): [number, number] {
+  return [hash & (BLOCK_BITS - 1), (hash >>> 16) & (BLOCK_BITS - 1)];
+}
+
+/**
+ * SQL that is 1 when a block's `bloom` has every bit of some substring's trigrams, and its parameters. Tested in SQL
+ * so that only ids reach JavaScript (reading the 4 KiB blobs into it cost 3-4× more): a bit is a hex digit of its
+ * byte (`hex(substr(bloom, byte, 1))`) that is one of the eight digits with that bit set.
+ */
+function mayHoldSql(substrings: readonly number[][]): [string, (string | number)[]] {
+  const params: (string | number)[] = [];
+  const alternatives = substrings.map((hashes) => {
+    const bits = [...new Set(hashes.flatMap(bitsOf))];
+    return `(${bits.map((bit) => {
+      const digit = bit & 7;
+      const inDigit = 1 << (digit & 3);
+      params.push([..."0123456789ABCDEF"].filter((_, value) => (value & inDigit) !== 0).join(""), (bit >>> 3) + 1, digit >= 4 ? 1 : 2);
+      return "instr(?, substr(hex(substr(bloom, ?, 1)), ?, 1)) > 0";
+    }).join(" AND ")})`;
+  });
+  return [alternatives.join(" OR "), params];
+}
+
+interface Block {
+  firstId: number;
+  lastId: number;
+  bloom: Uint8Array;
+}
+
+export class BacklogBlocks {
+  constructor(private readonly db: Database) {}
+
+  /** The highest message id the blocks cover (0: none). */
+  through(): number {
+    return this.db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = ?", BACKLOG_BLOCKS)?.through ?? 0;
+  }
+
+  /**
+   * Covers the messages above every watermark (the blocks', the trigram index's, the full-text index's) with blocks,
+   * oldest first, BLOCKS_PER_SLICE per transaction, until none wait or the pace says stop; -1 when `holds` said
+   * another indexer took over. The rows are read and their bits computed before the transaction.
+   */
+  async fill(pace: BlocksPace): Promise<number> {
+    let covered = 0;
+    while (!pace.shouldStop?.()) {
+      const from = this.startOfNext();
+      const read = this.db.tuples<[number, string, string | null]>(
+        `SELECT m.message_id, m.content, ${argumentSpansSql("m")} FROM messages m WHERE m.message_id > ? ORDER BY m.message_id LIMIT ?`,
+        from, BLOCK_ROWS * BLOCKS_PER_SLICE,
+      );
+      if (read.length === 0) break;
+      const blocks = blocksOf(from, read);
+      const count = await this.db.write(() => {
+        if (pace.holds?.() === false) return -1;
+        if (this.startOfNext() !== from) return 0;
+        for (const block of blocks) {
+          this.db.run(`INSERT INTO ${BACKLOG_BLOCKS} (last_id, first_id, bloom) VALUES (?, ?, ?)`, block.lastId, block.firstId, block.bloom);
+        }
+        this.db.run("UPDATE search_index_state SET through = ? WHERE name = ?", blocks.at(-1)!.lastId, BACKLOG_BLOCKS);
+        return read.length;
+      });
+      if (count < 0) return -1;
+      covered += count;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return covered;
+  }
+
+  /**
+   * The newest run of rows in [window.from, window.to] that may hold one of `anyOf` (folded substrings): no row in
+   * (run.to, window.to] holds one; the rows of [run.from, run.to] (adjacent blocks that may, at most `maxRows` ids)
+   * are to be read. The whole window when the blocks do not cover `window.to` or cannot narrow `anyOf`; an empty run
+   * (from = to + 1) when no row down to `to` can hold one: the caller asks again below `to` (a call examines at most
+   * BLOCKS_PER_CALL blocks) unless `to` is below the window.
+   */
+  newestRunThatMayHold(anyOf: readonly string[], window: { from: number; to: number }, maxRows: number): { from: number; to: number } {
+    const substrings = substringHashes(anyOf);
+    if (substrings === null || window.to > this.through()) return window;
+    let cursor = window.to;
+    let run: { from: number; to: number } | null = null;
+    let examined = 0;
+    const [passes, params] = mayHoldSql(substrings);
+    let pageSize = 8;
+    while (cursor >= window.from && examined < BLOCKS_PER_CALL) {
+      const page = this.db.tuples<[number, number, number]>(
+        `SELECT last_id, first_id, ${passes} FROM ${BACKLOG_BLOCKS} WHERE last_id >= ? ORDER BY last_id LIMIT 1`, ...params, cursor,
+      ).concat(this.db.tuples<[number, number, number]>(
+        `SELECT last_id, first_id, ${passes} FROM ${BACKLOG_BLOCKS} WHERE last_id < ? ORDER BY last_id DESC LIMIT ?`, ...params, cursor, pageSize - 1,
+      ));
+      pageSize = Math.min(pageSize * 2, PAGE_BLOCKS);
+      for (const [lastId, firstId, mayHold] of page) {
+        // A gap (or the first block's start) ends what the blocks can say: the rows from there down are read.
+        if (firstId > cursor || lastId < cursor) return run ?? { from: window.from, to: cursor };
+        if (mayHold === 1) {
+          const newest: number = run === null ? cursor : run.to;
+          run = { from: Math.max(window.from, firstId), to: newest };
+          if (run.to - run.from + 1 >= maxRows) return run;
+        } else if (run) {
+          return run;
+        }
+        cursor = firstId - 1;
+        examined++;
+        if (cursor < window.from) return run ?? { from: window.from, to: window.from - 1 };
+      }
+      if (page.length === 0) return run ?? { from: window.from, to: cursor };
+    }
+    return run ?? { from: cursor + 1, to: cursor };
+  }
+
+  /** Deletes every block and sets the watermark to 0 (inside the caller's transaction). */
+  empty(): void {
+    this.db.run(`DELETE FROM ${BACKLOG_BLOCKS}`);
+    this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", BACKLOG_BLOCKS);
+  }
+
+  /** The first id after what every watermark covers (the blocks start where the others stop). */
+  private startOfNext(): number {
+    return this.db.get<{ through: number }>(
+      "SELECT max(through) AS through FROM search_index_state WHERE name IN (?, 'backlog_trigram', 'messages_fts')", BACKLOG_BLOCKS,
+    )!.through;
+  }
+}
+
+/** Rows read oldest first above `from`, cut into blocks: BLOCK_ROWS rows or BLOCK_CHARACTERS characters each. */
+function blocksOf(from: number, rows: readonly [number, string, string | null][]): Block[] {
+  const blocks: Block[] = [];
+  let block: Block | null = null;
+  let rowsIn = 0;
+  let characters = 0;
+  for (const [id, content, spans] of rows) {
+    if (!block) {
+      block = { firstId: (blocks.at(-1)?.lastId ?? from) + 1, lastId: id, bloom: new Uint8Array(BLOCK_BITS / 8) };
+      rowsIn = 0;
+      characters = 0;
+    }
+    const text = trigramText(toSearchableText(content, spans));
+    addTrigrams(block.bloom, text);
+    block.lastId = id;
+    characters += text.length;
+    if (++rowsIn >= BLOCK_ROWS || characters >= BLOCK_CHARACTERS) {
+      blocks.push(block);
+      block = null;
+    }
+  }
+  if (block) blocks.push(block);
+  return blocks;
+}
