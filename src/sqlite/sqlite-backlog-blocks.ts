@@ -29,9 +29,10 @@ const BLOCK_CHARACTERS = 256 * 1_024;
 const BLOCK_BITS = 32_768;
 /** Blocks written per transaction (the rows read and their bits computed before it). */
 const BLOCKS_PER_SLICE = 32;
-/** Blocks examined per call of `newestThatMayHold`: about 2 MiB of bits, a few ms. */
-const BLOCKS_PER_CALL = 512;
-const PAGE_BLOCKS = 256;
+/** Ids examined per call of `newestRunThatMayHold` (about 512 blocks, 2 MiB of bits: a few ms). */
+const IDS_PER_CALL = 131_072;
+/** Blocks below a block that may hold examined at once to extend its run. */
+const RUN_BLOCKS = 8;
 /** Shortest substring the blocks can rule out (one trigram). */
 const MIN_LITERAL = 3;
 
@@ -139,6 +140,8 @@ export class BacklogBlocks {
       const count = await this.db.write(() => {
         if (pace.holds?.() === false) return -1;
         if (this.startOfNext() !== from) return 0;
+        // Blocks below where this fill starts (other indexes passed them) go: the blocks stay contiguous.
+        if (from > this.through()) this.empty();
         for (const block of blocks) {
           this.db.run(`INSERT INTO ${BACKLOG_BLOCKS} (last_id, first_id, bloom) VALUES (?, ?, ?)`, block.lastId, block.firstId, block.bloom);
         }
@@ -154,43 +157,48 @@ export class BacklogBlocks {
 
   /**
    * The newest run of rows in [window.from, window.to] that may hold one of `anyOf` (folded substrings): no row in
-   * (run.to, window.to] holds one; the rows of [run.from, run.to] (adjacent blocks that may, at most `maxRows` ids)
-   * are to be read. The whole window when the blocks do not cover `window.to` or cannot narrow `anyOf`; an empty run
-   * (from = to + 1) when no row down to `to` can hold one: the caller asks again below `to` (a call examines at most
-   * BLOCKS_PER_CALL blocks) unless `to` is below the window.
+   * (run.to, window.to] holds one; the rows of [run.from, run.to] (adjacent blocks that may, about `maxRows` ids at
+   * most) are to be read. The whole window when the blocks do not cover `window.to` or cannot narrow `anyOf`, and the
+   * rows below the first block when the run reaches them. An empty run (from = to + 1) when no row down to `to` can
+   * hold one: a call examines at most IDS_PER_CALL ids, and the caller asks again below `to` while it is in the window.
+   * The blocks are contiguous (`fill` keeps them so), so the block holding an id is the first one ending at or above it.
    */
   newestRunThatMayHold(anyOf: readonly string[], window: { from: number; to: number }, maxRows: number): { from: number; to: number } {
     const substrings = substringHashes(anyOf);
-    if (substrings === null || window.to > this.through()) return window;
-    let cursor = window.to;
-    let run: { from: number; to: number } | null = null;
-    let examined = 0;
+    const through = this.through();
+    if (substrings === null || window.to > through || window.to < window.from) return window;
+    const bounds = this.db.get<{ first: number | null; upper: number | null }>(
+      `SELECT (SELECT first_id FROM ${BACKLOG_BLOCKS} ORDER BY last_id LIMIT 1) AS first, (SELECT min(last_id) FROM ${BACKLOG_BLOCKS} WHERE last_id >= ?) AS upper`,
+      window.to,
+    );
+    const first = bounds?.first ?? null;
+    const upper = bounds?.upper ?? null;
+    if (first === null || upper === null || window.to < first) return window;
     const [passes, params] = mayHoldSql(substrings);
-    let pageSize = 8;
-    while (cursor >= window.from && examined < BLOCKS_PER_CALL) {
-      const page = this.db.tuples<[number, number, number]>(
-        `SELECT last_id, first_id, ${passes} FROM ${BACKLOG_BLOCKS} WHERE last_id >= ? ORDER BY last_id LIMIT 1`, ...params, cursor,
-      ).concat(this.db.tuples<[number, number, number]>(
-        `SELECT last_id, first_id, ${passes} FROM ${BACKLOG_BLOCKS} WHERE last_id < ? ORDER BY last_id DESC LIMIT ?`, ...params, cursor, pageSize - 1,
-      ));
-      pageSize = Math.min(pageSize * 2, PAGE_BLOCKS);
-      for (const [lastId, firstId, mayHold] of page) {
-        // A gap (or the first block's start) ends what the blocks can say: the rows from there down are read.
-        if (firstId > cursor || lastId < cursor) return run ?? { from: window.from, to: cursor };
-        if (mayHold === 1) {
-          const newest: number = run === null ? cursor : run.to;
-          run = { from: Math.max(window.from, firstId), to: newest };
-          if (run.to - run.from + 1 >= maxRows) return run;
-        } else if (run) {
-          return run;
-        }
-        cursor = firstId - 1;
-        examined++;
-        if (cursor < window.from) return run ?? { from: window.from, to: window.from - 1 };
-      }
-      if (page.length === 0) return run ?? { from: window.from, to: cursor };
+    // Blocks whose last id is in [lower, upper]: each examined once in SQL; only the newest that may hold comes back.
+    const lower = Math.max(window.from, first, upper - IDS_PER_CALL);
+    const found = this.db.tuples<[number, number]>(
+      `SELECT last_id, first_id FROM ${BACKLOG_BLOCKS} WHERE last_id BETWEEN ? AND ? AND (${passes}) ORDER BY last_id DESC LIMIT 1`,
+      lower, upper, ...params,
+    )[0];
+    if (!found) {
+      // None may hold down to `lower` (and the block ending there, when below the window, holds none in it).
+      const ruledOutTo = this.db.get<{ first: number }>(`SELECT first_id AS first FROM ${BACKLOG_BLOCKS} WHERE last_id >= ? ORDER BY last_id LIMIT 1`, lower)!.first - 1;
+      if (ruledOutTo < window.from) return { from: window.from, to: window.from - 1 };
+      // Below the first block: rows not covered, read directly.
+      return ruledOutTo < first ? { from: window.from, to: ruledOutTo } : { from: ruledOutTo + 1, to: ruledOutTo };
     }
-    return run ?? { from: cursor + 1, to: cursor };
+    const run = { from: Math.max(window.from, found[1]), to: Math.min(window.to, found[0]) };
+    // Adjacent blocks below that may hold too join the run (fewer reads for a substring in many blocks).
+    const below = this.db.tuples<[number, number, number]>(
+      `SELECT last_id, first_id, ${passes} FROM ${BACKLOG_BLOCKS} WHERE last_id < ? ORDER BY last_id DESC LIMIT ?`,
+      ...params, found[1], RUN_BLOCKS,
+    );
+    for (const [, firstId, mayHold] of below) {
+      if (mayHold !== 1 || run.from <= window.from || run.to - firstId + 1 > maxRows) break;
+      run.from = Math.max(window.from, firstId);
+    }
+    return run;
   }
 
   /** Deletes every block and sets the watermark to 0 (inside the caller's transaction). */
