@@ -36,6 +36,8 @@ const PAIRED_TERMS = 3;
 const FIRST_WINDOW = 50_000;
 /** Rows per direct read of rows not indexed yet (a read and its matching take a few ms). */
 const SCAN_ROWS = 1_000;
+/** Rows of the backlog's blocks examined per read (those that may hold the query's cores, filtered in SQL). */
+const BLOCK_SCAN_ROWS = 4_096;
 /** Candidates scored between two turns of the event loop. */
 const SCORE_BATCH = 100;
 /** Index reads stop widening after this long (the rest of the budget is for rows not indexed yet). */
@@ -60,10 +62,13 @@ export interface TextSourceReader<Row extends { text: string }> {
    */
   backlog?(window: { from: number; to: number }, anyOf: readonly string[], limit: number): Promise<CandidatePage<Row> | null>;
   /**
-   * The newest run of rows in [from, to] that may hold one of `anyOf` by the backlog's blocks (messages on SQLite,
-   * spec 030 2c; RetrievalStore.backlogMayHold): the rows above it, up to `to`, need not be read.
+   * Rows in [from, to] that may hold one of `anyOf` by the backlog's blocks and pass `contains`, newest first, about
+   * `maxRows` rows of blocks examined (messages on SQLite, spec 030 2c; RetrievalStore.backlogBlockRows); the rows of
+   * the window above `next` not returned hold none. Null when the blocks do not cover `to`.
    */
-  mayHold?(window: { from: number; to: number }, anyOf: readonly string[], maxRows: number): Promise<{ from: number; to: number }>;
+  blockRows?(
+    window: { from: number; to: number }, anyOf: readonly string[], contains: ContainsFilter | null, maxRows: number,
+  ): Promise<{ rows: Row[]; next: number | null } | null>;
   /**
    * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
    * matched before the index, within the search's time budget.
@@ -421,8 +426,8 @@ function backlogReads<Row extends { text: string }>(
   stoppedAt: () => number | null;
 } | null {
   const covered = Math.max(prepared.indexedThrough, Math.min(prepared.backlogThrough ?? 0, prepared.newest));
-  const mayHold = reader.mayHold?.bind(reader);
-  const blocksThrough = mayHold ? Math.min(prepared.backlogBlocksThrough ?? 0, prepared.newest) : 0;
+  const blockRows = reader.blockRows?.bind(reader);
+  const blocksThrough = blockRows ? Math.min(prepared.backlogBlocksThrough ?? 0, prepared.newest) : 0;
   const backlog = reader.backlog?.bind(reader);
   if (!backlog || Math.max(covered, blocksThrough) <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
   // Rows above what the trigram index covers (arrived during the run, or not reached yet by its fill) are read
@@ -453,14 +458,18 @@ function backlogReads<Row extends { text: string }>(
         break;
       }
       if (read.unreadTo > covered) {
-        let oldest = covered + 1;
-        if (mayHold && read.unreadTo <= blocksThrough) {
-          const run = await mayHold({ from: covered + 1, to: read.unreadTo }, read.anyOf, SCAN_ROWS);
-          read.unreadTo = run.to;
-          if (run.from > run.to) continue;
-          oldest = run.from;
+        const page = blockRows && read.unreadTo <= blocksThrough
+          ? await blockRows({ from: covered + 1, to: read.unreadTo }, read.anyOf, read.contains, BLOCK_SCAN_ROWS)
+          : null;
+        if (page) {
+          for (const row of page.rows) {
+            if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
+          }
+          read.unreadTo = page.next ?? covered;
+          await yieldToEventLoop();
+          continue;
         }
-        const from = Math.max(oldest, read.unreadTo - SCAN_ROWS + 1);
+        const from = Math.max(covered + 1, read.unreadTo - SCAN_ROWS + 1);
         for (const row of await reader.scan({ from, to: read.unreadTo + 1 }, read.contains)) {
           if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
         }

@@ -4,7 +4,7 @@
  * of seconds. Until the trigram index covers a row, a search read it directly; now it first asks these blocks which
  * runs of rows cannot hold what it looks for, and reads only the others.
  *
- * A block is BLOCK_ROWS consecutive messages (by id) and two bits set per trigram of their text (a Bloom filter,
+ * A block is BACKLOG_BLOCK_ROWS consecutive messages (by id) and two bits set per trigram of their text (a Bloom filter,
  * BLOCK_BITS bits): the text a row is indexed as in the trigram index (trigramText), ASCII letters lowered,
  * as UTF-16 code units. A substring every match holds (a folded core, an ASCII regex literal) has all its trigrams in
  * the text of the row holding it, so a block missing one of a substring's bits holds no row with it: never a miss,
@@ -22,17 +22,15 @@ import { trigramText } from "./sqlite-backlog-trigram.js";
 
 export const BACKLOG_BLOCKS = "backlog_blocks";
 /** Rows per block: a block that may hold a match is read directly (about 256 × 320 characters at 1M). */
-const BLOCK_ROWS = 256;
-/** Characters after which a block ends before BLOCK_ROWS rows, so that long rows do not fill its bits. */
+export const BACKLOG_BLOCK_ROWS = 256;
+/** Characters after which a block ends before BACKLOG_BLOCK_ROWS rows, so that long rows do not fill its bits. */
 const BLOCK_CHARACTERS = 256 * 1_024;
 /** Bits per block (4 KiB): 7,500 distinct trigrams set about a fifth of them. */
 const BLOCK_BITS = 32_768;
 /** Blocks written per transaction (the rows read and their bits computed before it). */
 const BLOCKS_PER_SLICE = 32;
-/** Ids examined per call of `newestRunThatMayHold` (about 512 blocks, 2 MiB of bits: a few ms). */
+/** Ids examined per call of `rangesThatMayHold` (about 512 blocks, 2 MiB of bits: a few ms). */
 const IDS_PER_CALL = 131_072;
-/** Blocks below a block that may hold examined at once to extend its run. */
-const RUN_BLOCKS = 8;
 /** Shortest substring the blocks can rule out (one trigram). */
 const MIN_LITERAL = 3;
 
@@ -51,10 +49,6 @@ function trigramHash(first: number, second: number, third: number): number {
   return hash;
 }
 
-function setBits(bloom: Uint8Array, hash: number): void {
-  for (const bit of bitsOf(hash)) bloom[bit >>> 3]! |= 1 << (bit & 7);
-}
-
 function lowerAscii(code: number): number {
   return code >= 65 && code <= 90 ? code + 32 : code;
 }
@@ -66,7 +60,12 @@ function addTrigrams(bits: Uint8Array, text: string): void {
   let second = lowerAscii(text.charCodeAt(1));
   for (let index = 2; index < text.length; index++) {
     const third = lowerAscii(text.charCodeAt(index));
-    setBits(bits, trigramHash(first, second, third));
+    // bitsOf, inlined: this loop runs once per character of the backlog.
+    const hash = trigramHash(first, second, third);
+    const low = hash & (BLOCK_BITS - 1);
+    const high = (hash >>> 16) & (BLOCK_BITS - 1);
+    bits[low >>> 3]! |= 1 << (low & 7);
+    bits[high >>> 3]! |= 1 << (high & 7);
     first = second;
     second = third;
   }
@@ -133,7 +132,7 @@ export class BacklogBlocks {
       const from = this.startOfNext();
       const read = this.db.tuples<[number, string, string | null]>(
         `SELECT m.message_id, m.content, ${argumentSpansSql("m")} FROM messages m WHERE m.message_id > ? ORDER BY m.message_id LIMIT ?`,
-        from, BLOCK_ROWS * BLOCKS_PER_SLICE,
+        from, BACKLOG_BLOCK_ROWS * BLOCKS_PER_SLICE,
       );
       if (read.length === 0) break;
       const blocks = blocksOf(from, read);
@@ -156,49 +155,39 @@ export class BacklogBlocks {
   }
 
   /**
-   * The newest run of rows in [window.from, window.to] that may hold one of `anyOf` (folded substrings): no row in
-   * (run.to, window.to] holds one; the rows of [run.from, run.to] (adjacent blocks that may, about `maxRows` ids at
-   * most) are to be read. The whole window when the blocks do not cover `window.to` or cannot narrow `anyOf`, and the
-   * rows below the first block when the run reaches them. An empty run (from = to + 1) when no row down to `to` can
-   * hold one: a call examines at most IDS_PER_CALL ids, and the caller asks again below `to` while it is in the window.
-   * The blocks are contiguous (`fill` keeps them so), so the block holding an id is the first one ending at or above it.
+   * The id ranges of the newest blocks in [window.from, window.to] (clipped to it) that may hold one of `anyOf`
+   * (folded substrings), at most `maxBlocks`, newest first; no other row of the window above `next` holds one.
+   * `next`: the id below which to ask again (null: none left in the window; below the first block, rows the blocks do
+   * not cover, which the caller reads directly). Null when the blocks do not cover `window.to` or cannot narrow
+   * `anyOf`. A call examines at most IDS_PER_CALL ids. The blocks are contiguous (`fill` keeps them so): the block
+   * holding an id is the first one ending at or above it.
    */
-  newestRunThatMayHold(anyOf: readonly string[], window: { from: number; to: number }, maxRows: number): { from: number; to: number } {
+  rangesThatMayHold(
+    anyOf: readonly string[], window: { from: number; to: number }, maxBlocks: number,
+  ): { ranges: { from: number; to: number }[]; next: number | null } | null {
     const substrings = substringHashes(anyOf);
-    const through = this.through();
-    if (substrings === null || window.to > through || window.to < window.from) return window;
+    if (substrings === null || window.to < window.from || window.to > this.through()) return null;
     const bounds = this.db.get<{ first: number | null; upper: number | null }>(
-      `SELECT (SELECT first_id FROM ${BACKLOG_BLOCKS} ORDER BY last_id LIMIT 1) AS first, (SELECT min(last_id) FROM ${BACKLOG_BLOCKS} WHERE last_id >= ?) AS upper`,
+      `SELECT (SELECT first_id FROM ${BACKLOG_BLOCKS} ORDER BY last_id LIMIT 1) AS first,
+              (SELECT min(last_id) FROM ${BACKLOG_BLOCKS} WHERE last_id >= ?) AS upper`,
       window.to,
     );
     const first = bounds?.first ?? null;
     const upper = bounds?.upper ?? null;
-    if (first === null || upper === null || window.to < first) return window;
+    if (first === null || upper === null || window.to < first) return null;
     const [passes, params] = mayHoldSql(substrings);
-    // Blocks whose last id is in [lower, upper]: each examined once in SQL; only the newest that may hold comes back.
+    // Blocks whose last id is in [lower, upper], each examined once in SQL: only those that may hold come back.
     const lower = Math.max(window.from, first, upper - IDS_PER_CALL);
     const found = this.db.tuples<[number, number]>(
-      `SELECT last_id, first_id FROM ${BACKLOG_BLOCKS} WHERE last_id BETWEEN ? AND ? AND (${passes}) ORDER BY last_id DESC LIMIT 1`,
-      lower, upper, ...params,
-    )[0];
-    if (!found) {
-      // None may hold down to `lower` (and the block ending there, when below the window, holds none in it).
-      const ruledOutTo = this.db.get<{ first: number }>(`SELECT first_id AS first FROM ${BACKLOG_BLOCKS} WHERE last_id >= ? ORDER BY last_id LIMIT 1`, lower)!.first - 1;
-      if (ruledOutTo < window.from) return { from: window.from, to: window.from - 1 };
-      // Below the first block: rows not covered, read directly.
-      return ruledOutTo < first ? { from: window.from, to: ruledOutTo } : { from: ruledOutTo + 1, to: ruledOutTo };
-    }
-    const run = { from: Math.max(window.from, found[1]), to: Math.min(window.to, found[0]) };
-    // Adjacent blocks below that may hold too join the run (fewer reads for a substring in many blocks).
-    const below = this.db.tuples<[number, number, number]>(
-      `SELECT last_id, first_id, ${passes} FROM ${BACKLOG_BLOCKS} WHERE last_id < ? ORDER BY last_id DESC LIMIT ?`,
-      ...params, found[1], RUN_BLOCKS,
+      `SELECT last_id, first_id FROM ${BACKLOG_BLOCKS} WHERE last_id BETWEEN ? AND ? AND (${passes}) ORDER BY last_id DESC LIMIT ?`,
+      lower, upper, ...params, maxBlocks,
     );
-    for (const [, firstId, mayHold] of below) {
-      if (mayHold !== 1 || run.from <= window.from || run.to - firstId + 1 > maxRows) break;
-      run.from = Math.max(window.from, firstId);
-    }
-    return run;
+    const ranges = found.map(([lastId, firstId]) => ({ from: Math.max(window.from, firstId), to: Math.min(window.to, lastId) }));
+    // Examined down to the lowest block found, or (fewer found) to the block holding `lower`.
+    const examinedFrom = found.length === maxBlocks
+      ? found.at(-1)![1]
+      : this.db.get<{ first: number }>(`SELECT first_id AS first FROM ${BACKLOG_BLOCKS} WHERE last_id >= ? ORDER BY last_id LIMIT 1`, lower)!.first;
+    return { ranges, next: examinedFrom - 1 < window.from ? null : examinedFrom - 1 };
   }
 
   /** Deletes every block and sets the watermark to 0 (inside the caller's transaction). */
@@ -215,7 +204,7 @@ export class BacklogBlocks {
   }
 }
 
-/** Rows read oldest first above `from`, cut into blocks: BLOCK_ROWS rows or BLOCK_CHARACTERS characters each. */
+/** Rows read oldest first above `from`, cut into blocks: BACKLOG_BLOCK_ROWS rows or BLOCK_CHARACTERS characters each. */
 function blocksOf(from: number, rows: readonly [number, string, string | null][]): Block[] {
   const blocks: Block[] = [];
   let block: Block | null = null;
@@ -231,7 +220,7 @@ function blocksOf(from: number, rows: readonly [number, string, string | null][]
     addTrigrams(block.bloom, text);
     block.lastId = id;
     characters += text.length;
-    if (++rowsIn >= BLOCK_ROWS || characters >= BLOCK_CHARACTERS) {
+    if (++rowsIn >= BACKLOG_BLOCK_ROWS || characters >= BLOCK_CHARACTERS) {
       blocks.push(block);
       block = null;
     }

@@ -41,7 +41,7 @@ import { type ConversationRow, toConversation } from "./rows.js";
 import { SqliteFileRetrieval } from "./sqlite-file-retrieval.js";
 import { type IndexTable, SqliteSearchIndex } from "./sqlite-search-index.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
-import { BacklogBlocks } from "./sqlite-backlog-blocks.js";
+import { BACKLOG_BLOCK_ROWS, BacklogBlocks } from "./sqlite-backlog-blocks.js";
 import { BacklogTrigram, trigramExpression } from "./sqlite-backlog-trigram.js";
 import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
 import {
@@ -177,9 +177,25 @@ export class SqliteRetrievalStore implements RetrievalStore {
     });
   }
 
-  async backlogMayHold(anyOf: readonly string[], window: { from: number; to: number }, maxRows: number): Promise<{ from: number; to: number }> {
-    // The watermark and the blocks it vouches for in one read (the worker may empty them).
-    return readTogether(this.db, () => this.blocks.newestRunThatMayHold(anyOf, window, maxRows));
+  async backlogBlockRows(
+    filter: TextFilter, anyOf: readonly string[], contains: ContainsFilter | null, window: { from: number; to: number }, maxRows: number,
+  ): Promise<{ rows: MessageHitRow[]; next: number | null } | null> {
+    // The watermark, the blocks it vouches for and their rows in one read (the worker may empty them).
+    return readTogether(this.db, () => {
+      const found = this.blocks.rangesThatMayHold(anyOf, window, Math.max(1, Math.floor(maxRows / BACKLOG_BLOCK_ROWS)));
+      if (found === null) return null;
+      if (found.ranges.length === 0) return { rows: [], next: found.next };
+      const [clause, containsParams] = containsClause("m.content", contains);
+      const rows = this.db.rows<MessageHitSql & { content: string; spans: string | null }>(
+        `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, 0 AS rank
+         FROM json_each(?) r CROSS JOIN messages m ON m.message_id BETWEEN r.value ->> 0 AND r.value ->> 1
+         WHERE ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ? ${clause}
+         ORDER BY m.message_id DESC`,
+        JSON.stringify(found.ranges.map((range) => [range.from, range.to])), ...filterParams(filter),
+        filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, ...containsParams,
+      );
+      return { rows: rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans) })), next: found.next };
+    });
   }
 
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {

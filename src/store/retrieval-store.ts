@@ -37,7 +37,7 @@ export interface IndexState {
   summariesNewest: number;
   /** SQLite, during a backlog run: messages up to this id are in the backlog's trigram index (`backlogMessages`). */
   messagesBacklogThrough?: number;
-  /** SQLite, during a backlog run: messages up to this id are covered by the backlog's blocks (`backlogMayHold`). */
+  /** SQLite, during a backlog run: messages up to this id are covered by the backlog's blocks (`backlogBlockRows`). */
   messagesBlocksThrough?: number;
 }
 
@@ -79,7 +79,7 @@ export interface PreparedTextQuery {
   backlogThrough?: number;
   /**
    * Messages only, SQLite: the newest row id the backlog's blocks cover (spec 030, 2c), a coarse filter over rows the
-   * trigram index does not cover yet (RetrievalStore.backlogMayHold); absent or at most `indexedThrough`: none.
+   * trigram index does not cover yet (RetrievalStore.backlogBlockRows); absent or at most `indexedThrough`: none.
    */
   backlogBlocksThrough?: number;
   /** The newest row id stored. */
@@ -276,14 +276,16 @@ export interface RetrievalStore {
    */
   backlogMessages?(filter: TextFilter, anyOf: readonly string[], window: { from: number; to: number }, limit: number): Promise<CandidatePage<MessageHitRow> | null>;
   /**
-   * Optional (SQLite): the newest run of messages in [from, to] whose text may hold one of `anyOf` (folded
-   * substrings, case-insensitively) by the backlog's blocks (spec 030, 2c): no row in (run.to, to] holds one, and the
-   * rows in [run.from, run.to] (at most `maxRows` ids) are to be read directly. The whole window when the blocks do
-   * not cover `to` or cannot narrow `anyOf` (a substring shorter than a trigram). An empty run (from = to + 1): none
-   * down to run.to holds one; a call examines a bounded number of blocks, so the caller asks again below run.to
-   * while it is in the window.
+   * Optional (SQLite): messages in [from, to] that may hold one of `anyOf` (folded substrings, case-insensitively) by
+   * the backlog's blocks (spec 030, 2c) and pass `contains` (as `scanMessages`), newest first: the rows of the newest
+   * blocks whose bits allow one, about `maxRows` rows of blocks at most; no other row of the window above `next`
+   * holds one. `next`: the id below which to read on (null: none left in the window). Null when the blocks do not
+   * cover `to` or cannot narrow `anyOf` (a substring shorter than a trigram): read directly. A superset: the caller
+   * matches each row.
    */
-  backlogMayHold?(anyOf: readonly string[], window: { from: number; to: number }, maxRows: number): Promise<{ from: number; to: number }>;
+  backlogBlockRows?(
+    filter: TextFilter, anyOf: readonly string[], contains: ContainsFilter | null, window: { from: number; to: number }, maxRows: number,
+  ): Promise<{ rows: MessageHitRow[]; next: number | null } | null>;
   scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]>;
   /**
    * Indexed chunks of stored content in scope with id in [from, to] matching the selected terms, newest first, at
