@@ -27,13 +27,14 @@ const HEAVY_TIMEOUT_MS = 180_000;
 const newest = (db: Database) => db.get<{ id: number }>("SELECT max(message_id) AS id FROM messages")!.id;
 
 /**
- * A bulk backlog: the oldest message says "firstling"; "alpha" in every third message; "Zébrafish" (a capital and a
- * diacritic) and "INC-204711-Z" once each; "quokka" and "fjord" near each other but not the word "quokkafjord".
+ * A bulk backlog: the oldest message says "firstling"; "alpha" in every third message; "INSPECTION" (ASCII capitals),
+ * "Zébrafish" (a capital and a diacritic) and "INC-204711-Z" once each; "quokka" and "fjord" near each other but not the word "quokkafjord".
  */
 async function bulkBacklog(env: Env): Promise<void> {
   const messages = Array.from({ length: TOTAL }, (_, index) => {
     if (index === 0) return userMessage("note on the firstling item");
     if (index === 3_000) return assistantMessage("ticket INC-204711-Z closed");
+    if (index === 4_000) return userMessage("the gazebo INSPECTION passed");
     if (index === 5_000) return userMessage("note: a quokka near the fjord, not the word itself");
     if (index === 6_000) return userMessage("the Zébrafish tank is clean");
     if (index === 7_000) return userMessage("the quokkafjord rollout note");
@@ -59,6 +60,7 @@ const CASES: Record<string, unknown>[] = [
   { pattern: "firstling", mode: "full_text" },
   { pattern: "quokkafjord", mode: "full_text" },
   { pattern: "zebrafish", mode: "full_text" },
+  { pattern: "inspection", mode: "full_text" },
   { pattern: "alpha", mode: "full_text", sort: "recency", limit: 5 },
   { pattern: "alpha", mode: "full_text", sort: "relevance", limit: 5 },
   { pattern: "INC-\\d{6}-Z", mode: "regex" },
