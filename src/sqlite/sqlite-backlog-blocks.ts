@@ -2,14 +2,14 @@
  * The backlog's blocks (schema 19, spec 030 Design 2c): a coarse filter over a large backlog, built by the worker in
  * a first pass of a few seconds at 1M, before the trigram index (sqlite-backlog-trigram.ts), whose fill takes tens
  * of seconds. Until the trigram index covers a row, a search read it directly; now it first asks these blocks which
- * runs of rows cannot hold what it looks for, and reads only the others.
+ * of them may hold what it looks for, and reads only their rows.
  *
- * A block is BACKLOG_BLOCK_ROWS consecutive messages (by id) and two bits set per trigram of their text (a Bloom filter,
- * BLOCK_BITS bits): the text a row is indexed as in the trigram index (trigramText), ASCII letters lowered,
+ * A block is BACKLOG_BLOCK_ROWS consecutive messages (by id) and two bits set per trigram of their text (a Bloom
+ * filter of BLOCK_BITS bits): the text a row is indexed as in the trigram index (trigramText), ASCII letters lowered,
  * as UTF-16 code units. A substring every match holds (a folded core, an ASCII regex literal) has all its trigrams in
- * the text of the row holding it, so a block missing one of a substring's bits holds no row with it: never a miss,
- * and few blocks pass without holding it (measured at 1M: 7,500 distinct trigrams per block fill 21% of the bits;
- * two bits per trigram; a three-trigram substring passes about 0.3% of the blocks that lack it).
+ * the text of the row holding it, so a block missing one of a substring's bits holds no row with it: never a miss.
+ * Few blocks pass without holding it: at 1M, 7,554 distinct trigrams per block (p50) set 37% of the bits, so a
+ * trigram a block lacks passes 14% of the time, a substring of three trigrams 0.3%.
  *
  * `search_index_state` 'backlog_blocks': the highest message id the blocks cover (0: none); the blocks cover every id
  * from their first block's first id to it, without gaps. Lowered with the other watermarks when the newest messages
