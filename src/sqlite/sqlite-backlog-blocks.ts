@@ -25,7 +25,7 @@ export const BACKLOG_BLOCKS = "backlog_blocks";
 export const BACKLOG_BLOCK_ROWS = 256;
 /** Characters after which a block ends before BACKLOG_BLOCK_ROWS rows, so that long rows do not fill its bits. */
 const BLOCK_CHARACTERS = 256 * 1_024;
-/** Bits per block (4 KiB): 7,500 distinct trigrams set about a fifth of them. */
+/** Bits per block (4 KiB): 7,500 distinct trigrams, two bits each, set 37% of them. */
 const BLOCK_BITS = 32_768;
 /** Blocks written per transaction (the rows read and their bits computed before it). */
 const BLOCKS_PER_SLICE = 32;
@@ -98,9 +98,10 @@ function mayHoldSql(substrings: readonly number[][]): [string, (string | number)
   const alternatives = substrings.map((hashes) => {
     const bits = [...new Set(hashes.flatMap(bitsOf))];
     return `(${bits.map((bit) => {
-      const digit = bit & 7;
-      const inDigit = 1 << (digit & 3);
-      params.push([..."0123456789ABCDEF"].filter((_, value) => (value & inDigit) !== 0).join(""), (bit >>> 3) + 1, digit >= 4 ? 1 : 2);
+      // The byte's high four bits are its first hex digit, the low four its second.
+      const inByte = bit & 7;
+      const inDigit = 1 << (inByte & 3);
+      params.push([..."0123456789ABCDEF"].filter((_, value) => (value & inDigit) !== 0).join(""), (bit >>> 3) + 1, inByte >= 4 ? 1 : 2);
       return "instr(?, substr(hex(substr(bloom, ?, 1)), ?, 1)) > 0";
     }).join(" AND ")})`;
   });
@@ -129,7 +130,7 @@ export class BacklogBlocks {
   async fill(pace: BlocksPace): Promise<number> {
     let covered = 0;
     while (!pace.shouldStop?.()) {
-      const from = this.startOfNext();
+      const from = this.coveredThrough();
       const read = this.db.tuples<[number, string, string | null]>(
         `SELECT m.message_id, m.content, ${argumentSpansSql("m")} FROM messages m WHERE m.message_id > ? ORDER BY m.message_id LIMIT ?`,
         from, BACKLOG_BLOCK_ROWS * BLOCKS_PER_SLICE,
@@ -138,7 +139,7 @@ export class BacklogBlocks {
       const blocks = blocksOf(from, read);
       const count = await this.db.write(() => {
         if (pace.holds?.() === false) return -1;
-        if (this.startOfNext() !== from) return 0;
+        if (this.coveredThrough() !== from) return 0;
         // Blocks below where this fill starts (other indexes passed them) go: the blocks stay contiguous.
         if (from > this.through()) this.empty();
         for (const block of blocks) {
@@ -196,8 +197,8 @@ export class BacklogBlocks {
     this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", BACKLOG_BLOCKS);
   }
 
-  /** The first id after what every watermark covers (the blocks start where the others stop). */
-  private startOfNext(): number {
+  /** The highest id any watermark covers (blocks, trigram index, full-text index): the next blocks start above it. */
+  private coveredThrough(): number {
     return this.db.get<{ through: number }>(
       "SELECT max(through) AS through FROM search_index_state WHERE name IN (?, 'backlog_trigram', 'messages_fts')", BACKLOG_BLOCKS,
     )!.through;
