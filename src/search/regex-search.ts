@@ -18,6 +18,8 @@ import { type UnreadableFiles, unindexedChunks, withChunkTexts } from "./stored-
 
 /** Rows per history window: bounds the rows (and memory) one SQL call and one worker batch handle. */
 const WINDOW_ROWS = 2_000;
+/** Rows of the backlog's blocks examined per batch (only those that may hold a literal, and pass it in SQL, are read). */
+const BLOCK_WINDOW_ROWS = 8_192;
 /** Full-text index entries examined per candidate page. */
 const CANDIDATE_PAGE = 1_000;
 /** Chunks of stored content per window or page when their text is read (~2 MB of reads). */
@@ -183,7 +185,17 @@ async function* messageBatches(
     const literals = prefilter.containsAny?.every((literal) => /^[\x20-\x7e]+$/.test(literal)) ? prefilter.containsAny : null;
     const backlogThrough = indexed.messagesBacklogThrough ?? 0;
     const floor = store.backlogMessages && literals && backlogThrough > through ? Math.min(backlogThrough, to - 1) : through;
+    const blocksThrough = store.backlogBlockRows && literals ? indexed.messagesBlocksThrough ?? 0 : 0;
     while (to > floor + 1) {
+      // Where the backlog's blocks cover the rows, only those of blocks that may hold a literal are read.
+      const page = to - 1 <= blocksThrough
+        ? await store.backlogBlockRows!(filter, literals!, containsOf(prefilter), { from: floor + 1, to: to - 1 }, BLOCK_WINDOW_ROWS)
+        : null;
+      if (page) {
+        yield page.rows;
+        to = (page.next ?? floor) + 1;
+        continue;
+      }
       const from = Math.max(floor + 1, to - WINDOW_ROWS);
       yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
       to = from;

@@ -15,6 +15,7 @@ export function messageReader(store: RetrievalStore, filter: TextFilter): TextSo
     candidates: (prepared, selection, window, limit) => store.messageTextCandidates(prepared, filter, selection, window, limit),
     scan: (window, contains) => store.scanMessages(filter, { by: "messageId", from: window.from, to: window.to }, contains),
     ...(store.backlogMessages ? { backlog: (window, anyOf, limit) => store.backlogMessages!(filter, anyOf, window, limit) } : {}),
+    ...(store.backlogBlockRows ? { blockRows: (window, anyOf, contains, maxRows) => store.backlogBlockRows!(filter, anyOf, contains, window, maxRows) } : {}),
     idOf: (row) => row.messageId,
     timeOf: (row) => row.createdAt,
   };

@@ -36,6 +36,8 @@ const PAIRED_TERMS = 3;
 const FIRST_WINDOW = 50_000;
 /** Rows per direct read of rows not indexed yet (a read and its matching take a few ms). */
 const SCAN_ROWS = 1_000;
+/** Rows of the backlog's blocks examined per read (those that may hold the query's cores, filtered in SQL). */
+const BLOCK_SCAN_ROWS = 4_096;
 /** Candidates scored between two turns of the event loop. */
 const SCORE_BATCH = 100;
 /** Index reads stop widening after this long (the rest of the budget is for rows not indexed yet). */
@@ -59,6 +61,14 @@ export interface TextSourceReader<Row extends { text: string }> {
    * SQLite, spec 030 2b; RetrievalStore.backlogMessages), newest first; null when it does not cover the window.
    */
   backlog?(window: { from: number; to: number }, anyOf: readonly string[], limit: number): Promise<CandidatePage<Row> | null>;
+  /**
+   * Rows in [from, to] that may hold one of `anyOf` by the backlog's blocks and pass `contains`, newest first, about
+   * `maxRows` rows of blocks examined (messages on SQLite, spec 030 2c; RetrievalStore.backlogBlockRows); the rows of
+   * the window above `next` not returned hold none. Null when the blocks do not cover `to`.
+   */
+  blockRows?(
+    window: { from: number; to: number }, anyOf: readonly string[], contains: ContainsFilter | null, maxRows: number,
+  ): Promise<{ rows: Row[]; next: number | null } | null>;
   /**
    * Rows that are in no index at all (content stored aside, not indexed yet), newest first, in batches; read and
    * matched before the index, within the search's time budget.
@@ -415,11 +425,15 @@ function backlogReads<Row extends { text: string }>(
   /** The newest row a read left unread when the budget ran out (null: none stopped). */
   stoppedAt: () => number | null;
 } | null {
-  const covered = Math.min(prepared.backlogThrough ?? 0, prepared.newest);
+  const covered = Math.max(prepared.indexedThrough, Math.min(prepared.backlogThrough ?? 0, prepared.newest));
+  const blockRows = reader.blockRows?.bind(reader);
+  const blocksThrough = blockRows ? Math.min(prepared.backlogBlocksThrough ?? 0, prepared.newest) : 0;
   const backlog = reader.backlog?.bind(reader);
-  if (!backlog || covered <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
+  if (!backlog || Math.max(covered, blocksThrough) <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
   // Rows above what the trigram index covers (arrived during the run, or not reached yet by its fill) are read
   // directly, newest first, a window of SCAN_ROWS at a time, in the same reads: the windows start at the newest row.
+  // The backlog's blocks, where they cover those rows, say which runs of them cannot hold the selection's cores:
+  // those are passed over unread.
   const top = prepared.newest;
   // Per selection, what was read so far, newest first, contiguous from `top` down: a query of the trigram index
   // costs about the same for any range (one probe per trigram and segment), so the widening windows of readIndexed
@@ -444,6 +458,17 @@ function backlogReads<Row extends { text: string }>(
         break;
       }
       if (read.unreadTo > covered) {
+        const page = blockRows && read.unreadTo <= blocksThrough
+          ? await blockRows({ from: covered + 1, to: read.unreadTo }, read.anyOf, read.contains, BLOCK_SCAN_ROWS)
+          : null;
+        if (page) {
+          for (const row of page.rows) {
+            if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });
+          }
+          read.unreadTo = page.next ?? covered;
+          await yieldToEventLoop();
+          continue;
+        }
         const from = Math.max(covered + 1, read.unreadTo - SCAN_ROWS + 1);
         for (const row of await reader.scan({ from, to: read.unreadTo + 1 }, read.contains)) {
           if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });

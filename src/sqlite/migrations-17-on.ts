@@ -1,7 +1,8 @@
 /**
  * Schema migrations from 17 on (a shipped migration is never edited). 17: the lease that lets one process's worker
  * thread index a backlog at a time (specs/030-ten-million.md). 18: the trigram index a search reads a backlog through
- * while the worker indexes it (spec 030, Design 2b).
+ * while the worker indexes it (spec 030, Design 2b). 19: the backlog's blocks, a coarse filter the worker builds
+ * before that index (spec 030, Design 2c).
  */
 import type { Migration } from "./migration.js";
 
@@ -43,6 +44,25 @@ export const MIGRATIONS_17_ON: readonly Migration[] = [
       INSERT INTO backlog_trigram (backlog_trigram, rank) VALUES ('crisismerge', 100000);
       INSERT INTO backlog_trigram (backlog_trigram, rank) VALUES ('hashsize', 33554432);
       INSERT INTO search_index_state (name, through) VALUES ('backlog_trigram', 0);
+    `,
+  },
+  {
+    version: 19,
+    name: "the backlog's blocks: a coarse filter a search reads before the trigram index covers a row",
+    // The backlog worker (sqlite/sqlite-backlog-blocks.ts) first cuts the messages above every index's watermark into
+    // blocks of consecutive ids, each with one bit set per trigram of its rows' text (4 KiB, a Bloom filter with one
+    // hash), in seconds at 1M; then fills the trigram index and indexes fully. A search that reads rows the trigram
+    // index does not cover yet skips the blocks missing a bit of what every match holds. Keyed by the block's last
+    // message id (a block covers first_id..last_id, the next one starts right above it). `search_index_state`
+    // 'backlog_blocks' is the highest id they cover; emptied with the trigram index when the worker caught up.
+    // Down: none, as for every migration; nothing refers to the table.
+    up: `
+      CREATE TABLE backlog_blocks (
+        last_id  INTEGER PRIMARY KEY,
+        first_id INTEGER NOT NULL,
+        bloom    BLOB NOT NULL
+      );
+      INSERT INTO search_index_state (name, through) VALUES ('backlog_blocks', 0);
     `,
   },
 ];

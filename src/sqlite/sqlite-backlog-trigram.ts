@@ -60,6 +60,12 @@ export function trigramExpression(anyOf: readonly string[]): string | null {
   return alternatives.join(" OR ");
 }
 
+/** Another structure over the backlog emptied with this index (the backlog's blocks): its watermark, and its emptying (in a transaction). */
+export interface CoveredAlongside {
+  through(): number;
+  empty(): void;
+}
+
 export class BacklogTrigram {
   private lastWriteMs = 0;
 
@@ -106,17 +112,19 @@ export class BacklogTrigram {
   }
 
   /**
-   * Empties the index once the full-text index caught up with what it held, and gives its pages back to the file in
-   * steps (incremental vacuum, on files that have it). Nothing when it is empty, still covers waiting rows, or
-   * `holds` (called in the transaction) says this indexer may not go on.
+   * Empties the index once the full-text index caught up with what it held, with `alongside` (the backlog's blocks,
+   * in the same transaction), and gives their pages back to the file in steps (incremental vacuum, on files that have
+   * it). Nothing when both are empty, one still covers waiting rows, or `holds` (called in the transaction) says this
+   * indexer may not go on.
    */
-  async emptyWhenCaughtUp(holds?: () => boolean): Promise<boolean> {
+  async emptyWhenCaughtUp(holds?: () => boolean, alongside?: CoveredAlongside): Promise<boolean> {
     const emptied = await this.db.write(() => {
       if (holds?.() === false) return false;
-      const through = this.through();
+      const through = Math.max(this.through(), alongside?.through() ?? 0);
       if (through === 0 || through > this.messagesThrough()) return false;
       this.db.run(`INSERT INTO ${BACKLOG_TRIGRAM} (${BACKLOG_TRIGRAM}) VALUES ('delete-all')`);
       this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", BACKLOG_TRIGRAM);
+      alongside?.empty();
       return true;
     });
     if (!emptied) return false;

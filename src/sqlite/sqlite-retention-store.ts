@@ -395,4 +395,8 @@ export function lowerIndexedThrough(db: Database): void {
   db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(id), 0) FROM summaries)) WHERE name = 'summaries_fts'");
   // The backlog's trigram index (sqlite-backlog-trigram.ts): a row id used again is not covered by what it held.
   db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(message_id), 0) FROM messages)) WHERE name = 'backlog_trigram'");
+  // The backlog's blocks (sqlite-backlog-blocks.ts) likewise: those reaching above the newest message go, and their
+  // watermark is the last one kept.
+  db.run("DELETE FROM backlog_blocks WHERE last_id > (SELECT coalesce(max(message_id), 0) FROM messages)");
+  db.run("UPDATE search_index_state SET through = min(through, (SELECT coalesce(max(last_id), 0) FROM backlog_blocks)) WHERE name = 'backlog_blocks'");
 }

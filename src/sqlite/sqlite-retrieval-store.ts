@@ -41,6 +41,7 @@ import { type ConversationRow, toConversation } from "./rows.js";
 import { SqliteFileRetrieval } from "./sqlite-file-retrieval.js";
 import { type IndexTable, SqliteSearchIndex } from "./sqlite-search-index.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
+import { BACKLOG_BLOCK_ROWS, BacklogBlocks } from "./sqlite-backlog-blocks.js";
 import { BacklogTrigram, trigramExpression } from "./sqlite-backlog-trigram.js";
 import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
 import {
@@ -81,6 +82,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
   private readonly index: SqliteSearchIndex;
   /** The backlog's trigram index (spec 030, 2b), read while the worker indexes a large backlog. */
   private readonly backlog: BacklogTrigram;
+  private readonly blocks: BacklogBlocks;
   private readonly text: SqliteTextSearch;
   private readonly files: SqliteFileRetrieval;
   /** Where retention's archives hold what recall cannot show (read with the export's reads). */
@@ -90,6 +92,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
     this.archives = new SqliteExportStore(db);
     this.index = new SqliteSearchIndex(db);
     this.backlog = new BacklogTrigram(db);
+    this.blocks = new BacklogBlocks(db);
     this.text = new SqliteTextSearch(db);
     this.files = new SqliteFileRetrieval(db, this.index.files, this.text, () => this.index.through("messages_fts"));
   }
@@ -100,7 +103,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
     await this.index.indexIfAtMost(table, SEARCH_INDEXES_UP_TO);
     const newest = source === "messages" ? await this.maxMessageId() : await this.maxSummaryRowId();
     const prepared = this.text.prepare(table, terms, this.index.through(table), newest);
-    return source === "messages" ? { ...prepared, backlogThrough: this.backlog.through() } : prepared;
+    return source === "messages" ? { ...prepared, backlogThrough: this.backlog.through(), backlogBlocksThrough: this.blocks.through() } : prepared;
   }
 
   async messageTextCandidates(
@@ -146,6 +149,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
       messagesThrough: this.index.through("messages_fts"), summariesThrough: this.index.through("summaries_fts"),
       messagesNewest: await this.maxMessageId(), summariesNewest: await this.maxSummaryRowId(),
       messagesBacklogThrough: this.backlog.through(),
+      messagesBlocksThrough: this.blocks.through(),
     };
   }
 
@@ -170,6 +174,27 @@ export class SqliteRetrievalStore implements RetrievalStore {
       );
       // A missing row (deleted since) leaves no candidate behind: page on from the lowest id the index gave.
       return { ...page, next: ids.length < limit ? null : ids.at(-1)! };
+    });
+  }
+
+  async backlogBlockRows(
+    filter: TextFilter, anyOf: readonly string[], contains: ContainsFilter | null, window: { from: number; to: number }, maxRows: number,
+  ): Promise<{ rows: MessageHitRow[]; next: number | null } | null> {
+    // The watermark, the blocks it vouches for and their rows in one read (the worker may empty them).
+    return readTogether(this.db, () => {
+      const found = this.blocks.rangesThatMayHold(anyOf, window, Math.max(1, Math.floor(maxRows / BACKLOG_BLOCK_ROWS)));
+      if (found === null) return null;
+      if (found.ranges.length === 0) return { rows: [], next: found.next };
+      const [clause, containsParams] = containsClause("m.content", contains);
+      const rows = this.db.rows<MessageHitSql & { content: string; spans: string | null }>(
+        `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, 0 AS rank
+         FROM json_each(?) r CROSS JOIN messages m ON m.message_id BETWEEN r.value ->> 0 AND r.value ->> 1
+         WHERE ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ? ${clause}
+         ORDER BY m.message_id DESC`,
+        JSON.stringify(found.ranges.map((range) => [range.from, range.to])), ...filterParams(filter),
+        filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, ...containsParams,
+      );
+      return { rows: rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans) })), next: found.next };
     });
   }
 

@@ -32,6 +32,7 @@ import { SqliteFileIndex } from "./sqlite-file-index.js";
 import { BACKLOG_WORKER_MESSAGES, BacklogIndexThread, type WorkerEntry } from "./backlog-index-thread.js";
 import type { Logger } from "../contracts.js";
 import { TermDictionary } from "./sqlite-term-dictionary.js";
+import { BacklogBlocks } from "./sqlite-backlog-blocks.js";
 import { BACKLOG_TRIGRAM, BacklogTrigram } from "./sqlite-backlog-trigram.js";
 
 /**
@@ -215,6 +216,7 @@ export class SqliteSearchIndex implements SearchIndex {
         // The backlog's trigram index starts over too: a repair trusts no index (sqlite-backlog-trigram.ts).
         this.db.run(`INSERT INTO ${BACKLOG_TRIGRAM} (${BACKLOG_TRIGRAM}) VALUES ('delete-all')`);
         this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", BACKLOG_TRIGRAM);
+        new BacklogBlocks(this.db).empty();
       }
     });
     this.dictionary.forget();
@@ -258,10 +260,13 @@ export class SqliteSearchIndex implements SearchIndex {
    * the lease, renewed with the slice) says another indexer took over. Returns the rows indexed.
    */
   async indexBacklog(pace: IndexPace): Promise<number> {
-    // A large backlog is first indexed by its trigrams (a search reads it through them meanwhile), then fully; a
-    // run that stopped during either resumes where it stopped (the trigram watermark is kept across restarts).
+    // A large backlog is first cut into blocks (a coarse filter, seconds at 1M), then indexed by its trigrams (a
+    // search reads it through them meanwhile), then fully; a run that stopped during any of them resumes where it
+    // stopped (the watermarks are kept across restarts).
     const trigram = new BacklogTrigram(this.db);
-    if (this.pending("messages_fts") >= BACKLOG_WORKER_MESSAGES || trigram.through() > this.through("messages_fts")) {
+    const blocks = new BacklogBlocks(this.db);
+    if (this.pending("messages_fts") >= BACKLOG_WORKER_MESSAGES || Math.max(trigram.through(), blocks.through()) > this.through("messages_fts")) {
+      if ((await blocks.fill(pace)) < 0) return 0;
       if ((await trigram.fill(pace)) < 0) return 0;
     }
     let indexed = 0;
@@ -269,7 +274,7 @@ export class SqliteSearchIndex implements SearchIndex {
       if (pace.shouldStop?.()) break;
       indexed += await this.indexTable(table, Number.POSITIVE_INFINITY, pace);
     }
-    if (!pace.shouldStop?.()) await trigram.emptyWhenCaughtUp(pace.holds);
+    if (!pace.shouldStop?.()) await trigram.emptyWhenCaughtUp(pace.holds, blocks);
     return indexed;
   }
 
