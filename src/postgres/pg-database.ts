@@ -37,6 +37,10 @@ const RETRYABLE = new Set(["40001", "40P01"]);
 /** SQLSTATE classes that mean the server could not take the write: connection, resources, server shutdown, read-only. */
 const STORAGE_CLASSES = ["08", "53", "57", "58", "25006"];
 const MAX_ATTEMPTS = 5;
+/** Connections of a pool by default (`PgOptions.poolSize`). */
+const DEFAULT_POOL_SIZE = 8;
+/** Connections of a pool's sibling for statements with generic plans, at most (`poolFor`). */
+const GENERIC_POOL_SIZE = 4;
 
 export class PgDatabase implements PgQueryable {
   private poolOpening: Promise<Pool> | null = null;
@@ -64,7 +68,7 @@ export class PgDatabase implements PgQueryable {
     this.poolOpening ??= loadDriver().then((pg) => {
       const config: PoolConfig = {
         connectionString: this.readOnly ? keepingReadOnlyInUrl(this.url) : this.url,
-        max: this.options.poolSize ?? 8,
+        max: this.options.poolSize ?? DEFAULT_POOL_SIZE,
         application_name: this.options.applicationName ?? "openclaw-lcm",
         statement_timeout: this.options.statementTimeoutMs ?? 30_000,
         // Session settings sent with the connection (no round trip): no JIT compilation (this workload's statements
@@ -127,11 +131,15 @@ export class PgDatabase implements PgQueryable {
    * The pool a statement outside a transaction runs on: a statement whose plan is the same for every value
    * (`PgStatement.plan` "generic") on a sibling with this pool's options whose sessions force generic plans, so each
    * connection plans it once; every other statement here, where PostgreSQL plans it for its values. (Inside a
-   * transaction a statement runs on the transaction's connection, under this pool's rule.)
+   * transaction a statement runs on the transaction's connection, under this pool's rule.) The sibling holds at most
+   * GENERIC_POOL_SIZE connections: its statements are short look-ups, a few at once.
    */
   private poolFor(sql: PgSql): Promise<Pool> {
     if (!isGenericPlan(sql)) return this.pool();
-    return this.sibling("generic-plans", { planner: { ...this.options.planner, plan_cache_mode: "force_generic_plan" } }).pool();
+    return this.sibling("generic-plans", {
+      poolSize: Math.min(this.options.poolSize ?? DEFAULT_POOL_SIZE, GENERIC_POOL_SIZE),
+      planner: { ...this.options.planner, plan_cache_mode: "force_generic_plan" },
+    }).pool();
   }
 
   /**
