@@ -13,7 +13,7 @@ export type { PgParam, PgQueryable, PgSql } from "./pg-queryable.js";
 import { describeError, isLcmError, LcmError } from "../errors.js";
 import { migratePostgres } from "./pg-migrations.js";
 import { asReadOnlyRefusal, checkReadableSchema, keepingReadOnlyInUrl, READ_ONLY_SESSION, sessionOptions } from "./pg-read-only.js";
-import { LCM_LOCK_NAMESPACE, type PgParam, type PgQueryable, type PgSql, queryConfig } from "./pg-queryable.js";
+import { isGenericPlan, LCM_LOCK_NAMESPACE, type PgParam, type PgQueryable, type PgSql, queryConfig } from "./pg-queryable.js";
 
 /** How the pool is sized and how long a statement may run. */
 export interface PgOptions {
@@ -37,6 +37,10 @@ const RETRYABLE = new Set(["40001", "40P01"]);
 /** SQLSTATE classes that mean the server could not take the write: connection, resources, server shutdown, read-only. */
 const STORAGE_CLASSES = ["08", "53", "57", "58", "25006"];
 const MAX_ATTEMPTS = 5;
+/** Connections of a pool by default (`PgOptions.poolSize`). */
+const DEFAULT_POOL_SIZE = 8;
+/** Connections of a pool's sibling for statements with generic plans, at most (`poolFor`). */
+const GENERIC_POOL_SIZE = 4;
 
 export class PgDatabase implements PgQueryable {
   private poolOpening: Promise<Pool> | null = null;
@@ -49,8 +53,11 @@ export class PgDatabase implements PgQueryable {
   /** Whether the server refuses this pool's writes (`PgOptions.readOnly`). */
   readonly readOnly: boolean;
 
-  /** Nothing connects, and the driver is not loaded, until the first statement. */
-  constructor(private readonly url: string, private readonly options: PgOptions = {}) {
+  /**
+   * Nothing connects, and the driver is not loaded, until the first statement. A sibling (`parent`) waits for its
+   * parent's migrations instead of checking the schema on a connection of its own.
+   */
+  constructor(private readonly url: string, private readonly options: PgOptions = {}, private readonly parent: PgDatabase | null = null) {
     this.location = redactUrl(url);
     this.readOnly = options.readOnly === true;
   }
@@ -61,7 +68,7 @@ export class PgDatabase implements PgQueryable {
     this.poolOpening ??= loadDriver().then((pg) => {
       const config: PoolConfig = {
         connectionString: this.readOnly ? keepingReadOnlyInUrl(this.url) : this.url,
-        max: this.options.poolSize ?? 8,
+        max: this.options.poolSize ?? DEFAULT_POOL_SIZE,
         application_name: this.options.applicationName ?? "openclaw-lcm",
         statement_timeout: this.options.statementTimeoutMs ?? 30_000,
         // Session settings sent with the connection (no round trip): no JIT compilation (this workload's statements
@@ -89,6 +96,7 @@ export class PgDatabase implements PgQueryable {
 
   /** Runs the migrations once per pool (a read-only pool checks the schema instead); every statement waits for it. */
   ready(): Promise<void> {
+    if (this.parent) return this.parent.ready();
     this.migrated ??= (this.readOnly ? checkReadableSchema(this, this.location) : migratePostgres(this)).catch((error: unknown) => {
       this.migrated = null;
       // A read-only pool's check says itself what is wrong with the schema and what to run.
@@ -100,7 +108,7 @@ export class PgDatabase implements PgQueryable {
   async rows<Row extends QueryResultRow>(sql: PgSql, params: readonly PgParam[] = []): Promise<Row[]> {
     await this.ready();
     try {
-      return (await (await this.pool()).query<Row>(queryConfig(sql, params))).rows;
+      return (await (await this.poolFor(sql)).query<Row>(queryConfig(sql, params))).rows;
     } catch (error) {
       throw asReadOnlyRefusal(error, this.location);
     }
@@ -113,10 +121,25 @@ export class PgDatabase implements PgQueryable {
   async run(sql: PgSql, params: readonly PgParam[] = []): Promise<number> {
     await this.ready();
     try {
-      return (await (await this.pool()).query(queryConfig(sql, params))).rowCount ?? 0;
+      return (await (await this.poolFor(sql)).query(queryConfig(sql, params))).rowCount ?? 0;
     } catch (error) {
       throw asReadOnlyRefusal(error, this.location);
     }
+  }
+
+  /**
+   * The pool a statement outside a transaction runs on: a statement whose plan is the same for every value
+   * (`PgStatement.plan` "generic") on a sibling with this pool's options whose sessions force generic plans, so each
+   * connection plans it once; every other statement here, where PostgreSQL plans it for its values. (Inside a
+   * transaction a statement runs on the transaction's connection, under this pool's rule.) The sibling holds at most
+   * GENERIC_POOL_SIZE connections: its statements are short look-ups, a few at once.
+   */
+  private poolFor(sql: PgSql): Promise<Pool> {
+    if (!isGenericPlan(sql)) return this.pool();
+    return this.sibling("generic-plans", {
+      poolSize: Math.min(this.options.poolSize ?? DEFAULT_POOL_SIZE, GENERIC_POOL_SIZE),
+      planner: { ...this.options.planner, plan_cache_mode: "force_generic_plan" },
+    }).pool();
   }
 
   /**
@@ -178,7 +201,7 @@ export class PgDatabase implements PgQueryable {
   sibling(name: string, options: PgOptions): PgDatabase {
     let sibling = this.siblings.get(name);
     if (!sibling) {
-      sibling = new PgDatabase(this.url, { ...this.options, ...options });
+      sibling = new PgDatabase(this.url, { ...this.options, ...options }, this);
       this.siblings.set(name, sibling);
     }
     return sibling;

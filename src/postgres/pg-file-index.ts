@@ -41,7 +41,9 @@ export const BACKLOG_SELECT = `SELECT count(*)::int AS files, sum(l.byte_size - 
     (SELECT max(chunk_id) FROM file_chunks) AS through
   FROM file_index f JOIN large_files l ON l.file_id = f.file_id WHERE f.state = 'pending'`;
 
-const BACKLOG_SQL = preparedStatement(BACKLOG_SELECT);
+const BACKLOG_SQL = preparedStatement(BACKLOG_SELECT, { plan: "generic" });
+/** The highest chunk id: named, so each connection plans it once (a statement without values has one plan). */
+const THROUGH_SQL = preparedStatement("SELECT max(chunk_id) AS through FROM file_chunks");
 
 export class PgFileIndex {
   private readonly dictionary: PgTermDictionary;
@@ -58,7 +60,7 @@ export class PgFileIndex {
 
   /** The highest chunk id in the index (chunks are written with their index entries). */
   async through(): Promise<number> {
-    return (await this.db.row<{ through: number | null }>("SELECT max(chunk_id) AS through FROM file_chunks"))?.through ?? 0;
+    return (await this.db.row<{ through: number | null }>(THROUGH_SQL))?.through ?? 0;
   }
 
   /** Whether this index may be written: false on a read-only pool, whose searches read waiting files directly. */

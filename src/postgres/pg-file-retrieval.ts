@@ -91,8 +91,8 @@ SELECT l.file_id, l.recorded, m.message_id, m.conversation_id, m.seq, m.role, m.
 FROM located l JOIN messages m ON m.message_id = l.message_id`;
 }
 
-const REFERENCES_SQL = preparedStatement(referencesSql(true));
-const REFERENCES_READ_SQL = preparedStatement(referencesSql(false));
+const REFERENCES_SQL = preparedStatement(referencesSql(true), { plan: "generic" });
+const REFERENCES_READ_SQL = preparedStatement(referencesSql(false), { plan: "generic" });
 
 /**
  * The backlog of stored content ($1-$3: the scope as `fileFilter` writes it) and, newest first, at most $4 stored files
@@ -110,7 +110,7 @@ const UNINDEXED_SQL = (() => {
       UNION ALL
       (SELECT f.state, f.file_id, l.file_name, f.conversation_id, f.message_id, f.created_at, l.storage_path, l.byte_size, f.indexed_bytes, f.indexed_lines, f.reason
        FROM file_index f JOIN large_files l ON l.file_id = f.file_id
-       WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})) u ON true`);
+       WHERE f.state = 'unavailable' AND ${scope} ORDER BY f.file_key DESC LIMIT ${wanted})) u ON true`, { plan: "generic" });
 })();
 
 export class PgFileRetrieval {

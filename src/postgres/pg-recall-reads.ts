@@ -7,6 +7,7 @@ import type { ConversationId, ConversationRecord, MessageId, SummaryId } from ".
 import type { ArchivedLocation } from "../store/retention-store.js";
 import type { MessageText, SummaryLineage } from "../store/retrieval-store.js";
 import { fromPgText, type PgDatabase, toPgText } from "./pg-database.js";
+import { preparedStatement } from "./pg-queryable.js";
 import { type PgConversationRow, toConversation } from "./pg-rows.js";
 
 /** Bound on the climb from a leaf to its root (depths stay far below this). */
@@ -24,6 +25,49 @@ interface ArchiveRow {
   seq_end: number | null;
 }
 
+// The recall reads' statements are planned once per connection ("generic", pg-queryable.ts): their plans are index
+// look-ups by key whatever the values, and planning them cost more than running them (0.15-0.45 ms against 0.03-0.1
+// at 100k).
+
+/** Per seq: the nearest leaf holding it, then its parents up to the root ($3 levels at most). */
+const COVERING_SQL = preparedStatement(
+  `WITH RECURSIVE climb (seq, id, level) AS (
+    SELECT q.seq, leaf.id, 0 FROM unnest($2::bigint[]) AS q (seq)
+    JOIN LATERAL (SELECT id, seq_end FROM summaries WHERE conversation_id = $1 AND seq_start <= q.seq AND kind = 'leaf'
+                  ORDER BY seq_start DESC LIMIT 1) leaf ON leaf.seq_end >= q.seq
+    UNION ALL
+    SELECT c.seq, up.summary_id, c.level + 1 FROM climb c
+    JOIN LATERAL (SELECT summary_id FROM summary_parents WHERE parent_summary_id = c.id LIMIT 1) up ON true
+    WHERE c.level < $3
+  )
+  SELECT DISTINCT ON (c.seq) c.seq, s.summary_id FROM climb c JOIN summaries s ON s.id = c.id ORDER BY c.seq, c.level DESC`,
+  { plan: "generic" },
+);
+
+/** A summary's children, source messages ($3 at most), parents and place in the context, and its archived sources. */
+const LINEAGE_SQL = preparedStatement(
+  `SELECT
+    ARRAY(SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id WHERE p.parent_summary_id = $1 ORDER BY s.id) AS children,
+    ARRAY(SELECT message_id FROM summary_messages WHERE summary_id = $1 ORDER BY ordinal LIMIT $3) AS messages,
+    ARRAY(SELECT parent_summary_id FROM summary_parents WHERE summary_id = $1 ORDER BY ordinal) AS parents,
+    EXISTS (SELECT 1 FROM context_items WHERE conversation_id = $2 AND summary_id = $1) AS in_context,
+    (SELECT json_agg(archive ORDER BY archive.archive_id) FROM (
+       SELECT a.archive_id, a.kind, a.path, a.created_at, a.conversation_id, a.agent_id, a.session_id, a.seq_start, a.seq_end,
+              array_agg(m.message_id ORDER BY m.message_id) AS ids
+       FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
+       WHERE sm.summary_id = $1 GROUP BY a.archive_id) archive) AS archived`,
+  { plan: "generic" },
+);
+
+/** Message archives of conversations $1, and whole conversations archived of the agents that own them. */
+const ARCHIVES_OF_SQL = preparedStatement(
+  `SELECT DISTINCT ON (path) * FROM retention_archives
+  WHERE (kind = 'messages' AND conversation_id = ANY($1::bigint[]))
+     OR (kind = 'conversation' AND agent_id IN (SELECT agent_id FROM conversations WHERE conversation_id = ANY($1::bigint[])))
+  ORDER BY path, archive_id DESC`,
+  { plan: "generic" },
+);
+
 export class PgRecallReads {
   constructor(private readonly db: PgDatabase) {}
 
@@ -39,19 +83,7 @@ export class PgRecallReads {
     const unique = [...new Set(seqs)];
     const covering = new Map<number, SummaryId | null>(unique.map((seq) => [seq, null]));
     if (unique.length === 0) return covering;
-    const rows = await this.db.rows<{ seq: number; summary_id: string }>(
-      `WITH RECURSIVE climb (seq, id, level) AS (
-         SELECT q.seq, leaf.id, 0 FROM unnest($2::bigint[]) AS q (seq)
-         JOIN LATERAL (SELECT id, seq_end FROM summaries WHERE conversation_id = $1 AND seq_start <= q.seq AND kind = 'leaf'
-                       ORDER BY seq_start DESC LIMIT 1) leaf ON leaf.seq_end >= q.seq
-         UNION ALL
-         SELECT c.seq, up.summary_id, c.level + 1 FROM climb c
-         JOIN LATERAL (SELECT summary_id FROM summary_parents WHERE parent_summary_id = c.id LIMIT 1) up ON true
-         WHERE c.level < $3
-       )
-       SELECT DISTINCT ON (c.seq) c.seq, s.summary_id FROM climb c JOIN summaries s ON s.id = c.id ORDER BY c.seq, c.level DESC`,
-      [conversationId, unique, MAX_DAG_DEPTH],
-    );
+    const rows = await this.db.rows<{ seq: number; summary_id: string }>(COVERING_SQL, [conversationId, unique, MAX_DAG_DEPTH]);
     for (const row of rows) covering.set(row.seq, row.summary_id);
     return covering;
   }
@@ -62,16 +94,7 @@ export class PgRecallReads {
    */
   async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
     const row = await this.db.row<{ children: string[]; messages: (string | number)[]; parents: (string | number)[]; in_context: boolean; archived: (ArchiveRow & { ids: number[] })[] | null }>(
-      `SELECT
-         ARRAY(SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id WHERE p.parent_summary_id = $1 ORDER BY s.id) AS children,
-         ARRAY(SELECT message_id FROM summary_messages WHERE summary_id = $1 ORDER BY ordinal LIMIT $3) AS messages,
-         ARRAY(SELECT parent_summary_id FROM summary_parents WHERE summary_id = $1 ORDER BY ordinal) AS parents,
-         EXISTS (SELECT 1 FROM context_items WHERE conversation_id = $2 AND summary_id = $1) AS in_context,
-         (SELECT json_agg(archive ORDER BY archive.archive_id) FROM (
-            SELECT a.archive_id, a.kind, a.path, a.created_at, a.conversation_id, a.agent_id, a.session_id, a.seq_start, a.seq_end,
-                   array_agg(m.message_id ORDER BY m.message_id) AS ids
-            FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
-            WHERE sm.summary_id = $1 GROUP BY a.archive_id) archive) AS archived`,
+      LINEAGE_SQL,
       [summaryRowId, conversationId, messageLimit],
     );
     return {
@@ -94,10 +117,7 @@ export class PgRecallReads {
   /** Message archives of these conversations, and whole conversations archived of the agents that own them. */
   async archivesOf(conversationIds: readonly ConversationId[], limit: number): Promise<ArchivedLocation[]> {
     const rows = await this.db.rows<ArchiveRow>(
-      `SELECT DISTINCT ON (path) * FROM retention_archives
-       WHERE (kind = 'messages' AND conversation_id = ANY($1::bigint[]))
-          OR (kind = 'conversation' AND agent_id IN (SELECT agent_id FROM conversations WHERE conversation_id = ANY($1::bigint[])))
-       ORDER BY path, archive_id DESC`,
+      ARCHIVES_OF_SQL,
       [conversationIds],
     );
     return rows.sort((a, b) => b.archive_id - a.archive_id).slice(0, limit).map(toLocation);

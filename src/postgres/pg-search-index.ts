@@ -60,7 +60,7 @@ export function catchUpStateSql(source: IndexSource, atMost: string): string {
     coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`;
 }
 
-const CATCH_UP_SQL = Object.fromEntries((["messages", "summaries"] as const).map((source) => [source, preparedStatement(catchUpStateSql(source, "$1"))])) as Record<IndexSource, PgStatement>;
+const CATCH_UP_SQL = Object.fromEntries((["messages", "summaries"] as const).map((source) => [source, preparedStatement(catchUpStateSql(source, "$1"), { plan: "generic" })])) as Record<IndexSource, PgStatement>;
 
 /** What a search reads of an index before using it: rows waiting, the watermark, the newest id. */
 export interface IndexState {

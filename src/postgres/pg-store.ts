@@ -23,6 +23,7 @@ import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { fromPgText, type PgDatabase, toPgText, toPgTextOrNull } from "./pg-database.js";
 import { appendLocked, identityCandidates, lockAndClaimTurn, lockWithIdentities } from "./pg-message-writer.js";
 import { contentsOf, PgStoredFiles } from "./pg-stored-files.js";
+import { preparedStatement } from "./pg-queryable.js";
 import {
   CONTEXT_ITEM_COLUMNS,
   groupRows,
@@ -64,10 +65,7 @@ export class PgStore implements LcmStore {
   }
 
   async findConversation(key: Pick<ConversationKey, "agentId" | "sessionId">): Promise<ConversationRecord | null> {
-    const row = await this.database.row<PgConversationRow>(
-      "SELECT * FROM conversations WHERE agent_id = $1 AND session_id = $2 AND archived_at IS NULL",
-      [toPgText(key.agentId), toPgText(key.sessionId)],
-    );
+    const row = await this.database.row<PgConversationRow>(FIND_CONVERSATION_SQL, [toPgText(key.agentId), toPgText(key.sessionId)]);
     return row ? toConversation(row) : null;
   }
 
@@ -279,9 +277,7 @@ export class PgStore implements LcmStore {
   }
 
   async getSummary(summaryId: string): Promise<SummaryRecord | null> {
-    const row = await this.database.row<PgSummaryWithParentsRow>(
-      `SELECT ${SUMMARY_COLUMNS}, ${PARENT_IDS} FROM summaries s WHERE s.summary_id = $1`, [toPgText(summaryId)],
-    );
+    const row = await this.database.row<PgSummaryWithParentsRow>(SUMMARY_BY_ID_SQL, [toPgText(summaryId)]);
     return row ? toSummary(row, row.parent_ids) : null;
   }
 }
@@ -289,6 +285,16 @@ export class PgStore implements LcmStore {
 /** A summary's parents' ids in their order, as a column of the summary's row (`s`). */
 const PARENT_IDS = `ARRAY(SELECT parent.summary_id FROM summary_parents p JOIN summaries parent ON parent.id = p.parent_summary_id
   WHERE p.summary_id = s.id ORDER BY p.ordinal) AS parent_ids`;
+
+/**
+ * A conversation by its key: named, and PostgreSQL's own choice keeps one plan for it after five runs on a
+ * connection (the generic plan costs what a custom one does). Every hook runs it: not "generic", whose sibling pool
+ * would open a second connection on a cold open's first assemble.
+ */
+const FIND_CONVERSATION_SQL = preparedStatement("SELECT * FROM conversations WHERE agent_id = $1 AND session_id = $2 AND archived_at IS NULL");
+
+/** A summary by its id (lcm_describe, lcm_expand): one plan for every id. */
+const SUMMARY_BY_ID_SQL = preparedStatement(`SELECT ${SUMMARY_COLUMNS}, ${PARENT_IDS} FROM summaries s WHERE s.summary_id = $1`, { plan: "generic" });
 
 type PgSummaryWithParentsRow = PgSummaryRow & { parent_ids: string[] };
 

@@ -130,7 +130,7 @@ function lookUpSql(index: IndexName): string {
   SELECT -3, 'newest', NULL, newest::bigint, bytes FROM state`;
 }
 
-const LOOK_UP_SQL = Object.fromEntries((Object.keys(INDEXES) as IndexName[]).map((index) => [index, preparedStatement(lookUpSql(index))])) as Record<IndexName, PgStatement>;
+const LOOK_UP_SQL = Object.fromEntries((Object.keys(INDEXES) as IndexName[]).map((index) => [index, preparedStatement(lookUpSql(index), { plan: "generic" })])) as Record<IndexName, PgStatement>;
 
 export class PgTextSearch {
   constructor(private readonly reader: PgSearchReader) {}

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fromPgText, isPgStorageFailure, PgDatabase, toPgText } from "../../src/postgres/pg-database.js";
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../../src/postgres/pg-migrations.js";
-import { LCM_LOCK_NAMESPACE, preparedStatement } from "../../src/postgres/pg-queryable.js";
+import { LCM_LOCK_NAMESPACE, type PgStatement, preparedStatement } from "../../src/postgres/pg-queryable.js";
 import { PgSearchReader, SEARCH_STATEMENT_TIMEOUT_MS } from "../../src/postgres/pg-search-reader.js";
 import { createTestPostgresDatabase } from "../helpers/backends.js";
 
@@ -92,6 +92,50 @@ describe("prepared statements", () => {
     expect(seen.prepared).toEqual([{ name: statement.name, statement: statement.text }, { name: other.name, statement: other.text }].sort((a, b) => a.name.localeCompare(b.name)));
     expect(await database.row<{ next: number }>(statement, [9])).toEqual({ next: 10 });
     expect(statement.name).not.toBe(other.name);
+  });
+});
+
+describe("plans of prepared statements", () => {
+  // Shaped like the search's look-ups: arrays unnested, each element joined to an index (pg-text-search.ts).
+  const lookUpText = `SELECT t.position, c.conversation_id FROM unnest($1::int[], $2::text[]) AS t (position, agent)
+    CROSS JOIN LATERAL (SELECT conversation_id FROM conversations WHERE agent_id = t.agent ORDER BY conversation_id LIMIT 3) c`;
+  const plansOf = (name: string) => `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = '${name}'`;
+  // One connection per pool, so that every run and the read of its counts meet on the same session.
+  const openSingle = async () => {
+    const database = new PgDatabase(await createTestPostgresDatabase(), { poolSize: 1 });
+    opened.push(database);
+    return database;
+  };
+
+  it("declared generic, are planned once per connection for every value", async () => {
+    const database = await openSingle();
+    const lookUp = preparedStatement(lookUpText, { plan: "generic" });
+    for (let run = 0; run < 7; run++) expect(await database.rows(lookUp, [[run], [`agent-${run}`]])).toEqual([]);
+    // Read through a statement of the same kind: it runs where the look-up ran. Seven runs of the one generic plan
+    // (PostgreSQL counts its uses), none planned for its values.
+    const counts = await database.row(preparedStatement(plansOf(lookUp.name), { plan: "generic" }));
+    expect(counts).toEqual({ generic: 7, custom: 0 });
+  });
+
+  it("left to PostgreSQL, a read over arrays is planned for its values on every run (why the look-ups are declared generic)", async () => {
+    const database = await openSingle();
+    const lookUp = preparedStatement(lookUpText);
+    for (let run = 0; run < 7; run++) await database.rows(lookUp, [[run], [`agent-${run}`]]);
+    expect(await database.row(plansOf(lookUp.name))).toEqual({ generic: 0, custom: 7 });
+  });
+
+  it("force generic plans only on the statements declared generic, on sessions that keep the pool's own settings", async () => {
+    const database = open(await createTestPostgresDatabase());
+    const search = new PgSearchReader(database);
+    const setting = preparedStatement("SELECT current_setting($1) AS value", { plan: "generic" });
+    const value = async (reads: PgDatabase, sql: string | PgStatement, name: string) => (await reads.row<{ value: string }>(sql, [name]))!.value;
+    expect(await value(database, "SELECT current_setting($1) AS value", "plan_cache_mode")).toBe("auto");
+    expect(await value(database, setting, "plan_cache_mode")).toBe("force_generic_plan");
+    expect(await value(search.pool, "SELECT current_setting($1) AS value", "plan_cache_mode")).toBe("auto");
+    expect(await value(search.pool, setting, "plan_cache_mode")).toBe("force_generic_plan");
+    expect(await value(search.pool, setting, "enable_seqscan")).toBe("off");
+    expect(await value(search.pool, setting, "jit")).toBe("off");
+    expect(await value(search.pool, setting, "statement_timeout")).toBe(`${SEARCH_STATEMENT_TIMEOUT_MS / 1000}s`);
   });
 });
 

@@ -13,7 +13,9 @@ import type { PostgresBackend } from "../../src/postgres/open-postgres-backend.j
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { PgFileIndex } from "../../src/postgres/pg-file-index.js";
 import { PgRetrievalStore } from "../../src/postgres/pg-retrieval-store.js";
+import { preparedStatement } from "../../src/postgres/pg-queryable.js";
 import { PgSearchIndex } from "../../src/postgres/pg-search-index.js";
+import { PgSearchReader } from "../../src/postgres/pg-search-reader.js";
 import { grep, type GrepRequest } from "../../src/search/grep.js";
 import { openTestBackend, type TestBackend } from "../helpers/backends.js";
 import { insertMessages, runFixtureSql } from "../helpers/sql-fixtures.js";
@@ -151,6 +153,20 @@ describe("PostgreSQL search", () => {
     // "tardy" is in half of all documents (conversation 2), so the walk reads conversation 1's newest messages first,
     // finds none there, and the rest comes from the index below where it stopped.
     expect(seqs((await search("tardy", { limit: 20 })).matches)).toEqual([38, 34, 30, 26, 22, 18, 14, 10, 6, 2]);
+  });
+
+  it("plans each index's look-up once per connection, not for every search", async () => {
+    await insertMessages(opened, ["the otter-4411 swims", "a heron waits", "otters everywhere"]);
+    await backend.searchIndex.indexPending();
+    for (let run = 0; run < 7; run++) expect(seqs((await search("otter")).matches)).toEqual([3, 1]);
+    // Every connection the look-ups may have run on, read at once (each read holds one): their prepared statements.
+    const reads = new PgSearchReader(backend.database).pool;
+    const prepared = preparedStatement("SELECT statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements", { plan: "generic" });
+    const sessions = await Promise.all(Array.from({ length: 4 }, () => reads.rows<{ statement: string; generic: number; custom: number }>(prepared)));
+    const lookUps = sessions.flat().filter((row) => row.statement.startsWith("WITH state AS MATERIALIZED"));
+    // Seven searches of messages, each looking up the messages' index and stored content's: 14 runs, all on generic plans.
+    expect(lookUps.reduce((sum, row) => sum + row.generic, 0)).toBe(14);
+    expect(lookUps.reduce((sum, row) => sum + row.custom, 0)).toBe(0);
   });
 
   it("lets two gateways index one backlog at once: every row once, the statistics exact", async () => {
