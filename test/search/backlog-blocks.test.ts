@@ -5,7 +5,6 @@
  * the same answers as once everything is indexed, and never a row missed (case, diacritics, a row id used again).
  */
 import { describe, expect, it } from "vitest";
-import type { GrepMatch } from "../../src/search/grep.js";
 import { compileSearchRegex } from "../../src/search/regex-policy.js";
 import { regexSearch } from "../../src/search/regex-search.js";
 import { messageReader } from "../../src/search/text-readers.js";
@@ -14,35 +13,27 @@ import { parseTextQuery } from "../../src/text/text-query.js";
 import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
 import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
-import { BACKLOG_WORKER_MESSAGES } from "../../src/sqlite/backlog-index-thread.js";
 import { BacklogBlocks } from "../../src/sqlite/sqlite-backlog-blocks.js";
 import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
 import type { Database } from "../../src/sqlite/database.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { createRecallEnv, detailsOf, MAIN, sessionOf } from "../helpers/recall.js";
+import { type BacklogEnv, grepAll, HEAVY_TIMEOUT_MS, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
+import { createRecallEnv, MAIN, sessionOf } from "../helpers/recall.js";
 
-type Env = ReturnType<typeof createRecallEnv>;
-const TOTAL = BACKLOG_WORKER_MESSAGES + 2_000;
-const HEAVY_TIMEOUT_MS = 180_000;
-const newest = (db: Database) => db.get<{ id: number }>("SELECT max(message_id) AS id FROM messages")!.id;
+type Env = BacklogEnv;
+const newest = newestMessageId;
 
 /**
- * A bulk backlog: the oldest message says "firstling"; "alpha" in every third message; "INSPECTION" (ASCII capitals),
- * "Zébrafish" (a capital and a diacritic) and "INC-204711-Z" once each; "quokka" and "fjord" near each other but not the word "quokkafjord".
+ * The bulk backlog (helpers/bulk-backlog.ts) with "INSPECTION" (ASCII capitals), "Zébrafish" (a capital and a
+ * diacritic) and "INC-204711-Z" once each; "quokka" and "fjord" near each other but not the word "quokkafjord".
  */
-async function bulkBacklog(env: Env): Promise<void> {
-  const messages = Array.from({ length: TOTAL }, (_, index) => {
-    if (index === 0) return userMessage("note on the firstling item");
-    if (index === 3_000) return assistantMessage("ticket INC-204711-Z closed");
-    if (index === 4_000) return userMessage("the gazebo INSPECTION passed");
-    if (index === 5_000) return userMessage("note: a quokka near the fjord, not the word itself");
-    if (index === 6_000) return userMessage("the Zébrafish tank is clean");
-    if (index === 7_000) return userMessage("the quokkafjord rollout note");
-    const words = index % 3 === 0 ? `alpha ${"and more words ".repeat(index % 7)}` : "plain";
-    return index % 2 ? assistantMessage(`reply ${index} ${words}`) : userMessage(`note ${index} ${words}`);
-  });
-  await env.api.engine().ingestBatch({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey, messages });
-}
+const bulkBacklog = (env: Env) => ingestBulkBacklog(env, {
+  3_000: assistantMessage("ticket INC-204711-Z closed"),
+  4_000: userMessage("the gazebo INSPECTION passed"),
+  5_000: userMessage("note: a quokka near the fjord, not the word itself"),
+  6_000: userMessage("the Zébrafish tank is clean"),
+  7_000: userMessage("the quokkafjord rollout note"),
+});
 
 /** The backlog worker's run (indexBacklog) stopped once its blocks cover every message, before the trigram index fills. */
 async function fillBlocksOnly(db: Database): Promise<void> {
@@ -53,8 +44,7 @@ async function fillBlocksOnly(db: Database): Promise<void> {
   expect(new BacklogTrigram(db).through()).toBe(0);
 }
 
-const grep = async (env: Env, params: Record<string, unknown>) =>
-  detailsOf<{ matches: (GrepMatch & { content?: string })[]; truncated: boolean }>(await env.call("lcm_grep", { allConversations: true, ...params }));
+const grep = grepAll;
 
 const CASES: Record<string, unknown>[] = [
   { pattern: "firstling", mode: "full_text" },

@@ -5,42 +5,32 @@
  * once everything is indexed, never a row that does not match, and nothing read twice once rows left the gap.
  */
 import { describe, expect, it } from "vitest";
-import type { GrepMatch } from "../../src/search/grep.js";
 import { messageReader } from "../../src/search/text-readers.js";
 import { searchText } from "../../src/search/text-search.js";
 import { parseTextQuery } from "../../src/text/text-query.js";
 import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
 import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
-import { BACKLOG_WORKER_MESSAGES } from "../../src/sqlite/backlog-index-thread.js";
 import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
 import type { Database } from "../../src/sqlite/database.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { createRecallEnv, detailsOf, MAIN, sessionOf } from "../helpers/recall.js";
+import { BACKLOG_TOTAL, type BacklogEnv, grepAll, HEAVY_TIMEOUT_MS, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
+import { createRecallEnv, MAIN, sessionOf } from "../helpers/recall.js";
 
-type Env = ReturnType<typeof createRecallEnv>;
-const TOTAL = BACKLOG_WORKER_MESSAGES + 2_000;
-const HEAVY_TIMEOUT_MS = 180_000;
-const newest = (db: Database) => db.get<{ id: number }>("SELECT max(message_id) AS id FROM messages")!.id;
+type Env = BacklogEnv;
+const newest = newestMessageId;
 
 /**
- * A bulk backlog: the oldest message says "firstling"; "alpha" in every third message, a few words more in each
- * (so relevance has an order); one message where "quokka" and "fjord" are near but not the word "quokkafjord"; two
- * with "beacon" whose lengths in words and in characters disagree.
+ * The bulk backlog (helpers/bulk-backlog.ts) with one message where "quokka" and "fjord" are near but not the word
+ * "quokkafjord", and two with "beacon" whose lengths in words and in characters disagree.
  */
-async function bulkBacklog(env: Env): Promise<void> {
-  const messages = Array.from({ length: TOTAL }, (_, index) => {
-    if (index === 0) return userMessage("note on the firstling item");
-    if (index === 5_000) return userMessage("note: a quokka near the fjord, not the word itself");
-    if (index === 7_000) return userMessage("the quokkafjord rollout note");
-    // Few long words against many short ones: ranked by their length in words, not in characters.
-    if (index === 8_000) return userMessage("beacon supercalifragilistic expialidocious antidisestablishment");
-    if (index === 9_000) return userMessage("beacon ab cd ef gh ij kl mn op qr");
-    const words = index % 3 === 0 ? `alpha ${"and more words ".repeat(index % 7)}` : "plain";
-    return index % 2 ? assistantMessage(`reply ${index} ${words}`) : userMessage(`note ${index} ${words}`);
-  });
-  await env.api.engine().ingestBatch({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey, messages });
-}
+const bulkBacklog = (env: Env) => ingestBulkBacklog(env, {
+  5_000: userMessage("note: a quokka near the fjord, not the word itself"),
+  7_000: userMessage("the quokkafjord rollout note"),
+  // Few long words against many short ones: ranked by their length in words, not in characters.
+  8_000: userMessage("beacon supercalifragilistic expialidocious antidisestablishment"),
+  9_000: userMessage("beacon ab cd ef gh ij kl mn op qr"),
+});
 
 /** The backlog worker's run (indexBacklog) stopped once its trigram index covers every message, before it indexes one fully. */
 async function fillTrigramOnly(db: Database): Promise<void> {
@@ -49,8 +39,7 @@ async function fillTrigramOnly(db: Database): Promise<void> {
   await new SqliteSearchIndex(db).indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true, shouldStop: () => trigram.through() >= last });
 }
 
-const grep = async (env: Env, params: Record<string, unknown>) =>
-  detailsOf<{ matches: (GrepMatch & { content?: string })[]; truncated: boolean }>(await env.call("lcm_grep", { allConversations: true, ...params }));
+const grep = grepAll;
 
 const CASES: Record<string, unknown>[] = [
   { pattern: "firstling", mode: "full_text" },
@@ -127,7 +116,7 @@ describe("a search over a backlog through its trigram index", () => {
     const gap = [];
     for (const params of CASES) gap.push(await grep(env, params));
     // Half the backlog indexed fully: its rows leave the gap (read from the full-text index, not the trigram one).
-    await index.indexPending({ maxRows: TOTAL / 2 });
+    await index.indexPending({ maxRows: BACKLOG_TOTAL / 2 });
     expect(index.through("messages_fts")).toBeGreaterThan(0);
     const half = [];
     for (const params of CASES) half.push(await grep(env, params));
@@ -155,7 +144,7 @@ describe("a search over a backlog through its trigram index", () => {
     await index.indexBacklog({ rows: 2_000, budgetMs: 250, analyseFirst: true, shouldStop: () => trigram.through() >= 4_000 });
     const stoppedAt = trigram.through();
     expect(stoppedAt).toBeGreaterThanOrEqual(4_000);
-    expect(stoppedAt).toBeLessThan(TOTAL);
+    expect(stoppedAt).toBeLessThan(BACKLOG_TOTAL);
     // Rows above it are read directly meanwhile: the newest and the oldest are found.
     expect((await grep(env, { pattern: "quokkafjord", mode: "full_text" })).matches).toHaveLength(1);
     expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
@@ -173,7 +162,7 @@ describe("a search over a backlog through its trigram index", () => {
     expect(trigram.through()).toBe(newest(env.db));
     // Each row once: as many entries for a trigram every row holds as rows.
     const rows = env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram WHERE backlog_trigram MATCH '\"ote\" OR \"ply\"'")!.n;
-    expect(rows).toBe(TOTAL - 2);
+    expect(rows).toBe(BACKLOG_TOTAL - 2);
     expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
     await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
     expect(index.through("messages_fts")).toBe(newest(env.db));
