@@ -95,7 +95,7 @@ export class PgRetrievalStore implements RetrievalStore {
   ): Promise<TextCandidates<MessageHitRow>> {
     const query = this.text.expression(prepared, selection);
     const indexed = { from: window.from, to: Math.min(window.to, prepared.indexedThrough) };
-    const rows = await this.messages.read(query, selectionShare(prepared, selection), filter, indexed, limit);
+    const rows = await this.messages.read(query, { share: selectionShare(prepared, selection), documents: prepared.documents }, filter, indexed, limit);
     return { rows, limitReached: rows.length >= limit };
   }
 
