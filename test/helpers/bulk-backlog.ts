@@ -8,8 +8,9 @@ import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import type { GrepMatch } from "../../src/search/grep.js";
 import { BACKLOG_WORKER_MESSAGES } from "../../src/sqlite/backlog-index-thread.js";
 import type { Database } from "../../src/sqlite/database.js";
+import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
 import { assistantMessage, userMessage } from "./messages.js";
-import { createRecallEnv, detailsOf, MAIN } from "./recall.js";
+import { createRecallEnv, detailsOf, MAIN, sessionOf } from "./recall.js";
 
 export type BacklogEnv = ReturnType<typeof createRecallEnv>;
 
@@ -32,3 +33,24 @@ export async function ingestBulkBacklog(env: BacklogEnv, special: Record<number,
 /** lcm_grep over every conversation, its details. */
 export const grepAll = async (env: BacklogEnv, params: Record<string, unknown>) =>
   detailsOf<{ matches: (GrepMatch & { content?: string })[]; truncated: boolean }>(await env.call("lcm_grep", { allConversations: true, ...params }));
+
+/**
+ * An import of 500 messages on top of the backlog, the covering structure filled by `fill` (it then reaches those
+ * newest rows), then the import taken back: the newest rows go, and the next messages get their ids again.
+ * `beforeTakingBack` sees the filled state.
+ */
+export async function importFilledThenTakenBack(env: BacklogEnv, fill: () => Promise<void>, beforeTakingBack: () => void = () => {}): Promise<void> {
+  const imported = sessionOf("main", "imported");
+  await env.api.engine().ingestBatch({
+    sessionId: imported.sessionId, sessionKey: imported.sessionKey,
+    messages: Array.from({ length: 500 }, (_, index) => userMessage(`imported line ${index}`)),
+  });
+  await fill();
+  beforeTakingBack();
+  await new SqliteImportStore(env.db).removeConversation(env.conversationId(imported) as never);
+}
+
+/** A message stored after the import was taken back (an id used again) that says "freshword". */
+export async function commitFreshWord(env: BacklogEnv): Promise<void> {
+  await env.commit(sessionOf("main", "later"), [userMessage("a freshword arrives"), assistantMessage("noted")]);
+}

@@ -11,23 +11,19 @@ import { messageReader } from "../../src/search/text-readers.js";
 import { searchText } from "../../src/search/text-search.js";
 import { parseTextQuery } from "../../src/text/text-query.js";
 import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
-import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { BacklogBlocks } from "../../src/sqlite/sqlite-backlog-blocks.js";
 import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
 import type { Database } from "../../src/sqlite/database.js";
 import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { type BacklogEnv, grepAll, HEAVY_TIMEOUT_MS, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
-import { createRecallEnv, MAIN, sessionOf } from "../helpers/recall.js";
-
-type Env = BacklogEnv;
-const newest = newestMessageId;
+import { type BacklogEnv, commitFreshWord, grepAll, HEAVY_TIMEOUT_MS, importFilledThenTakenBack, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
+import { createRecallEnv, MAIN } from "../helpers/recall.js";
 
 /**
  * The bulk backlog (helpers/bulk-backlog.ts) with "INSPECTION" (ASCII capitals), "Zébrafish" (a capital and a
  * diacritic) and "INC-204711-Z" once each; "quokka" and "fjord" near each other but not the word "quokkafjord".
  */
-const bulkBacklog = (env: Env) => ingestBulkBacklog(env, {
+const bulkBacklog = (env: BacklogEnv) => ingestBulkBacklog(env, {
   3_000: assistantMessage("ticket INC-204711-Z closed"),
   4_000: userMessage("the gazebo INSPECTION passed"),
   5_000: userMessage("note: a quokka near the fjord, not the word itself"),
@@ -38,13 +34,11 @@ const bulkBacklog = (env: Env) => ingestBulkBacklog(env, {
 /** The backlog worker's run (indexBacklog) stopped once its blocks cover every message, before the trigram index fills. */
 async function fillBlocksOnly(db: Database): Promise<void> {
   const blocks = new BacklogBlocks(db);
-  const last = newest(db);
+  const last = newestMessageId(db);
   await new SqliteSearchIndex(db).indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true, shouldStop: () => blocks.through() >= last });
   expect(blocks.through()).toBe(last);
   expect(new BacklogTrigram(db).through()).toBe(0);
 }
-
-const grep = grepAll;
 
 const CASES: Record<string, unknown>[] = [
   { pattern: "firstling", mode: "full_text" },
@@ -89,14 +83,14 @@ describe("a search over a backlog through its blocks", () => {
     await bulkBacklog(env);
     await fillBlocksOnly(env.db);
     const blocks = [];
-    for (const params of CASES) blocks.push(await grep(env, params));
+    for (const params of CASES) blocks.push(await grepAll(env, params));
     const index = new SqliteSearchIndex(env.db);
     await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
-    expect(index.through("messages_fts")).toBe(newest(env.db));
+    expect(index.through("messages_fts")).toBe(newestMessageId(env.db));
     expect(new BacklogBlocks(env.db).through()).toBe(0);
     expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_blocks")!.n).toBe(0);
     for (const [position, params] of CASES.entries()) {
-      const indexed = await grep(env, params);
+      const indexed = await grepAll(env, params);
       expect(indexed.truncated, JSON.stringify(params)).toBe(false);
       expect(indexed.matches.length, JSON.stringify(params)).toBeGreaterThan(0);
       expect(blocks[position], JSON.stringify(params)).toEqual(indexed);
@@ -106,21 +100,13 @@ describe("a search over a backlog through its blocks", () => {
   it("a row id used again after the newest messages were removed is not taken as covered by a block", async () => {
     const env = createRecallEnv();
     await bulkBacklog(env);
-    const imported = sessionOf("main", "imported");
-    await env.api.engine().ingestBatch({
-      sessionId: imported.sessionId, sessionKey: imported.sessionKey,
-      messages: Array.from({ length: 500 }, (_, index) => userMessage(`imported line ${index}`)),
-    });
-    await fillBlocksOnly(env.db);
+    await importFilledThenTakenBack(env, () => fillBlocksOnly(env.db));
     const blocks = new BacklogBlocks(env.db);
-    // The import taken back: the newest rows go, and the next messages get their ids again.
-    await new SqliteImportStore(env.db).removeConversation(env.conversationId(imported) as never);
-    expect(blocks.through()).toBeLessThanOrEqual(newest(env.db));
-    const later = sessionOf("main", "later");
-    await env.commit(later, [userMessage("a freshword arrives"), assistantMessage("noted")]);
-    const found = await grep(env, { pattern: "freshword", mode: "full_text" });
+    expect(blocks.through()).toBeLessThanOrEqual(newestMessageId(env.db));
+    await commitFreshWord(env);
+    const found = await grepAll(env, { pattern: "freshword", mode: "full_text" });
     expect(found).toMatchObject({ truncated: false, matches: [expect.anything()] });
-    const regex = await grep(env, { pattern: "freshw[o]rd", mode: "regex" });
+    const regex = await grepAll(env, { pattern: "freshw[o]rd", mode: "regex" });
     expect(regex).toMatchObject({ truncated: false, matches: [expect.anything()] });
   }, HEAVY_TIMEOUT_MS);
 

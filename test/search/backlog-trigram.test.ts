@@ -9,22 +9,18 @@ import { messageReader } from "../../src/search/text-readers.js";
 import { searchText } from "../../src/search/text-search.js";
 import { parseTextQuery } from "../../src/text/text-query.js";
 import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
-import { SqliteImportStore } from "../../src/sqlite/sqlite-import-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
 import type { Database } from "../../src/sqlite/database.js";
-import { assistantMessage, userMessage } from "../helpers/messages.js";
-import { BACKLOG_TOTAL, type BacklogEnv, grepAll, HEAVY_TIMEOUT_MS, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
-import { createRecallEnv, MAIN, sessionOf } from "../helpers/recall.js";
-
-type Env = BacklogEnv;
-const newest = newestMessageId;
+import { userMessage } from "../helpers/messages.js";
+import { BACKLOG_TOTAL, type BacklogEnv, commitFreshWord, grepAll, HEAVY_TIMEOUT_MS, importFilledThenTakenBack, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
+import { createRecallEnv, MAIN } from "../helpers/recall.js";
 
 /**
  * The bulk backlog (helpers/bulk-backlog.ts) with one message where "quokka" and "fjord" are near but not the word
  * "quokkafjord", and two with "beacon" whose lengths in words and in characters disagree.
  */
-const bulkBacklog = (env: Env) => ingestBulkBacklog(env, {
+const bulkBacklog = (env: BacklogEnv) => ingestBulkBacklog(env, {
   5_000: userMessage("note: a quokka near the fjord, not the word itself"),
   7_000: userMessage("the quokkafjord rollout note"),
   // Few long words against many short ones: ranked by their length in words, not in characters.
@@ -35,11 +31,9 @@ const bulkBacklog = (env: Env) => ingestBulkBacklog(env, {
 /** The backlog worker's run (indexBacklog) stopped once its trigram index covers every message, before it indexes one fully. */
 async function fillTrigramOnly(db: Database): Promise<void> {
   const trigram = new BacklogTrigram(db);
-  const last = newest(db);
+  const last = newestMessageId(db);
   await new SqliteSearchIndex(db).indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true, shouldStop: () => trigram.through() >= last });
 }
-
-const grep = grepAll;
 
 const CASES: Record<string, unknown>[] = [
   { pattern: "firstling", mode: "full_text" },
@@ -91,20 +85,11 @@ describe("a search over a backlog through its trigram index", () => {
   it("a row id used again after the newest messages were removed is not taken as covered by what it held", async () => {
     const env = createRecallEnv();
     await bulkBacklog(env);
-    const imported = sessionOf("main", "imported");
-    await env.api.engine().ingestBatch({
-      sessionId: imported.sessionId, sessionKey: imported.sessionKey,
-      messages: Array.from({ length: 500 }, (_, index) => userMessage(`imported line ${index}`)),
-    });
-    await fillTrigramOnly(env.db);
     const trigram = new BacklogTrigram(env.db);
-    expect(trigram.through()).toBe(newest(env.db));
-    // The import taken back: the newest rows go, and the next messages get their ids again.
-    await new SqliteImportStore(env.db).removeConversation(env.conversationId(imported) as never);
-    expect(trigram.through()).toBe(newest(env.db));
-    const later = sessionOf("main", "later");
-    await env.commit(later, [userMessage("a freshword arrives"), assistantMessage("noted")]);
-    const found = await grep(env, { pattern: "freshword", mode: "full_text" });
+    await importFilledThenTakenBack(env, () => fillTrigramOnly(env.db), () => expect(trigram.through()).toBe(newestMessageId(env.db)));
+    expect(trigram.through()).toBe(newestMessageId(env.db));
+    await commitFreshWord(env);
+    const found = await grepAll(env, { pattern: "freshword", mode: "full_text" });
     expect(found).toMatchObject({ truncated: false, matches: [expect.anything()] });
   }, HEAVY_TIMEOUT_MS);
 
@@ -114,18 +99,18 @@ describe("a search over a backlog through its trigram index", () => {
     await fillTrigramOnly(env.db);
     const index = new SqliteSearchIndex(env.db);
     const gap = [];
-    for (const params of CASES) gap.push(await grep(env, params));
+    for (const params of CASES) gap.push(await grepAll(env, params));
     // Half the backlog indexed fully: its rows leave the gap (read from the full-text index, not the trigram one).
     await index.indexPending({ maxRows: BACKLOG_TOTAL / 2 });
     expect(index.through("messages_fts")).toBeGreaterThan(0);
     const half = [];
-    for (const params of CASES) half.push(await grep(env, params));
+    for (const params of CASES) half.push(await grepAll(env, params));
     // Everything indexed, the trigram index emptied.
     await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
     expect(new BacklogTrigram(env.db).through()).toBe(0);
     expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram_data WHERE id > 10")!.n).toBe(0);
     for (const [position, params] of CASES.entries()) {
-      const indexed = await grep(env, params);
+      const indexed = await grepAll(env, params);
       expect(indexed.truncated, JSON.stringify(params)).toBe(false);
       expect(indexed.matches.length, JSON.stringify(params)).toBeGreaterThan(0);
       expect(gap[position], JSON.stringify(params)).toEqual(indexed);
@@ -146,8 +131,8 @@ describe("a search over a backlog through its trigram index", () => {
     expect(stoppedAt).toBeGreaterThanOrEqual(4_000);
     expect(stoppedAt).toBeLessThan(BACKLOG_TOTAL);
     // Rows above it are read directly meanwhile: the newest and the oldest are found.
-    expect((await grep(env, { pattern: "quokkafjord", mode: "full_text" })).matches).toHaveLength(1);
-    expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    expect((await grepAll(env, { pattern: "quokkafjord", mode: "full_text" })).matches).toHaveLength(1);
+    expect((await grepAll(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
     // ... as the index's candidates are, newest first in widening windows: a common word's newest matches are
     // complete after one window of them, within a budget that reading all 8,000 rows above it would exceed.
     const store = new SqliteRetrievalStore(env.db);
@@ -159,13 +144,13 @@ describe("a search over a backlog through its trigram index", () => {
     const during = [await searchText(reader, common("recency"), now), await searchText(reader, common("relevance"), now)];
     for (const found of during) expect(found.truncated).toBe(false);
     await fillTrigramOnly(env.db);
-    expect(trigram.through()).toBe(newest(env.db));
+    expect(trigram.through()).toBe(newestMessageId(env.db));
     // Each row once: as many entries for a trigram every row holds as rows.
     const rows = env.db.get<{ n: number }>("SELECT count(*) AS n FROM backlog_trigram WHERE backlog_trigram MATCH '\"ote\" OR \"ply\"'")!.n;
     expect(rows).toBe(BACKLOG_TOTAL - 2);
-    expect((await grep(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    expect((await grepAll(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
     await index.indexBacklog({ rows: 5_000, budgetMs: 250, analyseFirst: true });
-    expect(index.through("messages_fts")).toBe(newest(env.db));
+    expect(index.through("messages_fts")).toBe(newestMessageId(env.db));
     const indexed = [await searchText(reader, { ...common("recency"), budgetMs: 60_000 }), await searchText(reader, { ...common("relevance"), budgetMs: 60_000 })];
     expect(during.map(texts)).toEqual(indexed.map(texts));
   }, HEAVY_TIMEOUT_MS);
