@@ -24,7 +24,7 @@ import { storedFilePath } from "./pg-stored-files.js";
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidateIdsSql, candidatePage, MAX_TIME, newestFirstOrder, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
+import { candidateIdsSql, candidatePage, readCandidates, MAX_TIME, newestFirstOrder, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
 import { selectionShare } from "./pg-message-candidates.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
@@ -148,17 +148,18 @@ export class PgFileRetrieval {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
     const top = below === null ? await this.index.through() : below - 1;
-    const params = new SqlParams();
-    const scope = fileFilter(params, filter);
-    const tsquery = params.add(query);
-    const ids = candidateIdsSql(params, "file_chunks", "chunk_id", tsquery, top, pageSize);
-    const rows = ids === null ? [] : await this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
-      "stored-content regex candidates",
-      `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${scope}) AS in_scope
-       FROM (${ids}) h JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
-       ORDER BY c.chunk_id DESC`,
-      params.values,
-    );
+    const rows = await readCandidates(top, pageSize, async (window) => {
+      const params = new SqlParams();
+      const scope = fileFilter(params, filter);
+      const ids = candidateIdsSql(params, "file_chunks", "chunk_id", params.add(query), window);
+      return ids === null ? [] : this.reader.rows<ChunkHitSql & { candidate: number; in_scope: boolean }>(
+        "stored-content regex candidates",
+        `SELECT c.chunk_id AS candidate, ${CHUNK_HIT}, (${scope}) AS in_scope
+         FROM (${ids}) h JOIN file_chunks c ON c.chunk_id = h.chunk_id ${CHUNK_JOINS}
+         ORDER BY c.chunk_id DESC`,
+        params.values,
+      );
+    });
     const page = candidatePage(rows, pageSize, toHit, (row) => row.created_at);
     return { ...page, rows: await this.readable(page.rows, rows) };
   }

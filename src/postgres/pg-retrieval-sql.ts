@@ -134,7 +134,7 @@ export type NewestFirstStep = (from: string, to: string, order: "id" | "index", 
  * and the rows come out newest first, ordered by `id` (the steps' column holding the row id). Null: nothing to read.
  */
 export function newestFirstSql(
-  params: SqlParams, from: number, to: number, limit: number, id: string, step: NewestFirstStep, probe = PROBE_IDS,
+  params: SqlParams, from: number, to: number, limit: number, id: string, step: NewestFirstStep, probe = PROBE_IDS, restWhenFewerThan = limit,
 ): string | null {
   if (to < from || limit <= 0) return null;
   const wanted = params.add(limit);
@@ -144,18 +144,54 @@ export function newestFirstSql(
   if (probeFrom <= from) return newest;
   const rest = step(params.add(from), params.add(probeFrom - 1), "index", wanted);
   return `WITH newest AS MATERIALIZED (${newest})
-    SELECT * FROM (SELECT * FROM newest UNION ALL SELECT * FROM (${rest}) rest WHERE (SELECT count(*) FROM newest) < ${wanted}) steps
+    SELECT * FROM (SELECT * FROM newest UNION ALL SELECT * FROM (${rest}) rest WHERE (SELECT count(*) FROM newest) < ${restWhenFewerThan === limit ? wanted : params.add(restWhenFewerThan)}) steps
     ORDER BY ${id} DESC LIMIT ${wanted}`;
 }
 
+/** Where a regex candidate page reads its ids: window [from, to], `limit` of them, `probe` newest ids first (`newestFirstSql`). */
+export interface CandidateWindow {
+  from: number;
+  to: number;
+  limit: number;
+  probe: number;
+  /** The index is read for the rest of the window only when the probe found fewer than this (at most `limit`). */
+  restWhenFewerThan: number;
+}
+
 /**
- * A regex candidate page's ids (`newestFirstSql`): up to `limit` rows of index `table` (row id column `id`) matching the
- * tsquery placeholder `tsquery` with ids in [1, to], newest first. Null: nothing to read.
+ * A regex candidate page's ids (`newestFirstSql`): up to `window.limit` rows of index `table` (row id column `id`)
+ * matching the tsquery placeholder `tsquery` with ids in the window, newest first. Null: nothing to read.
  */
-export function candidateIdsSql(params: SqlParams, table: string, id: string, tsquery: string, to: number, limit: number): string | null {
-  return newestFirstSql(params, 1, to, limit, id, (from, upTo, order, wanted) =>
+export function candidateIdsSql(params: SqlParams, table: string, id: string, tsquery: string, window: CandidateWindow): string | null {
+  return newestFirstSql(params, window.from, window.to, window.limit, id, (from, upTo, order, wanted) =>
     `SELECT ${id} FROM ${table} WHERE document @@ ${tsquery}::tsquery AND ${id} >= ${from} AND ${id} <= ${upTo}
-     ORDER BY ${newestFirstOrder(id, order)} LIMIT ${wanted}`);
+     ORDER BY ${newestFirstOrder(id, order)} LIMIT ${wanted}`, window.probe, window.restWhenFewerThan);
+}
+
+/**
+ * The newest `limit` regex candidates with ids in [1, to], read by `read` (a statement around `candidateIdsSql` for
+ * the window it is given, returning one row per id, newest first). The index's matches for a regex's words can be
+ * most of the rows ("await" is in 13% of them): read from the GIN index, every match of the window is fetched and
+ * sorted to keep the newest (a bitmap of 128,000 rows at 1M messages, 575 ms), while walking the ids newest first
+ * finds the page in the first few thousand. So the first statement reads the newest PROBE_IDS ids and goes on to the
+ * index only when they held too few matches for a walk to pay; otherwise their share sizes a walk over the ids below
+ * (three times the ids the rest of the page should need), which a second statement reads, then the index below it
+ * when the walk still fell short. A walk is taken only when it is shorter than twice the matches the index would
+ * fetch instead (a row walked costs about half a match fetched).
+ */
+export async function readCandidates<Row>(to: number, limit: number, read: (window: CandidateWindow) => Promise<Row[]>): Promise<Row[]> {
+  if (to < 1 || limit <= 0) return [];
+  // The fewest matches among the newest PROBE_IDS ids for which a walk can beat the index (share² > 1.5 × limit / to).
+  const walkable = Math.min(limit, Math.max(1, Math.ceil(PROBE_IDS * Math.sqrt((1.5 * limit) / to))));
+  const first = await read({ from: 1, to, limit, probe: PROBE_IDS, restWhenFewerThan: walkable });
+  const probeFrom = to - PROBE_IDS + 1;
+  if (first.length >= limit || first.length < walkable || probeFrom <= 1) return first;
+  const share = first.length / PROBE_IDS;
+  const need = limit - first.length;
+  const below = probeFrom - 1;
+  const walk = Math.ceil((3 * need) / share);
+  const probe = walk < 2 * share * below ? walk : 0;
+  return [...first, ...(await read({ from: 1, to: below, limit: need, probe, restWhenFewerThan: need }))];
 }
 
 /**

@@ -41,6 +41,7 @@ import { PgRecallReads } from "./pg-recall-reads.js";
 import { PgMessageCandidates, selectionShare } from "./pg-message-candidates.js";
 import {
   candidateIdsSql,
+  readCandidates,
   candidatePage,
   containsClause,
   MAX_TIME,
@@ -126,35 +127,37 @@ export class PgRetrievalStore implements RetrievalStore {
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const params = new SqlParams();
-    const scope = messageFilter(params, filter);
-    const tsquery = params.add(query);
-    const ids = candidateIdsSql(params, "message_search", "message_id", tsquery, (below ?? MAX_TIME) - 1, pageSize);
-    const rows = ids === null ? [] : await this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
-      "message regex candidates",
-      `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
-         CASE WHEN ${scope} THEN m.content END AS content, CASE WHEN ${scope} THEN ${argumentSpansSql("m")} END AS spans
-       FROM (${ids}) c JOIN messages m ON m.message_id = c.message_id
-       ORDER BY c.message_id DESC`,
-      params.values,
-    );
+    const rows = await readCandidates((below ?? MAX_TIME) - 1, pageSize, async (window) => {
+      const params = new SqlParams();
+      const scope = messageFilter(params, filter);
+      const ids = candidateIdsSql(params, "message_search", "message_id", params.add(query), window);
+      return ids === null ? [] : this.reader.rows<MessageHitSql & { candidate: number; in_scope: boolean; content: string | null; spans: string | null }>(
+        "message regex candidates",
+        `SELECT c.message_id AS candidate, ${MESSAGE_HIT}, (${scope}) AS in_scope,
+           CASE WHEN ${scope} THEN m.content END AS content, CASE WHEN ${scope} THEN ${argumentSpansSql("m")} END AS spans
+         FROM (${ids}) c JOIN messages m ON m.message_id = c.message_id
+         ORDER BY c.message_id DESC`,
+        params.values,
+      );
+    });
     return candidatePage(rows, pageSize, (row) => toMessageHit(row, row.content === null ? "" : toSearchableText(row.content, row.spans)), (row) => row.created_at);
   }
 
   async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
     const query = requirementQuery(requirement);
     if (query === null) return { rows: [], next: null, oldestExamined: null };
-    const params = new SqlParams();
-    const scope = summaryFilter(params, filter);
-    const tsquery = params.add(query);
-    const ids = candidateIdsSql(params, "summary_search", "summary_id", tsquery, (below ?? MAX_TIME) - 1, pageSize);
-    const rows = ids === null ? [] : await this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
-      "summary regex candidates",
-      `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
-       FROM (${ids}) c JOIN summaries s ON s.id = c.summary_id
-       ORDER BY c.summary_id DESC`,
-      params.values,
-    );
+    const rows = await readCandidates((below ?? MAX_TIME) - 1, pageSize, async (window) => {
+      const params = new SqlParams();
+      const scope = summaryFilter(params, filter);
+      const ids = candidateIdsSql(params, "summary_search", "summary_id", params.add(query), window);
+      return ids === null ? [] : this.reader.rows<SummaryHitSql & { candidate: number; in_scope: boolean; content: string | null }>(
+        "summary regex candidates",
+        `SELECT c.summary_id AS candidate, ${SUMMARY_HIT}, (${scope}) AS in_scope, CASE WHEN ${scope} THEN s.content END AS content
+         FROM (${ids}) c JOIN summaries s ON s.id = c.summary_id
+         ORDER BY c.summary_id DESC`,
+        params.values,
+      );
+    });
     return candidatePage(rows, pageSize, (row) => toSummaryHit(row, row.content === null ? "" : fromPgText(row.content)), (row) => row.latest_at);
   }
 

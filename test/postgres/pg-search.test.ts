@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isLcmError } from "../../src/errors.js";
 import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
 import type { PostgresBackend } from "../../src/postgres/open-postgres-backend.js";
@@ -92,6 +92,32 @@ describe("PostgreSQL search", () => {
     const expected = [2501, 2401, 2301, 2201, 2101, 2001, 1901, 1801, 1701, 1601];
     expect(seqs((await search("marker", { limit: 10 })).matches)).toEqual(expected);
     expect(seqs((await search("common marker \\d+", { mode: "regex", limit: 10 })).matches)).toEqual(expected);
+  });
+
+  it("walks the ids below the newest 2,000 for a regex whose word is common there, and reads the index below the walk when it falls short", async () => {
+    // "await" is in 40% of the newest 2,000 messages (800 of a 1,000-candidate page) and in 5% of the 12,000 before:
+    // the page's first statement stops at the newest 2,000; the second walks 1,500 ids below them (finding 75), then
+    // reads the GIN index below the walk for the other 125 of the page; the next page is the index's alone.
+    const texts = Array.from({ length: 14_000 }, (_, index) =>
+      (index >= 12_000 ? index % 5 < 2 : index % 20 === 3) ? `step ${index}: await load${index}(config)` : `step ${index}: idle`);
+    await insertMessages(opened, texts);
+    await backend.searchIndex.indexPending();
+    const expected = texts.flatMap((text, index) => (text.includes("await") ? [index + 1] : [])).reverse();
+    expect(expected).toHaveLength(1_400);
+    const statements: number[] = [];
+    const rows = PgSearchReader.prototype.rows;
+    const counting = vi.spyOn(PgSearchReader.prototype, "rows").mockImplementation(async function (this: PgSearchReader, what, sql, params) {
+      const result = await rows.call(this, what, sql, params);
+      if (what === "message regex candidates") statements.push(result.length);
+      return result as never;
+    });
+    try {
+      expect(seqs((await search("await load\\d+\\(", { mode: "regex", limit: 2_000 })).matches)).toEqual(expected);
+    } finally {
+      counting.mockRestore();
+    }
+    // 800 from the newest 2,000; 200 from the walk and the index below it; the other 400 on the next page.
+    expect(statements).toEqual([800, 200, 400]);
   });
 
   it("reads a query found in few messages with one read of the whole index, keeping only what the widening windows would read", async () => {
