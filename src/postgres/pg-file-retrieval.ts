@@ -20,7 +20,7 @@ import type {
 import { analyzeDocument } from "../text/text-analysis.js";
 import { fromPgText, fromPgTextOrNull, toPgText } from "./pg-database.js";
 import { BACKLOG_SELECT, type PgFileIndex } from "./pg-file-index.js";
-import { storedFilePath } from "./pg-stored-files.js";
+import { type StoredFileRef, storedFilePath } from "./pg-stored-files.js";
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
@@ -176,19 +176,18 @@ export class PgFileRetrieval {
     return this.readable(rows.map(toHit), rows);
   }
 
-  /** Each row's path where its file can be read on this machine (one look per file); the recorded one when nowhere. */
+  /** Each row's path where its file can be read on this machine (`readablePaths`: one look per file); the recorded one when nowhere. */
   private async readable<Row extends { fileId: FileId; conversationId: ConversationId; path: string }>(
     rows: Row[], sizes: readonly { file_id: string; byte_size: number }[],
   ): Promise<Row[]> {
     const byteSizes = new Map(sizes.map((row) => [row.file_id, row.byte_size]));
-    const paths = new Map<FileId, Promise<string | null>>();
+    const files = new Map<FileId, StoredFileRef>();
     for (const row of rows) {
-      if (!paths.has(row.fileId)) {
-        const byteSize = byteSizes.get(row.fileId) ?? -1;
-        paths.set(row.fileId, this.index.stored.readablePath({ fileId: row.fileId, conversationId: row.conversationId, storagePath: row.path, byteSize }));
+      if (!files.has(row.fileId)) {
+        files.set(row.fileId, { fileId: row.fileId, conversationId: row.conversationId, storagePath: row.path, byteSize: byteSizes.get(row.fileId) ?? -1 });
       }
     }
-    const located = new Map(await Promise.all([...paths].map(async ([fileId, path]) => [fileId, await path] as const)));
+    const located = await this.index.stored.readablePaths([...files.values()]);
     return rows.map((row) => ({ ...row, path: located.get(row.fileId) ?? row.path }));
   }
 

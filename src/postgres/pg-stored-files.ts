@@ -41,14 +41,44 @@ export class PgStoredFiles {
    * the database (or this backend was opened without a files directory to copy it into).
    */
   async readablePath(file: StoredFileRef): Promise<string | null> {
+    const here = await this.pathHere(file);
+    return here !== undefined ? here : this.copyFromDatabase(file);
+  }
+
+  /**
+   * `readablePath` of several files at once (a search's hits, the files it lists as not indexed): the files found on
+   * this machine, then one statement for which of the others the database keeps, and only those read and copied. A
+   * file held nowhere costs its two stats and a share of that statement, not a read of its content each time a
+   * search lists it (200 such reads, ~30 ms, under every search of a history whose files were lost).
+   */
+  async readablePaths(files: readonly StoredFileRef[]): Promise<Map<FileId, string | null>> {
+    const paths = new Map<FileId, string | null>();
+    const elsewhere: StoredFileRef[] = [];
+    await Promise.all(files.map(async (file) => {
+      const here = await this.pathHere(file);
+      if (here !== undefined) paths.set(file.fileId, here);
+      else elsewhere.push(file);
+    }));
+    const kept = await this.kept(elsewhere.map((file) => file.fileId));
+    await Promise.all(elsewhere.map(async (file) => paths.set(file.fileId, kept.has(file.fileId) ? await this.copyFromDatabase(file) : null)));
+    return paths;
+  }
+
+  /** Where `file` is whole on this machine; null when it cannot be copied here; undefined: look in the database. */
+  private async pathHere(file: StoredFileRef): Promise<string | null | undefined> {
     const recorded = storedFilePath(file.storagePath);
     if ((await sizeOf(recorded)) === file.byteSize) return recorded;
     const copy = this.copyPathOf(file);
     if (copy === null) return null;
     if (copy !== recorded && (await sizeOf(copy)) === file.byteSize) return copy;
+    return undefined;
+  }
+
+  /** The database's copy of `file` written into this gateway's files directory; null when it keeps none whole. */
+  private async copyFromDatabase(file: StoredFileRef): Promise<string | null> {
     const content = await this.contentOf(file.fileId);
     if (content === null || content.length !== file.byteSize) return null;
-    return this.directory!.write(file.conversationId, file.fileId, extensionOf(recorded), content);
+    return this.directory!.write(file.conversationId, file.fileId, extensionOf(storedFilePath(file.storagePath)), content);
   }
 
   /** The content the database keeps for a file; null when it keeps none (yet). */

@@ -7,11 +7,12 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { access, rename, rm } from "node:fs/promises";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AgentMessage } from "../../src/host/openclaw-types.js";
 import { IntegrityChecker } from "../../src/integrity/integrity-checker.js";
 import { LargeFileStorage } from "../../src/large-files/large-file-storage.js";
 import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { createRecallServices } from "../../src/retrieval/recall-services.js";
 import { exportLine, type ExportRecord } from "../../src/store/export-format.js";
 import { exportConversationRecords } from "../../src/transfer/jsonl-export.js";
@@ -145,6 +146,34 @@ describe("stored files on gateways with no shared disk (PostgreSQL)", () => {
     expect(await sql(a, "SELECT count(*)::int AS kept FROM large_file_content")).toEqual([{ kept: 1 }]);
     await onlyOn(b, a, () => maintain(b));
     expect(await sql(b, "SELECT state FROM file_index")).toEqual([{ state: "indexed" }]);
+  });
+
+  it("reads no content for files held nowhere when a search on machine B lists them, however often it searches", async () => {
+    // Five pastes stored on A, none of them in the database: on B each is a file not indexed yet that no one can read.
+    for (let turn = 1; turn <= 5; turn++) {
+      await commit(a, `turn-${turn}`, [userMessage(`paste ${turn}:\n${PASTE}report ${turn} ends\n`), assistantMessage(`Kept ${turn}.`)]);
+    }
+    await sql(a, "DELETE FROM large_file_content");
+    const statements: string[] = [];
+    const database = (b.backend as LcmBackend & { database: PgDatabase }).database;
+    const spies = (["row", "rows"] as const).map((method) => {
+      const original = PgDatabase.prototype[method];
+      return vi.spyOn(PgDatabase.prototype, method).mockImplementation(function (this: PgDatabase, ...args: Parameters<PgDatabase["rows"]>) {
+        if (this === database) statements.push(String(typeof args[0] === "string" ? args[0] : args[0].text));
+        return (original as (...call: unknown[]) => Promise<never>).apply(this, args);
+      });
+    });
+    try {
+      for (let search = 0; search < 3; search++) {
+        const found = await onlyOn(b, a, () => run(tools(b).grep, { pattern: "Kept", mode: "full_text" }));
+        expect(found.details.matches).toHaveLength(5);
+      }
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    // The old per-file look read each file's content from the database on every search: 15 reads here.
+    expect(statements.filter((text) => text.includes("SELECT content FROM large_file_content"))).toEqual([]);
+    expect(statements.filter((text) => text.includes("FROM large_file_content WHERE file_id = ANY")).length).toBeGreaterThan(0);
   });
 
   it("uploads a file recorded before migration 8 (a row without content) from the machine that holds it; B then reads it", async () => {
