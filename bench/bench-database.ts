@@ -14,7 +14,13 @@ import { openSqliteBackend } from "../src/sqlite/open-sqlite-backend.js";
 import type { IndexProgress, SearchIndex } from "../src/store/search-index.js";
 import { DATA_DIR } from "./paths.js";
 
-export type BenchTarget = { kind: "sqlite"; databasePath: string } | { kind: "postgres"; url: string };
+/**
+ * A database the bench drives. `filesDirectory`: where its plugin stores files aside; by default the dataset's
+ * `files` beside the cached datasets, which every working copy of a dataset shares. A database of other
+ * conversations (a scratch database) must have its own: the plugin's maintain removes the files of a conversation
+ * directory that its database has no row for, and a scratch database's conversation 1 is not the dataset's.
+ */
+export type BenchTarget = ({ kind: "sqlite"; databasePath: string } | { kind: "postgres"; url: string }) & { filesDirectory?: string };
 
 type Param = string | number | null;
 
@@ -36,9 +42,9 @@ export interface BenchDatabase {
  */
 export function targetConfig(target: BenchTarget): Record<string, unknown> {
   if (target.kind === "sqlite") {
-    return { databasePath: target.databasePath, filesDirectory: join(dirname(target.databasePath), "files"), largeFileTokenThreshold: 2_000 };
+    return { databasePath: target.databasePath, filesDirectory: target.filesDirectory ?? join(dirname(target.databasePath), "files"), largeFileTokenThreshold: 2_000 };
   }
-  return { databaseUrl: target.url, filesDirectory: join(DATA_DIR, "files"), largeFileTokenThreshold: 2_000 };
+  return { databaseUrl: target.url, filesDirectory: target.filesDirectory ?? join(DATA_DIR, "files"), largeFileTokenThreshold: 2_000 };
 }
 
 /** Bookkeeping reads on the process's shared connection to `target` (the one the plugin's engines use). */

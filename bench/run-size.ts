@@ -6,7 +6,7 @@
  * working database is a new PostgreSQL database on that server loaded from the same cached dataset (postgres-target.ts).
  * Usage: run-size.ts <seed> <size> <repetitions> <out> [phase-group,...]
  */
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { openSharedDatabase } from "../src/sqlite/connection-registry.js";
@@ -86,13 +86,20 @@ if (serverUrl) {
 }
 const host = new BenchHost(targetConfig(target));
 const scratchDatabase = async (label: string): Promise<ScratchDatabase> => {
+  // Its own files directory: a scratch database's conversations are not the dataset's (BenchTarget).
+  const filesDirectory = join(DATA_DIR, `${label}-n${size}-${process.pid}-files`);
+  rmSync(filesDirectory, { recursive: true, force: true });
+  const dropFiles = () => rmSync(filesDirectory, { recursive: true, force: true });
   if (serverUrl) {
     const name = scratchName(label);
-    return { target: { kind: "postgres", url: await createDatabase(serverUrl, name) }, drop: () => dropDatabase(serverUrl, name) };
+    return {
+      target: { kind: "postgres", url: await createDatabase(serverUrl, name), filesDirectory },
+      drop: async () => { await dropDatabase(serverUrl, name); dropFiles(); },
+    };
   }
   const databasePath = join(DATA_DIR, `${label}-n${size}-${process.pid}.db`);
   removeDatabase(databasePath);
-  return { target: { kind: "sqlite", databasePath }, drop: async () => removeDatabase(databasePath) };
+  return { target: { kind: "sqlite", databasePath, filesDirectory }, drop: async () => { removeDatabase(databasePath); dropFiles(); } };
 };
 const context: BenchContext = { host, target, db: openBenchDatabase(target), manifest, repetitions, log, scratchDatabase, firstSearches };
 const phases: PhaseResult[] = [];
