@@ -124,6 +124,7 @@ export const BARS: Bar[] = [
   { label: "lcm_grep during it (rare word, common word by recency and relevance, regex; whole history covered)", phase: "backlog.index", figure: p95, unit: "ms p95", comparison: "<=", target: 200, invalid: (phase) => foundSomething(phase) ?? (phase.values?.searchesTruncated ? "some searches did not cover the whole history" : null) },
   { label: "bytes written per byte of message text while the worker indexed the whole history", phase: "backlog.index", figure: value("writtenPerTextByte"), unit: "×", comparison: "<=", target: 15 },
   { label: "database + log per byte of message text after it", phase: "backlog.index", figure: value("filePerTextByte"), unit: "×", comparison: "<=", target: 3 },
+  { label: "largest write-ahead log while the worker indexed the whole history", phase: "backlog.index", figure: value("maxWalMb"), unit: "MB", comparison: "<=", target: 64 },
   { label: "recall: top-5 recall of the weakest query form, near misses planted, half the details stored aside (recall.forms)", phase: "recall.forms", figure: value("pluginMin"), unit: "%", comparison: ">=", target: 99 },
   { label: "recall: lcm_expand_query excerpts quoting the detail, weakest query form", phase: "recall.forms", figure: value("excerptsMin"), unit: "%", comparison: ">=", target: 95 },
   { label: "questions: lcm_grep evidence recall@5 above BM25's (points)", phase: "recall.questions", figure: (phase) => difference(phase, "grepRecallAt5", "bm25RecallAt5"), unit: "", comparison: ">=", target: 0, judgedAt: 10_000 },

@@ -4,7 +4,6 @@
  * SQL with `?` placeholders and run on either backend. Full-text indexing goes through the backend's SearchIndex
  * contract, as maintain does it, on the process's shared connection (the engine's own).
  */
-import { dirname, join } from "node:path";
 import { openPostgresBackend } from "../src/postgres/open-postgres-backend.js";
 import type { PgDatabase, PgParam } from "../src/postgres/pg-database.js";
 import { processShared } from "../src/runtime/process-shared.js";
@@ -12,15 +11,14 @@ import { closeSharedDatabase, openSharedDatabase } from "../src/sqlite/connectio
 import type { Database } from "../src/sqlite/database.js";
 import { openSqliteBackend } from "../src/sqlite/open-sqlite-backend.js";
 import type { IndexProgress, SearchIndex } from "../src/store/search-index.js";
-import { DATA_DIR } from "./paths.js";
 
 /**
- * A database the bench drives. `filesDirectory`: where its plugin stores files aside; by default the dataset's
- * `files` beside the cached datasets, which every working copy of a dataset shares. A database of other
- * conversations (a scratch database) must have its own: the plugin's maintain removes the files of a conversation
- * directory that its database has no row for, and a scratch database's conversation 1 is not the dataset's.
+ * A database the bench drives. `filesDirectory`: where its plugin stores files aside; the dataset's own
+ * (datasetPaths) while it is built, then one per run for a working copy (it reads the dataset's files where their
+ * recorded paths say) and one per scratch database. Never one shared by two databases: the plugin's maintain removes
+ * the files of a conversation directory that its database has no row for, and every database has a conversation 1.
  */
-export type BenchTarget = ({ kind: "sqlite"; databasePath: string } | { kind: "postgres"; url: string }) & { filesDirectory?: string };
+export type BenchTarget = ({ kind: "sqlite"; databasePath: string } | { kind: "postgres"; url: string }) & { filesDirectory: string };
 
 type Param = string | number | null;
 
@@ -42,9 +40,9 @@ export interface BenchDatabase {
  */
 export function targetConfig(target: BenchTarget): Record<string, unknown> {
   if (target.kind === "sqlite") {
-    return { databasePath: target.databasePath, filesDirectory: target.filesDirectory ?? join(dirname(target.databasePath), "files"), largeFileTokenThreshold: 2_000 };
+    return { databasePath: target.databasePath, filesDirectory: target.filesDirectory, largeFileTokenThreshold: 2_000 };
   }
-  return { databaseUrl: target.url, filesDirectory: target.filesDirectory ?? join(DATA_DIR, "files"), largeFileTokenThreshold: 2_000 };
+  return { databaseUrl: target.url, filesDirectory: target.filesDirectory, largeFileTokenThreshold: 2_000 };
 }
 
 /** Bookkeeping reads on the process's shared connection to `target` (the one the plugin's engines use). */
@@ -85,9 +83,9 @@ export function postgresSql(sql: string): string {
   return sql.replace(/\?(\d+)?/g, (_match, number: string | undefined) => `$${number ?? ++next}`);
 }
 
-/** A target named on a command line: a postgres:// URL, else a SQLite file path. */
-export function targetOf(location: string): BenchTarget {
-  return /^postgres(ql)?:\/\//.test(location) ? { kind: "postgres", url: location } : { kind: "sqlite", databasePath: location };
+/** A target named on a command line: a postgres:// URL, else a SQLite file path; its files in `filesDirectory`. */
+export function targetOf(location: string, filesDirectory: string): BenchTarget {
+  return /^postgres(ql)?:\/\//.test(location) ? { kind: "postgres", url: location, filesDirectory } : { kind: "sqlite", databasePath: location, filesDirectory };
 }
 
 export function locationOf(target: BenchTarget): string {

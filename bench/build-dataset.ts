@@ -23,9 +23,9 @@ if (!manifest) {
   cached = false;
 } else if (manifest.compaction.status === "pending") {
   const paths = datasetPaths(seed, size);
-  const host = new BenchHost(benchConfig(paths.database));
+  const host = new BenchHost(benchConfig(paths.database, paths.files));
   const compacted = manifest.conversations.find((conversation) => conversation.role === "compacted")!;
-  const compaction = await compactOnce(host, compacted, openBenchDatabase({ kind: "sqlite", databasePath: paths.database }));
+  const compaction = await compactOnce(host, compacted, openBenchDatabase({ kind: "sqlite", databasePath: paths.database, filesDirectory: paths.files }));
   closeSharedDatabase(paths.database);
   foldLog(paths.database);
   if (compaction.status === "compacted") {

@@ -82,9 +82,16 @@ export function schemaKey(): string {
   return hash.digest("hex").slice(0, 10);
 }
 
-export function datasetPaths(seed: number, size: number): { database: string; manifest: string } {
+/**
+ * A dataset's files: the database, its manifest, and the directory its plugin stores files aside in. Each dataset
+ * has its own directory: the plugin's maintain removes the files of a conversation directory that its database has
+ * no row for, and every size has a conversation 1, so a directory shared across sizes lost one size's files whenever
+ * another was built or measured. Paths are recorded relative to the database's folder (stored-file-path.ts), so a
+ * working copy beside the dataset reads the same files.
+ */
+export function datasetPaths(seed: number, size: number): { database: string; manifest: string; files: string } {
   const base = join(DATA_DIR, `lcm-seed${seed}-n${size}-schema${schemaKey()}-gen${GENERATOR_VERSION}`);
-  return { database: `${base}.db`, manifest: `${base}.json` };
+  return { database: `${base}.db`, manifest: `${base}.json`, files: `${base}-files` };
 }
 
 export function readManifest(seed: number, size: number): DatasetManifest | null {
@@ -107,9 +114,9 @@ export function textBytesOf(message: AgentMessage): number {
   return total;
 }
 
-/** The plugin settings of a bench SQLite file (bench-database.ts targetConfig). */
-export function benchConfig(databasePath: string): Record<string, unknown> {
-  return targetConfig({ kind: "sqlite", databasePath });
+/** The plugin settings of a bench SQLite file storing files in `filesDirectory` (bench-database.ts targetConfig). */
+export function benchConfig(databasePath: string, filesDirectory: string): Record<string, unknown> {
+  return targetConfig({ kind: "sqlite", databasePath, filesDirectory });
 }
 
 /** Builds the dataset into the cache (atomically: a partial file is renamed only when complete). */
@@ -118,7 +125,8 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
   const paths = datasetPaths(seed, size);
   const partial = `${paths.database}.partial`;
   for (const suffix of ["", "-wal", "-shm"]) rmSync(partial + suffix, { force: true });
-  const host = new BenchHost(benchConfig(partial));
+  rmSync(paths.files, { recursive: true, force: true }); // an interrupted build's files
+  const host = new BenchHost(benchConfig(partial, paths.files));
   const generators = createGenerators(seed, size);
   const infos = new Map<string, ConversationInfo>();
   const buffers = new Map<string, AgentMessage[]>();
@@ -191,7 +199,7 @@ export async function buildDataset(seed: number, size: number, log: (line: strin
 
   const compacted = [...infos.values()].find((info) => info.role === "compacted")!;
   files.mark("compaction");
-  const compaction = await compactOnce(host, compacted, openBenchDatabase({ kind: "sqlite", databasePath: partial }));
+  const compaction = await compactOnce(host, compacted, openBenchDatabase({ kind: "sqlite", databasePath: partial, filesDirectory: paths.files }));
   files.mark("index-summaries");
   await index.indexPending(); // the summaries compaction wrote, as maintain indexes them
   const sizes = files.stop();

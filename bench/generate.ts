@@ -14,9 +14,10 @@ import { Vocabulary } from "./vocabulary.js";
  * Bump when the generated text, or how a dataset is finished, changes: it is part of the cache key of generated
  * databases. 3: the full-text index is merged to the end before the file is cached. 4: the term dictionary is
  * built too (schema version 3), as maintenance would have. 5: the build records the largest write-ahead log it saw.
- * 6: long tool outputs are stored aside (benchConfig) and their content indexed with the messages.
+ * 6: long tool outputs are stored aside (benchConfig) and their content indexed with the messages. 7: each dataset
+ * stores its files in a directory of its own (datasetPaths), no longer one `files` directory every size shared.
  */
-export const GENERATOR_VERSION = 6;
+export const GENERATOR_VERSION = 7;
 
 /** A word that occurs in no generated text except where it is planted. */
 export const RARE_TERM = "quokkafjord";

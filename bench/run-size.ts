@@ -67,11 +67,16 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const serverUrl = process.env.LCM_BENCH_POSTGRES_URL;
 const loadBefore = loadavg()[0]!;
 const scratchName = (label: string) => `lcm_bench_${label}_n${size}_${process.pid}`;
+// What this run stores aside goes to a directory of its own, removed with its working database: the dataset's files
+// (recorded relative to its folder, or absolute in a PostgreSQL copy) are read where the build wrote them, and no
+// run's maintain sweeps them or leaves its own files among them.
+const runFiles = join(DATA_DIR, `work-n${size}-${process.pid}-files`);
+rmSync(runFiles, { recursive: true, force: true });
 let target: BenchTarget;
 let load: LoadFigures | null = null;
 let firstSearches: PhaseResult[] | undefined;
 if (serverUrl) {
-  target = { kind: "postgres", url: await createDatabase(serverUrl, scratchName("history")) };
+  target = { kind: "postgres", url: await createDatabase(serverUrl, scratchName("history")), filesDirectory: runFiles };
   const copied = await copyDataset(datasetPaths(seed, size).database, target.url, log);
   log(`  ${sizeLabel(size)}: copied ${copied.copiedRows.toLocaleString("en")} rows into PostgreSQL in ${copied.copySeconds} s`);
   // The first searches after a bulk ingest meet exactly this: every message copied, none indexed yet.
@@ -82,7 +87,7 @@ if (serverUrl) {
   log(`  ${sizeLabel(size)}: indexed ${indexed.indexedMessages.toLocaleString("en")} messages in ${indexed.indexSeconds} s, VACUUM ANALYZE ${indexed.vacuumSeconds} s`);
   load = { ...copied, ...indexed };
 } else {
-  target = { kind: "sqlite", databasePath: workingCopy(seed, size) };
+  target = { kind: "sqlite", databasePath: workingCopy(seed, size), filesDirectory: runFiles };
 }
 const host = new BenchHost(targetConfig(target));
 const scratchDatabase = async (label: string): Promise<ScratchDatabase> => {
@@ -117,9 +122,12 @@ const sqliteVersion = target.kind === "sqlite"
   : (await context.db.get<{ version: string }>("SELECT current_setting('server_version') AS version"))!.version;
 await closeShared(target);
 // LCM_BENCH_KEEP=1 keeps the working copy or database (its path or URL is logged) to look into a result afterwards.
-if (process.env.LCM_BENCH_KEEP === "1") log(`kept the working database: ${target.kind === "sqlite" ? target.databasePath : target.url}`);
-else if (target.kind === "sqlite") removeDatabase(target.databasePath);
-else await dropDatabase(serverUrl!, scratchName("history"));
+if (process.env.LCM_BENCH_KEEP === "1") log(`kept the working database: ${target.kind === "sqlite" ? target.databasePath : target.url} (files: ${runFiles})`);
+else {
+  if (target.kind === "sqlite") removeDatabase(target.databasePath);
+  else await dropDatabase(serverUrl!, scratchName("history"));
+  rmSync(runFiles, { recursive: true, force: true });
+}
 const result: SizeResult = {
   size,
   label: sizeLabel(size),

@@ -113,7 +113,7 @@ if (server) {
 try {
   for (const size of values["report-only"] ? [] : sizes) {
     const started = performance.now();
-    if (values.rebuild) for (const path of Object.values(datasetPaths(seed, size))) rmSync(path, { force: true });
+    if (values.rebuild) for (const path of Object.values(datasetPaths(seed, size))) rmSync(path, { recursive: true, force: true });
     const build = JSON.parse(child("build-dataset.ts", [String(seed), String(size)]).trim().split("\n").at(-1)!) as {
       cached: boolean;
       manifest: DatasetManifest;

@@ -18,6 +18,7 @@ import { BenchHost } from "../host.js";
 import { startLoopProbe } from "../loop-probe.js";
 import { latencyOf, Phase, type PhaseResult, pending, round } from "../measure.js";
 import { DATA_DIR } from "../paths.js";
+import { WalSampler } from "../wal-sampler.js";
 
 const SEARCH_EVERY_MS = 1_000;
 
@@ -27,15 +28,18 @@ export async function runBacklogIndexPhase(context: BenchContext): Promise<Phase
   removeDatabase(path);
   copyFileSync(datasetPaths(context.manifest.seed, context.manifest.size).database, path, constants.COPYFILE_FICLONE);
   try {
-    return [await measureBacklogIndexing(path)];
+    return [await measureBacklogIndexing(path, context.target.filesDirectory)];
   } finally {
     closeSharedDatabase(path);
     removeDatabase(path);
   }
 }
 
-/** Empties the indexes of the database at `path` and measures the worker indexing it all again. */
-export async function measureBacklogIndexing(path: string, log: (line: string) => void = () => {}): Promise<PhaseResult> {
+/**
+ * Empties the indexes of the database at `path` and measures the worker indexing it all again; what it stores aside
+ * goes to `filesDirectory` (its stored files are read where their recorded paths say).
+ */
+export async function measureBacklogIndexing(path: string, filesDirectory: string, log: (line: string) => void = () => {}): Promise<PhaseResult> {
   const db = openSharedDatabase(path);
   const index = new SqliteSearchIndex(db);
   await index.rebuild("messages_fts"); // messages, summaries, stored content and the term dictionary start over
@@ -43,7 +47,7 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
   const session = db.get<{ agent_id: string; session_key: string; session_id: string }>(
     "SELECT agent_id, session_key, session_id FROM conversations ORDER BY message_count DESC LIMIT 1",
   )!;
-  const host = new BenchHost(benchConfig(path));
+  const host = new BenchHost(benchConfig(path, filesDirectory));
   const tool = host.tool("lcm_grep", { agentId: session.agent_id, sessionKey: session.session_key, sessionId: session.session_id })!;
   // The search phase's kinds of query in turn (bench/phases/search.ts): a rare word, the most common word by recency
   // and by relevance, a rare regex.
@@ -57,8 +61,13 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
   const phase = new Phase("backlog.index");
   const writtenBefore = writtenBytes();
   const probe = startLoopProbe();
+  // The log the worker's commits grow, whose checkpoints the searches' readers may hold back.
+  const files = new WalSampler(path).start(50);
   const started = performance.now();
-  if (!(await index.indexBacklogInBackground(host.logger as never, 1))) return phase.abandon("pending", "the backlog worker did not start");
+  if (!(await index.indexBacklogInBackground(host.logger as never, 1))) {
+    files.stop();
+    return phase.abandon("pending", "the backlog worker did not start");
+  }
   const thread = db.backlogIndexer as BacklogIndexThread;
   let truncated = 0;
   let hits = 0;
@@ -77,6 +86,7 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
   await thread.exited;
   const seconds = (performance.now() - started) / 1000;
   const loop = probe.stop();
+  const sizes = files.stop();
   const written = writtenBytes() - writtenBefore;
   const fileBytes = statSync(path).size + (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0);
   return phase.finish({
@@ -87,6 +97,7 @@ export async function measureBacklogIndexing(path: string, log: (line: string) =
       ...Object.fromEntries([...byCase].map(([name, samples]) => [`${name}P95Ms`, latencyOf(samples).p95])),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       writtenBytes: written, writtenPerTextByte: round(written / text.bytes, 2), filePerTextByte: round(fileBytes / text.bytes, 3),
+      maxWalMb: round(sizes.maxWalBytes / 2 ** 20, 1),
     },
   });
 }

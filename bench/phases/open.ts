@@ -52,7 +52,7 @@ async function coldOpenNewProcess(context: BenchContext): Promise<PhaseResult> {
     const started = performance.now();
     const output = execFileSync(
       process.execPath,
-      [...scriptArgs(import.meta.url, "../cold-open-child"), locationOf(context.target), main.sessionId, main.sessionKey],
+      [...scriptArgs(import.meta.url, "../cold-open-child"), locationOf(context.target), context.target.filesDirectory, main.sessionId, main.sessionKey],
       { encoding: "utf8", cwd: ROOT },
     );
     processSamples.push(performance.now() - started);

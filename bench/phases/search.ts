@@ -77,7 +77,7 @@ async function firstSearchAfterBulkIngest(context: BenchContext): Promise<PhaseR
     reset.run("UPDATE search_index_state SET through = 0 WHERE name = 'messages_fts'");
   });
   // The connection stays open: the host's engine shares it, so opening the file is not part of what is timed.
-  const host = new BenchHost(benchConfig(path));
+  const host = new BenchHost(benchConfig(path, context.target.filesDirectory));
   try {
     return await measureFirstSearches(host, conversationOf(context, "main"), waiting);
   } finally {
