@@ -10,10 +10,9 @@ import { constants, copyFileSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { BacklogIndexThread } from "../../src/sqlite/backlog-index-thread.js";
 import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
-import type { Database } from "../../src/sqlite/database.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import type { BenchContext } from "../context.js";
-import { benchConfig, datasetPaths, removeDatabase } from "../dataset.js";
+import { benchConfig, datasetPaths, foldLog, removeDatabase } from "../dataset.js";
 import { COMMON_TERM, RARE_PATTERN, RARE_TERM } from "../generate.js";
 import { BenchHost } from "../host.js";
 import { startLoopProbe } from "../loop-probe.js";
@@ -47,7 +46,7 @@ export async function measureBacklogIndexing(path: string, filesDirectory: strin
   // The emptying is one transaction: its log (5.5 GB at 10M) is folded into the file here, before the clock starts.
   // Left in place, its checkpoint ran during the measured run: it counted in the bytes written, the log's size and the
   // file's, and its I/O fell under the searches.
-  foldLog(db);
+  foldLog(path);
   const text = db.get<{ bytes: number; n: number }>("SELECT sum(length(CAST(content AS BLOB))) AS bytes, count(*) AS n FROM messages")!;
   const session = db.get<{ agent_id: string; session_key: string; session_id: string }>(
     "SELECT agent_id, session_key, session_id FROM conversations ORDER BY message_count DESC LIMIT 1",
@@ -117,14 +116,3 @@ function threadCpuMs(): number {
 function writtenBytes(): number {
   return Number(/write_bytes:\s*(\d+)/.exec(readFileSync("/proc/self/io", "utf8"))?.[1] ?? 0);
 }
-
-/** Copies the whole log into the file and truncates it, waiting for the checkpoint worker if it is at work. */
-function foldLog(db: Database): void {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const result = db.get<{ busy: number }>("PRAGMA wal_checkpoint(TRUNCATE)");
-    if (result?.busy === 0) return;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-  }
-  throw new Error("the log of the emptied indexes could not be folded into the file");
-}
-
