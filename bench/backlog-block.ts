@@ -6,11 +6,11 @@
  * made beside the dataset, whose stored files are recorded relative to its folder; what it stores aside goes to a
  * directory of its own.
  */
-import { copyFileSync, rmSync } from "node:fs";
+import { copyFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { closeSharedDatabase } from "../src/sqlite/connection-registry.js";
-import { removeDatabase } from "./dataset.js";
+import { copyFilesDirectory, removeDatabase } from "./dataset.js";
 import { measureBacklogIndexing } from "./phases/backlog-index.js";
 
 const source = process.argv[2];
@@ -19,10 +19,9 @@ const path = join(dirname(source), `backlog-block-${process.pid}.db`);
 copyFileSync(source, path);
 const loadBefore = loadavg()[0]!;
 try {
-  const result = await measureBacklogIndexing(path, `${path}-files`, (line) => process.stderr.write(`${line}\n`));
+  const result = await measureBacklogIndexing(path, copyFilesDirectory(path), (line) => process.stderr.write(`${line}\n`));
   console.log(JSON.stringify({ ...result, loadAverage: { before: loadBefore, after: loadavg()[0] } }, null, 1));
 } finally {
   closeSharedDatabase(path);
   removeDatabase(path);
-  rmSync(`${path}-files`, { recursive: true, force: true });
 }

@@ -15,7 +15,7 @@ import type { IndexProgress, SearchIndex } from "../src/store/search-index.js";
 /**
  * A database the bench drives. `filesDirectory`: where its plugin stores files aside; the dataset's own
  * (datasetPaths) while it is built, then one per run for a working copy (it reads the dataset's files where their
- * recorded paths say) and one per scratch database. Never one shared by two databases: the plugin's maintain removes
+ * recorded paths say), one per copy a phase makes (copyFilesDirectory) and one per scratch database. Never one shared by two databases: the plugin's maintain removes
  * the files of a conversation directory that its database has no row for, and every database has a conversation 1.
  */
 export type BenchTarget = ({ kind: "sqlite"; databasePath: string } | { kind: "postgres"; url: string }) & { filesDirectory: string };

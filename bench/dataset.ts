@@ -334,6 +334,13 @@ export function workingCopy(seed: number, size: number): string {
   return target;
 }
 
+/** The files directory of a bench copy of a dataset at `path` (its own: BenchTarget), removed with it. */
+export function copyFilesDirectory(path: string): string {
+  return `${path}-files`;
+}
+
+/** Removes the database at `path`, its log, and the files directory of a copy (copyFilesDirectory). */
 export function removeDatabase(path: string): void {
   for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  rmSync(copyFilesDirectory(path), { recursive: true, force: true });
 }

@@ -70,13 +70,12 @@ const scratchName = (label: string) => `lcm_bench_${label}_n${size}_${process.pi
 // What this run stores aside goes to a directory of its own, removed with its working database: the dataset's files
 // (recorded relative to its folder, or absolute in a PostgreSQL copy) are read where the build wrote them, and no
 // run's maintain sweeps them or leaves its own files among them.
-const runFiles = join(DATA_DIR, `work-n${size}-${process.pid}-files`);
-rmSync(runFiles, { recursive: true, force: true });
+const runFiles = ownFilesDirectory(`work-n${size}-${process.pid}-files`);
 let target: BenchTarget;
 let load: LoadFigures | null = null;
 let firstSearches: PhaseResult[] | undefined;
 if (serverUrl) {
-  target = { kind: "postgres", url: await createDatabase(serverUrl, scratchName("history")), filesDirectory: runFiles };
+  target = { kind: "postgres", url: await createDatabase(serverUrl, scratchName("history")), filesDirectory: runFiles.path };
   const copied = await copyDataset(datasetPaths(seed, size).database, target.url, log);
   log(`  ${sizeLabel(size)}: copied ${copied.copiedRows.toLocaleString("en")} rows into PostgreSQL in ${copied.copySeconds} s`);
   // The first searches after a bulk ingest meet exactly this: every message copied, none indexed yet.
@@ -87,24 +86,22 @@ if (serverUrl) {
   log(`  ${sizeLabel(size)}: indexed ${indexed.indexedMessages.toLocaleString("en")} messages in ${indexed.indexSeconds} s, VACUUM ANALYZE ${indexed.vacuumSeconds} s`);
   load = { ...copied, ...indexed };
 } else {
-  target = { kind: "sqlite", databasePath: workingCopy(seed, size), filesDirectory: runFiles };
+  target = { kind: "sqlite", databasePath: workingCopy(seed, size), filesDirectory: runFiles.path };
 }
 const host = new BenchHost(targetConfig(target));
 const scratchDatabase = async (label: string): Promise<ScratchDatabase> => {
   // Its own files directory: a scratch database's conversations are not the dataset's (BenchTarget).
-  const filesDirectory = join(DATA_DIR, `${label}-n${size}-${process.pid}-files`);
-  rmSync(filesDirectory, { recursive: true, force: true });
-  const dropFiles = () => rmSync(filesDirectory, { recursive: true, force: true });
+  const files = ownFilesDirectory(`${label}-n${size}-${process.pid}-files`);
   if (serverUrl) {
     const name = scratchName(label);
     return {
-      target: { kind: "postgres", url: await createDatabase(serverUrl, name), filesDirectory },
-      drop: async () => { await dropDatabase(serverUrl, name); dropFiles(); },
+      target: { kind: "postgres", url: await createDatabase(serverUrl, name), filesDirectory: files.path },
+      drop: async () => { await dropDatabase(serverUrl, name); files.remove(); },
     };
   }
   const databasePath = join(DATA_DIR, `${label}-n${size}-${process.pid}.db`);
   removeDatabase(databasePath);
-  return { target: { kind: "sqlite", databasePath, filesDirectory }, drop: async () => { removeDatabase(databasePath); dropFiles(); } };
+  return { target: { kind: "sqlite", databasePath, filesDirectory: files.path }, drop: async () => { removeDatabase(databasePath); files.remove(); } };
 };
 const context: BenchContext = { host, target, db: openBenchDatabase(target), manifest, repetitions, log, scratchDatabase, firstSearches };
 const phases: PhaseResult[] = [];
@@ -122,11 +119,11 @@ const sqliteVersion = target.kind === "sqlite"
   : (await context.db.get<{ version: string }>("SELECT current_setting('server_version') AS version"))!.version;
 await closeShared(target);
 // LCM_BENCH_KEEP=1 keeps the working copy or database (its path or URL is logged) to look into a result afterwards.
-if (process.env.LCM_BENCH_KEEP === "1") log(`kept the working database: ${target.kind === "sqlite" ? target.databasePath : target.url} (files: ${runFiles})`);
+if (process.env.LCM_BENCH_KEEP === "1") log(`kept the working database: ${target.kind === "sqlite" ? target.databasePath : target.url} (files: ${runFiles.path})`);
 else {
   if (target.kind === "sqlite") removeDatabase(target.databasePath);
   else await dropDatabase(serverUrl!, scratchName("history"));
-  rmSync(runFiles, { recursive: true, force: true });
+  runFiles.remove();
 }
 const result: SizeResult = {
   size,
@@ -179,3 +176,10 @@ async function runGroup(group: string): Promise<PhaseResult[]> {
   }
 }
 
+/** A files directory of this process's own under the bench's data directory, emptied now; `remove` deletes it. */
+function ownFilesDirectory(name: string): { path: string; remove: () => void } {
+  const path = join(DATA_DIR, name);
+  const remove = () => rmSync(path, { recursive: true, force: true });
+  remove();
+  return { path, remove };
+}

@@ -12,7 +12,7 @@ import type { BacklogIndexThread } from "../../src/sqlite/backlog-index-thread.j
 import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import type { BenchContext } from "../context.js";
-import { benchConfig, datasetPaths, foldLog, removeDatabase } from "../dataset.js";
+import { benchConfig, copyFilesDirectory, datasetPaths, foldLog, removeDatabase } from "../dataset.js";
 import { COMMON_TERM, RARE_PATTERN, RARE_TERM } from "../generate.js";
 import { BenchHost } from "../host.js";
 import { startLoopProbe } from "../loop-probe.js";
@@ -28,7 +28,7 @@ export async function runBacklogIndexPhase(context: BenchContext): Promise<Phase
   removeDatabase(path);
   copyFileSync(datasetPaths(context.manifest.seed, context.manifest.size).database, path, constants.COPYFILE_FICLONE);
   try {
-    return [await measureBacklogIndexing(path, context.target.filesDirectory)];
+    return [await measureBacklogIndexing(path, copyFilesDirectory(path))];
   } finally {
     closeSharedDatabase(path);
     removeDatabase(path);
@@ -65,7 +65,7 @@ export async function measureBacklogIndexing(path: string, filesDirectory: strin
   const phase = new Phase("backlog.index");
   const writtenBefore = writtenBytes();
   const probe = startLoopProbe();
-  // The log the worker's commits grow, whose checkpoints the searches' readers may hold back.
+  // The largest log during the run (the worker's commits, the main connection's checkpoints).
   const files = new WalSampler(path).start(50);
   const started = performance.now();
   if (!(await index.indexBacklogInBackground(host.logger as never, 1))) {

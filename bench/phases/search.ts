@@ -14,7 +14,7 @@ import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connec
 import type { AgentTool } from "../../src/host/openclaw-types.js";
 import type { ConversationInfo } from "../dataset.js";
 import { type BenchContext, conversationOf, wantsSample } from "../context.js";
-import { benchConfig, datasetPaths, removeDatabase } from "../dataset.js";
+import { benchConfig, copyFilesDirectory, datasetPaths, removeDatabase } from "../dataset.js";
 import { COMMON_PATTERN, COMMON_TERM, RARE_PATTERN, RARE_TERM } from "../generate.js";
 import { BenchHost } from "../host.js";
 import { Phase, type PhaseResult, pending } from "../measure.js";
@@ -77,7 +77,7 @@ async function firstSearchAfterBulkIngest(context: BenchContext): Promise<PhaseR
     reset.run("UPDATE search_index_state SET through = 0 WHERE name = 'messages_fts'");
   });
   // The connection stays open: the host's engine shares it, so opening the file is not part of what is timed.
-  const host = new BenchHost(benchConfig(path, context.target.filesDirectory));
+  const host = new BenchHost(benchConfig(path, copyFilesDirectory(path)));
   try {
     return await measureFirstSearches(host, conversationOf(context, "main"), waiting);
   } finally {
