@@ -70,7 +70,7 @@ const STORAGE_SOURCES = [
   "src/sqlite/connection-registry.ts", "src/messages/message-codec.ts", "src/sqlite/sqlite-store.ts", "src/sqlite/sqlite-search-index.ts",
   "src/text/text-analysis.ts", "src/messages/searchable-text.ts", "src/sqlite/sqlite-file-index.ts", "src/text/content-chunks.ts",
   "src/sqlite/sqlite-term-dictionary.ts", "src/large-files/large-file-interceptor.ts",
-  "src/sqlite/wal-checkpointer.ts",
+  "src/sqlite/wal-checkpointer.ts", "src/sqlite/search-scope.ts",
 ];
 
 export function schemaKey(): string {

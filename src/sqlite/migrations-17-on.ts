@@ -2,7 +2,8 @@
  * Schema migrations from 17 on (a shipped migration is never edited). 17: the lease that lets one process's worker
  * thread index a backlog at a time (specs/030-ten-million.md). 18: the trigram index a search reads a backlog through
  * while the worker indexes it (spec 030, Design 2b). 19: the backlog's blocks, a coarse filter the worker builds
- * before that index (spec 030, Design 2c).
+ * before that index (spec 030, Design 2c). 20: each message and summary indexed with its conversation's token, so a
+ * search within a conversation skips the others' matches inside FTS5 (sqlite/search-scope.ts).
  */
 import type { Migration } from "./migration.js";
 
@@ -63,6 +64,21 @@ export const MIGRATIONS_17_ON: readonly Migration[] = [
         bloom    BLOB NOT NULL
       );
       INSERT INTO search_index_state (name, through) VALUES ('backlog_blocks', 0);
+    `,
+  },
+  {
+    version: 20,
+    name: "conversation tokens in the full-text indexes, from the next row indexed on",
+    // From now on the indexer appends `§c<conversation id>` to each message's and summary's `derived` column
+    // (sqlite/search-scope.ts); a search within a few conversations ANDs its MATCH with theirs. Rows already indexed
+    // keep no token: '<index>_scoped' is the lowest id from which every indexed row has one (the watermark plus one;
+    // a rebuilt index sets it to 1), and reads below it go without the token. Nothing is re-indexed here: a 10M
+    // history would take a quarter of an hour. Down: none; the rows are ignored by an older version.
+    up: `
+      INSERT INTO search_index_state (name, through)
+        SELECT 'messages_fts_scoped', through + 1 FROM search_index_state WHERE name = 'messages_fts';
+      INSERT INTO search_index_state (name, through)
+        SELECT 'summaries_fts_scoped', through + 1 FROM search_index_state WHERE name = 'summaries_fts';
     `,
   },
 ];

@@ -45,6 +45,9 @@ import { BACKLOG_BLOCK_ROWS, BacklogBlocks } from "./sqlite-backlog-blocks.js";
 import { BacklogTrigram, trigramExpression } from "./sqlite-backlog-trigram.js";
 import { readVarints, requirementExpression, SqliteTextSearch } from "./sqlite-text-search.js";
 import {
+  matchingShare, SCOPED_REGEX_SHARE, scopedFrom, scopedReads, scopeExpression, scopePays, scopeShare,
+} from "./search-scope.js";
+import {
   candidatePage,
   containsClause,
   filterParams,
@@ -109,15 +112,20 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async messageTextCandidates(
     prepared: PreparedTextQuery, filter: TextFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<MessageHitRow>> {
-    const rows = this.db.rows<MessageTextSql>(
+    const read = (match: string, part: { from: number; to: number }, partLimit: number) => this.db.rows<MessageTextSql>(
       `SELECT ${MESSAGE_HIT}, m.content, ${argumentSpansSql("m")} AS spans, d.sz AS size
        FROM messages_fts CROSS JOIN messages m ON m.message_id = messages_fts.rowid
          CROSS JOIN messages_fts_docsize d ON d.id = messages_fts.rowid
        WHERE messages_fts MATCH ? AND messages_fts.rowid >= ? AND messages_fts.rowid <= ?
          AND ${MESSAGE_FILTER} AND m.seq BETWEEN ? AND ?
        ORDER BY messages_fts.rowid DESC LIMIT ?`,
-      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter),
-      filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, limit,
+      match, part.from, part.to, ...filterParams(filter), filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, partLimit,
+    );
+    const scope = scopeExpression(filter.conversationIds);
+    const pays = scope !== null && scopePays(scopeShare(this.db, "messages_fts", filter.conversationIds, prepared.indexedThrough), matchingShare(prepared, selection));
+    const rows = scopedReads(
+      this.text.expression(prepared, selection), pays ? scope : null, scopedFrom(this.db, "messages_fts"),
+      { from: window.from, to: Math.min(window.to, prepared.indexedThrough) }, limit, read,
     );
     return {
       rows: rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans), rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
@@ -128,13 +136,19 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async summaryTextCandidates(
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<SummaryHitRow>> {
-    const rows = this.db.rows<SummaryTextSql>(
+    const read = (match: string, part: { from: number; to: number }, partLimit: number) => this.db.rows<SummaryTextSql>(
       `SELECT ${SUMMARY_HIT}, s.content, d.sz AS size
        FROM summaries_fts CROSS JOIN summaries s ON s.id = summaries_fts.rowid
          CROSS JOIN summaries_fts_docsize d ON d.id = summaries_fts.rowid
        WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? AND summaries_fts.rowid <= ? AND ${SUMMARY_FILTER}
        ORDER BY summaries_fts.rowid DESC LIMIT ?`,
-      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter), limit,
+      match, part.from, part.to, ...filterParams(filter), partLimit,
+    );
+    const scope = scopeExpression(filter.conversationIds);
+    const pays = scope !== null && scopePays(scopeShare(this.db, "summaries_fts", filter.conversationIds, prepared.indexedThrough), matchingShare(prepared, selection));
+    const rows = scopedReads(
+      this.text.expression(prepared, selection), pays ? scope : null, scopedFrom(this.db, "summaries_fts"),
+      { from: window.from, to: Math.min(window.to, prepared.indexedThrough) }, limit, read,
     );
     return {
       rows: rows.map((row) => ({ ...toSummaryHit(row), text: row.content, rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
@@ -201,19 +215,20 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
     const match = requirementExpression(requirement);
     if (match === null) return { rows: [], next: null, oldestExamined: null };
+    const part = scopedPart(this.db, "messages_fts", match, filter, below);
     const rows = this.db.rows<Candidate<MessageHitSql> & { content: string | null; spans: string | null }>(
       `SELECT c.rowid AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER}) AS in_scope,
          CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS content,
          CASE WHEN ${MESSAGE_FILTER} THEN ${argumentSpansSql("m")} END AS spans
-       FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
+       FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?) c
        CROSS JOIN messages m ON m.message_id = c.rowid
        ORDER BY c.rowid DESC`,
-      ...filterParams(filter), ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+      ...filterParams(filter), ...filterParams(filter), ...filterParams(filter), part.match, below ?? MAX_TIME, part.from, pageSize,
     );
-    return candidatePage(
+    return part.page(candidatePage(
       rows.map((row) => ({ ...row, text: row.content === null ? null : toSearchableText(row.content, row.spans) })),
       pageSize, toMessageHit, (row) => row.created_at,
-    );
+    ));
   }
 
   async messageTermsEndingWith(fragments: readonly string[], limit: number): Promise<Map<string, string[] | null>> {
@@ -233,15 +248,16 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
     const match = requirementExpression(requirement);
     if (match === null) return { rows: [], next: null, oldestExamined: null };
+    const part = scopedPart(this.db, "summaries_fts", match, filter, below);
     const rows = this.db.all<Candidate<SummaryHitSql>>(
       `SELECT c.rowid AS candidate, ${SUMMARY_HIT}, 0 AS rank, (${SUMMARY_FILTER}) AS in_scope,
          CASE WHEN ${SUMMARY_FILTER} THEN s.content END AS text
-       FROM (SELECT rowid FROM summaries_fts WHERE summaries_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?) c
+       FROM (SELECT rowid FROM summaries_fts WHERE summaries_fts MATCH ? AND rowid < ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?) c
        CROSS JOIN summaries s ON s.id = c.rowid
        ORDER BY c.rowid DESC`,
-      ...filterParams(filter), ...filterParams(filter), match, below ?? MAX_TIME, pageSize,
+      ...filterParams(filter), ...filterParams(filter), part.match, below ?? MAX_TIME, part.from, pageSize,
     );
-    return candidatePage(rows, pageSize, toSummaryHit, (row) => row.latest_at);
+    return part.page(candidatePage(rows, pageSize, toSummaryHit, (row) => row.latest_at));
   }
 
   async scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]> {
@@ -450,4 +466,26 @@ function readTogether<T>(db: Database, body: () => T): T {
   } finally {
     db.raw.exec("COMMIT");
   }
+}
+
+/**
+ * A page of regex candidates below `below`: through the conversations' tokens down to where they start
+ * (search-scope.ts) when the filter names few enough conversations and their rows are under SCOPED_REGEX_SHARE of
+ * the index's, then, from there down, without. `page` makes a scoped page that ran out continue below the
+ * tokens.
+ */
+function scopedPart(
+  db: Database, table: IndexTable, match: string, filter: SearchFilter, below: number | null,
+): { match: string; from: number; page: <Row>(page: CandidatePage<Row>) => CandidatePage<Row> } {
+  const unscoped = { match, from: 0, page: <Row>(page: CandidatePage<Row>) => page };
+  const scope = scopeExpression(filter.conversationIds);
+  const scopedFromId = scopedFrom(db, table);
+  const through = db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = ?", table)!.through;
+  const top = Math.min((below ?? MAX_TIME) - 1, through);
+  if (scope === null || top < scopedFromId || scopeShare(db, table, filter.conversationIds, through) >= SCOPED_REGEX_SHARE) return unscoped;
+  return {
+    match: `(${match}) AND ${scope}`,
+    from: scopedFromId,
+    page: (page) => (page.next === null && scopedFromId > 1 ? { ...page, next: scopedFromId } : page),
+  };
 }

@@ -32,6 +32,7 @@ import { SqliteFileIndex } from "./sqlite-file-index.js";
 import { BACKLOG_WORKER_MESSAGES, BacklogIndexThread, type WorkerEntry } from "./backlog-index-thread.js";
 import type { Logger } from "../contracts.js";
 import { TermDictionary } from "./sqlite-term-dictionary.js";
+import { scopeStateName, withScopeToken } from "./search-scope.js";
 import { BacklogBlocks } from "./sqlite-backlog-blocks.js";
 import { BACKLOG_TRIGRAM, BacklogTrigram } from "./sqlite-backlog-trigram.js";
 
@@ -116,6 +117,9 @@ const SOURCES: Record<IndexTable, { table: string; id: string; newest: string; t
   },
   summaries_fts: { table: "summaries m", id: "m.id", newest: "SELECT max(id) FROM summaries", text: "m.content", spans: "NULL" },
 };
+
+/** A row waiting to be indexed: its id, stored text, tool-call argument spans and conversation. */
+type PendingRow = [id: number, content: string, spans: string | null, conversationId: number];
 
 export class SqliteSearchIndex implements SearchIndex {
   private readonly dictionary: TermDictionary;
@@ -210,6 +214,8 @@ export class SqliteSearchIndex implements SearchIndex {
       for (const name of tables) {
         this.db.run(`INSERT INTO ${name} (${name}) VALUES ('delete-all')`);
         this.db.run("UPDATE search_index_state SET through = 0 WHERE name = ?", name);
+        // Every row is indexed again, each with its conversation's token (search-scope.ts).
+        this.db.run("UPDATE search_index_state SET through = 1 WHERE name = ?", scopeStateName(name));
       }
       if (table === "messages_fts") {
         this.db.run("DELETE FROM search_terms");
@@ -311,13 +317,13 @@ export class SqliteSearchIndex implements SearchIndex {
     return indexed;
   }
 
-  /** The watermark of `table` and up to `limit` rows above it, oldest first, with their text and tool-call spans. */
-  private pendingRows(table: IndexTable, limit: number): { through: number; rows: [number, string, string | null][] } {
+  /** The watermark of `table` and up to `limit` rows above it, oldest first, with their text, tool-call spans and conversation. */
+  private pendingRows(table: IndexTable, limit: number): { through: number; rows: PendingRow[] } {
     const source = SOURCES[table];
     const through = this.through(table);
     if (table === "messages_fts") this.dictionary.forgetIfStartedOver(through);
-    const rows = this.db.tuples<[number, string, string | null]>(
-      `SELECT ${source.id}, ${source.text}, ${source.spans} FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
+    const rows = this.db.tuples<PendingRow>(
+      `SELECT ${source.id}, ${source.text}, ${source.spans}, m.conversation_id FROM ${source.table} WHERE ${source.id} > ? ORDER BY ${source.id} LIMIT ?`,
       through, limit,
     );
     return { through, rows };
@@ -338,7 +344,7 @@ export class SqliteSearchIndex implements SearchIndex {
     const started = performance.now();
     let last = through;
     let indexed = 0;
-    for (const [id, content, spans] of rows) {
+    for (const [id, content, spans, conversationId] of rows) {
       chunkWords.startRow();
       const document = analyzeDocument(toSearchableText(content, spans), chunkWords);
       // Long tool outputs, and words new to the dictionary (listed below, in this transaction), cost more than the
@@ -361,7 +367,7 @@ export class SqliteSearchIndex implements SearchIndex {
           return 0;
         }
       }
-      this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, id, document.words, document.derived);
+      this.db.run(`INSERT INTO ${table} (rowid, words, derived) VALUES (?, ?, ?)`, id, document.words, withScopeToken(document.derived, conversationId));
       last = id;
       indexed++;
     }
@@ -379,9 +385,10 @@ export class SqliteSearchIndex implements SearchIndex {
     const { through, rows } = this.pendingRows(table, limit);
     if (rows.length === 0) return 0;
     const chunkWords = this.dictionary.chunkWords();
-    const documents = rows.map(([id, content, spans]) => {
+    const documents = rows.map(([id, content, spans, conversationId]) => {
       chunkWords.startRow();
-      return { id, ...analyzeDocument(toSearchableText(content, spans), chunkWords) };
+      const document = analyzeDocument(toSearchableText(content, spans), chunkWords);
+      return { id, words: document.words, derived: withScopeToken(document.derived, conversationId) };
     });
     const started = performance.now();
     let writing = 0;
@@ -410,14 +417,16 @@ export class SqliteSearchIndex implements SearchIndex {
   reindexSummaryText(summaryRowId: number, added: string[]): void {
     if (summaryRowId > this.through("summaries_fts")) return;
     this.db.run("DELETE FROM summaries_fts WHERE rowid = ?", summaryRowId);
-    const row = this.db.get<{ content: string }>("SELECT content FROM summaries WHERE id = ?", summaryRowId);
+    const row = this.db.get<{ content: string; conversation_id: number }>("SELECT content, conversation_id FROM summaries WHERE id = ?", summaryRowId);
     if (!row) return;
     const started = performance.now();
     this.dictionary.startChunk();
     const words = this.dictionary.chunkWords();
     words.startRow();
     const document = analyzeDocument(toSearchableText(row.content, null), words);
-    this.db.run("INSERT INTO summaries_fts (rowid, words, derived) VALUES (?, ?, ?)", summaryRowId, document.words, document.derived);
+    this.db.run(
+      "INSERT INTO summaries_fts (rowid, words, derived) VALUES (?, ?, ?)", summaryRowId, document.words, withScopeToken(document.derived, row.conversation_id),
+    );
     this.dictionary.list(words, added, { started, loopMs: performance.now() - started, unknownWords: words.unknown });
   }
 

@@ -25,6 +25,8 @@ export function sessionOf(agentId: string, name: string): Session {
 
 export interface RecallEnvOptions {
   config?: Record<string, unknown>;
+  /** A database file made beforehand (an older schema, say); a fresh one by default. */
+  databasePath?: string;
   subagent?: SubagentRuntime;
   llm?: HostLlm;
 }
@@ -32,7 +34,7 @@ export interface RecallEnvOptions {
 let advancement = 0;
 
 export function createRecallEnv(options: RecallEnvOptions = {}) {
-  const databasePath = tempDatabasePath();
+  const databasePath = options.databasePath ?? tempDatabasePath();
   const api = new FakePluginApi(
     { databasePath, ...options.config },
     { ...(options.subagent ? { subagent: options.subagent } : {}), ...(options.llm ? { llm: options.llm } : {}) },
