@@ -71,19 +71,22 @@ export function scopedFrom(db: Database, table: ScopedIndex): number {
     ?? Number.MAX_SAFE_INTEGER;
 }
 
-/**
- * The share of `table`'s indexed rows (ids up to `through`) that belong to `conversationIds`: their message counts
- * (kept on each conversation), or their summaries counted (an index range per conversation). Over the whole index, not
- * a window: sampling a window's tokens costs as much as reading it (FTS5 walks a doclist down to a window's upper
- * bound, 6.7 ms at 1M for a bound three quarters of the way up).
- */
-export function scopeShare(db: Database, table: ScopedIndex, conversationIds: readonly number[], through: number): number {
-  const rows = table === "messages_fts"
+/** Rows of `table`'s source in `conversationIds`: their message counts (kept on each conversation), or their summaries counted (an index range each). */
+export function scopeRows(db: Database, table: ScopedIndex, conversationIds: readonly number[]): number {
+  return table === "messages_fts"
     ? db.get<{ n: number | null }>(
         "SELECT sum(message_count) AS n FROM conversations WHERE conversation_id IN (SELECT value FROM json_each(?))", JSON.stringify(conversationIds),
       )!.n ?? 0
     : db.get<{ n: number }>("SELECT count(*) AS n FROM summaries WHERE conversation_id IN (SELECT value FROM json_each(?))", JSON.stringify(conversationIds))!.n;
-  return Math.min(1, rows / Math.max(1, through));
+}
+
+/**
+ * The share of `table`'s indexed rows (ids up to `through`) in `conversationIds` (scopeRows). Over the whole index, not
+ * a window: sampling a window's tokens costs as much as reading it (FTS5 walks a doclist down to a window's upper
+ * bound, 6.7 ms at 1M for a bound three quarters of the way up).
+ */
+export function scopeShare(db: Database, table: ScopedIndex, conversationIds: readonly number[], through: number): number {
+  return Math.min(1, scopeRows(db, table, conversationIds) / Math.max(1, through));
 }
 
 /**

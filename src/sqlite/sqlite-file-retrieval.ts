@@ -7,6 +7,7 @@
  *   | SEARCH f USING INTEGER PRIMARY KEY (rowid=?) | SEARCH l USING INDEX sqlite_autoindex_large_files_1 (file_id=?)
  */
 import type { Database } from "./database.js";
+import { windowRows } from "./fts-window.js";
 import type { ConversationId, FileId, MessageId } from "../records.js";
 import type {
   CandidatePage,
@@ -72,14 +73,17 @@ export class SqliteFileRetrieval {
   async textCandidates(
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<FileChunkHitRow>> {
-    const rows = this.db.rows<ChunkHitSql & { size: Uint8Array | null }>(
-      `SELECT ${CHUNK_HIT}, d.sz AS size
-       FROM files_fts CROSS JOIN file_chunks c ON c.chunk_id = files_fts.rowid ${CHUNK_JOINS}
-         CROSS JOIN files_fts_docsize d ON d.id = files_fts.rowid
-       WHERE files_fts MATCH ? AND files_fts.rowid >= ? AND files_fts.rowid <= ? AND ${FILE_FILTER}
-       ORDER BY files_fts.rowid DESC LIMIT ?`,
-      this.text.expression(prepared, selection), window.from, Math.min(window.to, prepared.indexedThrough), ...filterParams(filter), limit,
-    );
+    // No lower bound given to FTS5 (fts-window.ts): the window's matches a chunk at a time.
+    const bounded = { from: window.from, to: Math.min(window.to, prepared.indexedThrough) };
+    const rows = windowRows(this.db, "files_fts", this.text.expression(prepared, selection), bounded, limit, (ids, wanted) =>
+      this.db.rows<ChunkHitSql & { size: Uint8Array | null }>(
+        `SELECT ${CHUNK_HIT}, d.sz AS size
+         FROM json_each(?) h CROSS JOIN file_chunks c ON c.chunk_id = h.value ${CHUNK_JOINS}
+           CROSS JOIN files_fts_docsize d ON d.id = h.value
+         WHERE ${FILE_FILTER}
+         ORDER BY h.key LIMIT ?`,
+        ids, ...filterParams(filter), wanted,
+      ));
     return { rows: rows.map((row) => ({ ...this.toHit(row), wordCount: readVarints(row.size, 1)[0]! })), limitReached: rows.length >= limit };
   }
 

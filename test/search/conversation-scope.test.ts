@@ -118,4 +118,21 @@ describe("conversation tokens in the full-text indexes", () => {
     }
     expect((await grep(env, { pattern: "plain" })).length).toBe(2);
   });
+
+  it("reads a window's matches past the first chunk when the conversation filter drops them", async () => {
+    const env = createRecallEnv();
+    // The main conversation holds most messages and one "heron", the oldest; the side one's 300 are newer.
+    // The word is rare enough that the filter, not the token, keeps the main conversation's (search-scope.ts), and
+    // the ids come a chunk at a time from the newest (fts-window.ts): the match is in the third chunk.
+    await env.commit(MAIN, [userMessage("the heron nests by the main lake"), ...Array.from({ length: 1_499 }, (_, index) => userMessage(`main note ${index}`))]);
+    await env.commit(SIDE, [
+      ...Array.from({ length: 300 }, (_, index) => userMessage(`side heron sighting ${index}`)),
+    ]);
+    await env.api.engine().maintain({ sessionId: MAIN.sessionId, sessionKey: MAIN.sessionKey });
+    expect(env.db.get<{ n: number }>("SELECT count(*) AS n FROM messages_fts_docsize")!.n).toBe(1_800);
+    for (const sort of ["recency", "relevance"]) {
+      expect(snippets(await grep(env, { pattern: "heron", sort })), sort).toEqual(["the heron nests by the main lake"]);
+    }
+    expect((await grep(env, { pattern: "heron", allConversations: true })).length).toBe(50);
+  });
 });
