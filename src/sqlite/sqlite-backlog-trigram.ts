@@ -20,6 +20,7 @@
 import type { Database } from "./database.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
 import { fold } from "../text/text-analysis.js";
+import { windowIds } from "./fts-window.js";
 
 /** Shortest substring a trigram query can look for. */
 export const MIN_TRIGRAM_LITERAL = 3;
@@ -145,10 +146,14 @@ export class BacklogTrigram {
    * at most `limit`. The caller keeps `from` above the full-text watermark and `to` at most `through()`.
    */
   candidates(expression: string, window: { from: number; to: number }, limit: number): number[] {
-    return this.db.tuples<[number]>(
-      `SELECT rowid FROM ${BACKLOG_TRIGRAM} WHERE ${BACKLOG_TRIGRAM} MATCH ? AND rowid >= ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?`,
-      expression, window.from, window.to, limit,
-    ).map(([id]) => id);
+    // Without a lower bound given to FTS5 (fts-window.ts): past one, this index pays each trigram's whole doclist too
+    // (400,000 rows: 30 ms against 0.5 for the newest 1,000 matches).
+    const ids: number[] = [];
+    for (const chunk of windowIds(this.db, BACKLOG_TRIGRAM, expression, window, limit)) {
+      ids.push(...chunk);
+      if (ids.length >= limit) break;
+    }
+    return ids.slice(0, limit);
   }
 
   private messagesThrough(): number {
