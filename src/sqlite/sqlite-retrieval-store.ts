@@ -124,12 +124,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
         ids, ...filterParams(filter), filter.seqRange?.from ?? MIN_TIME, filter.seqRange?.to ?? MAX_TIME, wanted,
       ),
     );
-    const scope = scopeExpression(filter.conversationIds);
-    const pays = scope !== null && scopePays(scopeShare(this.db, "messages_fts", filter.conversationIds, prepared.indexedThrough), matchingShare(prepared, selection));
-    const rows = scopedReads(
-      this.text.expression(prepared, selection), pays ? scope : null, scopedFrom(this.db, "messages_fts"),
-      { from: window.from, to: Math.min(window.to, prepared.indexedThrough) }, limit, read,
-    );
+    const rows = this.scopedTextReads("messages_fts", prepared, filter, selection, window, limit, read);
     return {
       rows: rows.map((row) => ({ ...toMessageHit(row), text: toSearchableText(row.content, row.spans), rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
       limitReached: rows.length >= limit,
@@ -149,16 +144,28 @@ export class SqliteRetrievalStore implements RetrievalStore {
         ids, ...filterParams(filter), wanted,
       ),
     );
-    const scope = scopeExpression(filter.conversationIds);
-    const pays = scope !== null && scopePays(scopeShare(this.db, "summaries_fts", filter.conversationIds, prepared.indexedThrough), matchingShare(prepared, selection));
-    const rows = scopedReads(
-      this.text.expression(prepared, selection), pays ? scope : null, scopedFrom(this.db, "summaries_fts"),
-      { from: window.from, to: Math.min(window.to, prepared.indexedThrough) }, limit, read,
-    );
+    const rows = this.scopedTextReads("summaries_fts", prepared, filter, selection, window, limit, read);
     return {
       rows: rows.map((row) => ({ ...toSummaryHit(row), text: row.content, rank: 0, wordCount: readVarints(row.size, 1)[0]! })),
       limitReached: rows.length >= limit,
     };
+  }
+
+  /**
+   * A full-text window's candidates of `table` through `read`: with the conversations' tokens above their mark when
+   * that pays (search-scope.ts), without below it or when it does not.
+   */
+  private scopedTextReads<Row>(
+    table: IndexTable, prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number },
+    limit: number, read: (match: string, part: { from: number; to: number }, partLimit: number) => Row[],
+  ): Row[] {
+    const scope = scopeExpression(filter.conversationIds);
+    const pays = scope !== null
+      && scopePays(scopeShare(this.db, table, filter.conversationIds, prepared.indexedThrough), matchingShare(prepared, selection));
+    return scopedReads(
+      this.text.expression(prepared, selection), pays ? scope : null, scopedFrom(this.db, table),
+      { from: window.from, to: Math.min(window.to, prepared.indexedThrough) }, limit, read,
+    );
   }
 
   async indexState(): Promise<IndexState> {
@@ -220,7 +227,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {
     const match = requirementExpression(requirement);
     if (match === null) return { rows: [], next: null, oldestExamined: null };
-    const part = scopedPart(this.db, "messages_fts", match, filter, below);
+    const part = scopedPart(this.db, "messages_fts", this.index.through("messages_fts"), match, filter, below);
     const rows = this.db.rows<Candidate<MessageHitSql> & { content: string | null; spans: string | null }>(
       `SELECT c.rowid AS candidate, ${MESSAGE_HIT}, 0 AS rank, (${MESSAGE_FILTER}) AS in_scope,
          CASE WHEN ${MESSAGE_FILTER} THEN m.content END AS content,
@@ -253,7 +260,7 @@ export class SqliteRetrievalStore implements RetrievalStore {
   async summaryCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<SummaryHitRow>> {
     const match = requirementExpression(requirement);
     if (match === null) return { rows: [], next: null, oldestExamined: null };
-    const part = scopedPart(this.db, "summaries_fts", match, filter, below);
+    const part = scopedPart(this.db, "summaries_fts", this.index.through("summaries_fts"), match, filter, below);
     const rows = this.db.all<Candidate<SummaryHitSql>>(
       `SELECT c.rowid AS candidate, ${SUMMARY_HIT}, 0 AS rank, (${SUMMARY_FILTER}) AS in_scope,
          CASE WHEN ${SUMMARY_FILTER} THEN s.content END AS text
@@ -289,14 +296,15 @@ export class SqliteRetrievalStore implements RetrievalStore {
 
   async scanSummaries(filter: SearchFilter, window: { from: number; to: number }, contains: ContainsFilter | null): Promise<SummaryHitRow[]> {
     const [clause, containsParams] = containsClause("s.content", contains);
+    // Scopes with fewer summaries than the window has ids are read from their own (summaries_conversation_seq: the
+    // filter without its `+`), others by the window's ids. By the ids alone a regex in a conversation with no summary
+    // read every summary of the window (4,589 of another conversation at 10M, 7.6 ms); by the conversation alone the
+    // conversation with 4,589 read all of them for each window of 1,000 ids (2.7 ms a window against 1.2).
+    const fromOwnSummaries = scopeRows(this.db, "summaries_fts", filter.conversationIds) < window.to - window.from;
     return this.db
       .all<SummaryHitSql>(
-        // Scopes with fewer summaries than the window has ids are read from their own (summaries_conversation_seq: the
-        // filter without its `+`), others by the window's ids. By the ids alone a regex in a conversation with no summary
-        // read every summary of the window (4,589 of another conversation at 10M, 7.6 ms); by the conversation alone the
-        // conversation with 4,589 read all of them for each window of 1,000 ids (2.7 ms a window against 1.2).
         `SELECT ${SUMMARY_HIT}, s.content AS text, 0 AS rank FROM summaries s
-         WHERE s.id >= ? AND s.id < ? AND ${scopeRows(this.db, "summaries_fts", filter.conversationIds) < window.to - window.from ? SUMMARY_FILTER.slice(1) : SUMMARY_FILTER} ${clause}
+         WHERE s.id >= ? AND s.id < ? AND ${fromOwnSummaries ? SUMMARY_FILTER.slice(1) : SUMMARY_FILTER} ${clause}
          ORDER BY s.id DESC`,
         window.from, window.to, ...filterParams(filter), ...containsParams,
       )
@@ -478,7 +486,7 @@ function readTogether<T>(db: Database, body: () => T): T {
 }
 
 /**
- * A page of regex candidates below `below`: through the conversations' tokens (search-scope.ts) when the filter names
+ * A page of regex candidates below `below` (`through`: the index's watermark): through the conversations' tokens (search-scope.ts) when the filter names
  * few enough conversations and their rows are under SCOPED_REGEX_SHARE of the index's, then, from where the tokens
  * start down, without; `page` makes a scoped page that ran out continue below the tokens. A scoped read of a file
  * indexed with tokens from row 1 needs no lower bound, and gets none: a lower bound costs FTS5 the terms' whole doclists
@@ -486,12 +494,11 @@ function readTogether<T>(db: Database, body: () => T): T {
  * is kept, so no row is read twice.
  */
 function scopedPart(
-  db: Database, table: IndexTable, match: string, filter: SearchFilter, below: number | null,
+  db: Database, table: IndexTable, through: number, match: string, filter: SearchFilter, below: number | null,
 ): { match: string; lowerBound: string; page: <Row>(page: CandidatePage<Row>) => CandidatePage<Row> } {
   const unscoped = { match, lowerBound: "", page: <Row>(page: CandidatePage<Row>) => page };
   const scope = scopeExpression(filter.conversationIds);
   const scopedFromId = scopedFrom(db, table);
-  const through = db.get<{ through: number }>("SELECT through FROM search_index_state WHERE name = ?", table)!.through;
   const top = Math.min((below ?? MAX_TIME) - 1, through);
   if (scope === null || top < scopedFromId || scopeShare(db, table, filter.conversationIds, through) >= SCOPED_REGEX_SHARE) return unscoped;
   return {
