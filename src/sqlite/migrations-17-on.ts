@@ -73,7 +73,9 @@ export const MIGRATIONS_17_ON: readonly Migration[] = [
     // (sqlite/search-scope.ts); a search within a few conversations ANDs its MATCH with theirs. Rows already indexed
     // keep no token: '<index>_scoped' is the lowest id from which every indexed row has one (the watermark plus one;
     // a rebuilt index sets it to 1), and reads below it go without the token. Nothing is re-indexed here: a 10M
-    // history would take a quarter of an hour. Down: none; the rows are ignored by an older version.
+    // history would take a quarter of an hour. Down: none, as for every migration (an older version refuses a newer
+    // schema); deleting the two rows and setting user_version to 19 gives back a schema-19 file, whose searches never
+    // name a token (no query term holds `§`).
     up: `
       INSERT INTO search_index_state (name, through)
         SELECT 'messages_fts_scoped', through + 1 FROM search_index_state WHERE name = 'messages_fts';
