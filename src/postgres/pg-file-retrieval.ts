@@ -24,7 +24,7 @@ import { type StoredFileRef, storedFilePath } from "./pg-stored-files.js";
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidateIdsSql, candidatePage, readCandidates, MAX_TIME, newestFirstOrder, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
+import { candidateIdsSql, candidatePage, readCandidates, MAX_TIME, newestFirstOrder, newestFirstRange, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
 import { selectionShare } from "./pg-message-candidates.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
@@ -138,7 +138,7 @@ export class PgFileRetrieval {
     const tsquery = params.add(query);
     const sql = newestFirstSql(params, window.from, Math.min(window.to, prepared.indexedThrough), limit, "chunk_id", (from, to, order, wanted) =>
       `SELECT ${CHUNK_HIT}, c.word_count FROM file_chunks c ${CHUNK_JOINS}
-       WHERE c.document @@ ${tsquery}::tsquery AND c.chunk_id >= ${from} AND c.chunk_id <= ${to} AND ${scope}
+       WHERE c.document @@ ${tsquery}::tsquery AND ${newestFirstRange("c.chunk_id", from, to, order)} AND ${scope}
        ORDER BY ${newestFirstOrder("c.chunk_id", order)} LIMIT ${wanted}`, probe);
     const rows = sql === null ? [] : await this.reader.rows<ChunkHitSql & { word_count: number }>("stored-content candidates", sql, params.values);
     return { rows: await this.readable(rows.map((row) => ({ ...toHit(row), wordCount: row.word_count })), rows), limitReached: rows.length >= limit };

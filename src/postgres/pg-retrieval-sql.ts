@@ -164,7 +164,7 @@ export interface CandidateWindow {
  */
 export function candidateIdsSql(params: SqlParams, table: string, id: string, tsquery: string, window: CandidateWindow): string | null {
   return newestFirstSql(params, window.from, window.to, window.limit, id, (from, upTo, order, wanted) =>
-    `SELECT ${id} FROM ${table} WHERE document @@ ${tsquery}::tsquery AND ${id} >= ${from} AND ${id} <= ${upTo}
+    `SELECT ${id} FROM ${table} WHERE document @@ ${tsquery}::tsquery AND ${newestFirstRange(id, from, upTo, order)}
      ORDER BY ${newestFirstOrder(id, order)} LIMIT ${wanted}`, window.probe, window.restWhenFewerThan);
 }
 
@@ -210,4 +210,16 @@ export const MAX_PROBE_IDS = 4_000;
 /** The ORDER BY of a newestFirst step over `column`. */
 export function newestFirstOrder(column: string, order: "id" | "index"): string {
   return order === "id" ? `${column} DESC` : `${column} + 0 DESC`;
+}
+
+/**
+ * The id bounds [from, to] of a newestFirst step over `column`. In "index" order they are a filter on the GIN index's
+ * matches (`+ 0`), never a primary-key range: with a range to read, the planner may walk the whole window in id order
+ * checking each row's tsvector instead of reading the GIN index, as it did for a rare word over the stored files'
+ * chunks once new chunks waited in the GIN index's pending list (its cost estimate counts the pending pages): 7,371
+ * chunks' tsvectors, 57 ms, where the GIN index answered in 0.1 ms.
+ */
+export function newestFirstRange(column: string, from: string, to: string, order: "id" | "index"): string {
+  const id = order === "id" ? column : `${column} + 0`;
+  return `${id} >= ${from} AND ${id} <= ${to}`;
 }

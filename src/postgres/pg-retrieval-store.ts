@@ -49,6 +49,7 @@ import {
   messageFilter,
   MIN_TIME,
   newestFirstOrder,
+  newestFirstRange,
   newestFirstSql,
   SqlParams,
   SUMMARY_HIT,
@@ -110,7 +111,7 @@ export class PgRetrievalStore implements RetrievalStore {
     const sql = newestFirstSql(params, window.from, Math.min(window.to, prepared.indexedThrough), limit, "id", (from, to, order, wanted) =>
       `SELECT ${SUMMARY_HIT}, s.content, x.word_count
        FROM summary_search x JOIN summaries s ON s.id = x.summary_id
-       WHERE x.document @@ ${tsquery}::tsquery AND x.summary_id >= ${from} AND x.summary_id <= ${to} AND ${scope}
+       WHERE x.document @@ ${tsquery}::tsquery AND ${newestFirstRange("x.summary_id", from, to, order)} AND ${scope}
        ORDER BY ${newestFirstOrder("x.summary_id", order)} LIMIT ${wanted}`);
     const rows = sql === null ? [] : await this.reader.rows<SummaryHitSql & { content: string; word_count: number }>("summary candidates", sql, params.values);
     return {

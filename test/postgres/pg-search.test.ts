@@ -184,6 +184,48 @@ describe("PostgreSQL search", () => {
     expect(read).toBeLessThan(100);
   });
 
+  it("reads a rare word in stored content from the GIN index, never by walking the chunks in id order, by any plan", async () => {
+    // One stored file of ~500 chunks (4 KB each), "walrusqq" in two of them. A plan that walks the chunks' primary key
+    // over the window checking each tsvector is what PostgreSQL chose at 1M once new chunks waited in the GIN index's
+    // pending list: 7,371 chunks read, 57 ms (docs/benchmarks.md, "PostgreSQL"). Bitmap scans made dear here take the
+    // same turn: only bounds that are a filter on the GIN index's matches, not a range of the key, keep it off that walk.
+    await insertMessages(opened, ["the file: [LCM File: file_00000000000000b1 | big.log]"]);
+    const path = join(tempDir(), "big.log");
+    const lines = Array.from({ length: 100_000 }, (_, index) => `row ${index} status ok${index === 1_000 || index === 98_000 ? " walrusqq" : ""}`);
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    await runFixtureSql(opened, [{
+      sql: `INSERT INTO large_files (file_id, conversation_id, content_hash, file_name, mime_type, byte_size, token_count, storage_path,
+              exploration_summary, explorer, origin, created_at) VALUES ('file_00000000000000b1', 1, 'hb1', 'big.log', 'text/plain', ?, 10, ?, 'a log', 'text', 'tool_output', 1)`,
+      params: [lines.join("\n").length + 1, path],
+    }]);
+    // Each call indexes a time-boxed share of the file: called until the chunks stop growing.
+    const chunkCount = async () => (await backend.database.row<{ n: number }>("SELECT count(*)::int AS n FROM file_chunks"))!.n;
+    for (let indexed = -1; indexed !== (await chunkCount());) {
+      indexed = await chunkCount();
+      await backend.searchIndex.indexPending({ maxFileBytes: 10_000_000 });
+    }
+    await backend.database.run("ANALYZE");
+    expect(await chunkCount()).toBeGreaterThan(400);
+    const name = new URL(opened.location).pathname.slice(1);
+    await backend.database.run(`ALTER DATABASE ${name} SET enable_bitmapscan = off`);
+    const primaryKeyRowsRead = async () => {
+      await opened.close();
+      const database = new PgDatabase(opened.location, { poolSize: 1 });
+      try {
+        return (await database.row<{ rows: number }>("SELECT idx_tup_read::int AS rows FROM pg_stat_user_indexes WHERE indexrelname = 'file_chunks_pkey'"))!.rows;
+      } finally {
+        await database.close();
+      }
+    };
+    const before = await primaryKeyRowsRead();
+    backend = opened.reopen() as PostgresBackend;
+    const found = await search("walrusqq");
+    // One match per stored file: its newest line holding the word.
+    expect(found.matches.map((match) => (match as { inFile?: { line: number } }).inFile?.line)).toEqual([98_001]);
+    // The index's highest chunk id is one entry of the key; a walk would read every chunk of the window.
+    expect((await primaryKeyRowsRead()) - before).toBeLessThan(10);
+  });
+
   it("finds a regex in the newest chunk of stored content and in older ones, the newest chunk read in the same statement", async () => {
     // Two stored files of one chunk each: "marmotlog" in the older (chunk 1) and in the newer (chunk 2, the newest).
     await insertMessages(opened, ["first file: [LCM File: file_00000000000000a1 | a.log]", "second file: [LCM File: file_00000000000000a2 | b.log]"]);
