@@ -24,7 +24,9 @@ import { type StoredFileRef, storedFilePath } from "./pg-stored-files.js";
 import { preparedStatement } from "./pg-queryable.js";
 import { anyOrAlways, phraseQuery } from "./pg-search-document.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { candidateIdsSql, candidatePage, readCandidates, MAX_TIME, newestFirstOrder, newestFirstRange, newestFirstSql, probeFor, SqlParams } from "./pg-retrieval-sql.js";
+import {
+  candidateIdsSql, candidatePage, LARGE_DOCUMENT_COST, MAX_TIME, newestFirstOrder, newestFirstRange, newestFirstSql, PROBE_IDS, probeFor, readCandidates, SqlParams,
+} from "./pg-retrieval-sql.js";
 import { selectionShare } from "./pg-message-candidates.js";
 import { type PgTextSearch, requirementQuery } from "./pg-text-search.js";
 
@@ -132,7 +134,7 @@ export class PgFileRetrieval {
     prepared: PreparedTextQuery, filter: SearchFilter, selection: TextSelection, window: { from: number; to: number }, limit: number,
   ): Promise<TextCandidates<FileChunkHitRow>> {
     const query = this.text.expression(prepared, selection);
-    const probe = probeFor(selectionShare(prepared, selection), limit);
+    const probe = probeFor(selectionShare(prepared, selection), limit, 0, LARGE_DOCUMENT_COST);
     const params = new SqlParams();
     const scope = fileFilter(params, filter);
     const tsquery = params.add(query);
@@ -159,7 +161,7 @@ export class PgFileRetrieval {
          ORDER BY c.chunk_id DESC`,
         params.values,
       );
-    });
+    }, PROBE_IDS / LARGE_DOCUMENT_COST);
     const page = candidatePage(rows, pageSize, toHit, (row) => row.created_at);
     return { ...page, rows: await this.readable(page.rows, rows) };
   }

@@ -52,7 +52,8 @@ export class PgMessageCandidates {
   ): Promise<(MessageHitRow & { wordCount: number })[]> {
     const { from, to } = window;
     if (to < from || limit <= 0) return [];
-    const walk = probeFor(estimate.share, limit);
+    // The GIN index's matches of the window, all conversations' (the scope is filtered after the fetch).
+    const walk = probeFor(estimate.share, limit, estimate.share * Math.min(estimate.documents, to - from + 1));
     if (walk === 0) {
       const idsAsFilter = estimate.share * estimate.documents * RANGE_IDS_PER_MATCH <= to - from + 1;
       return this.fromIndex(query, filter, from, to, limit, idsAsFilter);

@@ -118,7 +118,7 @@ export function candidatePage<Sql extends { candidate: number; in_scope: boolean
 }
 
 /** Ids the first step of a newest-first index read examines in id order (newestFirst), by default. */
-const PROBE_IDS = 2_000;
+export const PROBE_IDS = 2_000;
 
 /** One step of a newest-first read (`newestFirstSql`): its SELECT of rows with ids in [from, to] in `order`, at most `limit`. */
 export type NewestFirstStep = (from: string, to: string, order: "id" | "index", limit: string) => string;
@@ -170,7 +170,8 @@ export function candidateIdsSql(params: SqlParams, table: string, id: string, ts
 
 /**
  * The newest `limit` regex candidates with ids in [1, to], read by `read` (a statement around `candidateIdsSql` for
- * the window it is given, returning one row per id, newest first). The index's matches for a regex's words can be
+ * the window it is given, returning one row per id, newest first; `probeIds`: the ids its first step walks, fewer for
+ * rows dearer to check than messages). The index's matches for a regex's words can be
  * most of the rows ("await" is in 13% of them): read from the GIN index, every match of the window is fetched and
  * sorted to keep the newest (a bitmap of 128,000 rows at 1M messages, 575 ms), while walking the ids newest first
  * finds the page in the first few thousand. So the first statement reads the newest PROBE_IDS ids and goes on to the
@@ -179,14 +180,16 @@ export function candidateIdsSql(params: SqlParams, table: string, id: string, ts
  * when the walk still fell short. A walk is taken only when it is shorter than twice the matches the index would
  * fetch instead (a row walked costs about half a match fetched).
  */
-export async function readCandidates<Row>(to: number, limit: number, read: (window: CandidateWindow) => Promise<Row[]>): Promise<Row[]> {
+export async function readCandidates<Row>(
+  to: number, limit: number, read: (window: CandidateWindow) => Promise<Row[]>, probeIds = PROBE_IDS,
+): Promise<Row[]> {
   if (to < 1 || limit <= 0) return [];
-  // The fewest matches among the newest PROBE_IDS ids for which a walk can beat the index (share² > 1.5 × limit / to).
-  const walkable = Math.min(limit, Math.max(1, Math.ceil(PROBE_IDS * Math.sqrt((1.5 * limit) / to))));
-  const first = await read({ from: 1, to, limit, probe: PROBE_IDS, restWhenFewerThan: walkable });
-  const probeFrom = to - PROBE_IDS + 1;
+  // The fewest matches among the newest `probeIds` ids for which a walk can beat the index (share² > 1.5 × limit / to).
+  const walkable = Math.min(limit, Math.max(1, Math.ceil(probeIds * Math.sqrt((1.5 * limit) / to))));
+  const first = await read({ from: 1, to, limit, probe: probeIds, restWhenFewerThan: walkable });
+  const probeFrom = to - probeIds + 1;
   if (first.length >= limit || first.length < walkable || probeFrom <= 1) return first;
-  const share = first.length / PROBE_IDS;
+  const share = first.length / probeIds;
   const need = limit - first.length;
   const below = probeFrom - 1;
   const walk = Math.ceil((3 * need) / share);
@@ -196,16 +199,32 @@ export async function readCandidates<Row>(to: number, limit: number, read: (wind
 
 /**
  * The probe for a full-text read whose matches are an estimated `share` of the rows: enough ids to hold `limit`
- * matches three times over, or 0 (read the GIN index at once) when that would be more than MAX_PROBE_IDS.
+ * matches three times over, or 0 (read the GIN index at once) when the GIN index costs less. Reading the GIN index
+ * fetches every match of the window (`matches`, if the caller estimates them; about 2.8 µs each: EXPLAIN at 100k), a
+ * walk checks each row it passes (1.6 µs): a probe up to MAX_PROBE_IDS is always cheap, a longer one is taken when it
+ * passes fewer than WALK_ROWS_PER_MATCH rows per match the GIN index would fetch; both limits are divided by `rowCost`,
+ * how many times a message's a row costs to check (LARGE_DOCUMENT_COST). At 1M a question's "fix" (in 1.5% of
+ * the messages) read 14,607 matches from the GIN index to keep one conversation's newest 25: 52 ms; the walk of 5,000
+ * rows that replaces it, about 8.
  */
-export function probeFor(share: number, limit: number): number {
+export function probeFor(share: number, limit: number, matches = 0, rowCost = 1): number {
   if (share <= 0) return 0;
   const probe = Math.max(limit, Math.ceil((3 * limit) / share));
-  return probe > MAX_PROBE_IDS ? 0 : probe;
+  return probe <= Math.max(MAX_PROBE_IDS / rowCost, (WALK_ROWS_PER_MATCH * matches) / rowCost) ? probe : 0;
 }
 
-/** Rows whose tsvectors a probe checks at most (a few ms); a rarer query reads the GIN index. */
+/**
+ * How many times a message's a large document's tsvector costs to check (a summary, a stored-content chunk: a few KB,
+ * stored out of line): `rowCost` of `probeFor`, and the share of PROBE_IDS a regex's candidate page walks in them. At
+ * 1M the 2,000 chunks a regex page walked took 12.5 ms (6,804 buffers); 2,000 messages take about 3.
+ */
+export const LARGE_DOCUMENT_COST = 4;
+
+/** Rows whose tsvectors a probe checks whatever the matches (a few ms); a rarer query reads the GIN index. */
 export const MAX_PROBE_IDS = 4_000;
+
+/** Rows a walk may pass per match a read of the GIN index would fetch instead (1.6 µs a row, 2.8 µs a match). */
+const WALK_ROWS_PER_MATCH = 1.75;
 
 /** The ORDER BY of a newestFirst step over `column`. */
 export function newestFirstOrder(column: string, order: "id" | "index"): string {

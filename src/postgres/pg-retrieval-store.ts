@@ -50,6 +50,8 @@ import {
   MIN_TIME,
   newestFirstOrder,
   newestFirstRange,
+  LARGE_DOCUMENT_COST,
+  probeFor,
   newestFirstSql,
   SqlParams,
   SUMMARY_HIT,
@@ -112,7 +114,7 @@ export class PgRetrievalStore implements RetrievalStore {
       `SELECT ${SUMMARY_HIT}, s.content, x.word_count
        FROM summary_search x JOIN summaries s ON s.id = x.summary_id
        WHERE x.document @@ ${tsquery}::tsquery AND ${newestFirstRange("x.summary_id", from, to, order)} AND ${scope}
-       ORDER BY ${newestFirstOrder("x.summary_id", order)} LIMIT ${wanted}`);
+       ORDER BY ${newestFirstOrder("x.summary_id", order)} LIMIT ${wanted}`, probeFor(selectionShare(prepared, selection), limit, 0, LARGE_DOCUMENT_COST));
     const rows = sql === null ? [] : await this.reader.rows<SummaryHitSql & { content: string; word_count: number }>("summary candidates", sql, params.values);
     return {
       rows: rows.map((row) => ({ ...toSummaryHit(row, fromPgText(row.content)), wordCount: row.word_count })),
