@@ -174,7 +174,7 @@ export function candidateIdsSql(params: SqlParams, table: string, id: string, ts
  * rows dearer to check than messages). The index's matches for a regex's words can be
  * most of the rows ("await" is in 13% of them): read from the GIN index, every match of the window is fetched and
  * sorted to keep the newest (a bitmap of 128,000 rows at 1M messages, 575 ms), while walking the ids newest first
- * finds the page in the first few thousand. So the first statement reads the newest PROBE_IDS ids and goes on to the
+ * finds the page in the first few thousand. So the first statement reads the newest `probeIds` ids and goes on to the
  * index only when they held too few matches for a walk to pay; otherwise their share sizes a walk over the ids below
  * (three times the ids the rest of the page should need), which a second statement reads, then the index below it
  * when the walk still fell short. A walk is taken only when it is shorter than twice the matches the index would
@@ -203,7 +203,7 @@ export async function readCandidates<Row>(
  * fetches every match of the window (`matches`, if the caller estimates them; about 2.8 µs each: EXPLAIN at 100k), a
  * walk checks each row it passes (1.6 µs): a probe up to MAX_PROBE_IDS is always cheap, a longer one is taken when it
  * passes fewer than WALK_ROWS_PER_MATCH rows per match the GIN index would fetch; both limits are divided by `rowCost`,
- * how many times a message's a row costs to check (LARGE_DOCUMENT_COST). At 1M a question's "fix" (in 1.5% of
+ * the cost of checking one row in messages' (LARGE_DOCUMENT_COST for summaries and chunks). At 1M a question's "fix" (in 1.5% of
  * the messages) read 14,607 matches from the GIN index to keep one conversation's newest 25: 52 ms; the walk of 5,000
  * rows that replaces it, about 8.
  */
@@ -214,8 +214,8 @@ export function probeFor(share: number, limit: number, matches = 0, rowCost = 1)
 }
 
 /**
- * How many times a message's a large document's tsvector costs to check (a summary, a stored-content chunk: a few KB,
- * stored out of line): `rowCost` of `probeFor`, and the share of PROBE_IDS a regex's candidate page walks in them. At
+ * The cost of checking a large document's tsvector (a summary, a stored-content chunk: a few KB, stored out of line), in
+ * messages': `rowCost` of `probeFor`, and the share of PROBE_IDS a regex's candidate page walks in them. At
  * 1M the 2,000 chunks a regex page walked took 12.5 ms (6,804 buffers); 2,000 messages take about 3.
  */
 export const LARGE_DOCUMENT_COST = 4;
