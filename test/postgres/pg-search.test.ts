@@ -37,6 +37,20 @@ describe("PostgreSQL search", () => {
       pattern, mode: "full_text", scope: "messages", conversationIds: [1], since: null, before: null, limit: 20, sort: "recency", ...options,
     }, { now: 100, regexBudgetMs: 10_000, files: new LargeFileReader({ store: backend.store }) });
   const seqs = (matches: { type: string }[]) => matches.map((match) => (match as { seq?: number }).seq);
+  /**
+   * Index entries `index` has read so far. Statistics of a session reach pg_stat_user_indexes when it ends, so every
+   * pool is closed first and the backend reopened after.
+   */
+  const indexRowsRead = async (index: string) => {
+    await opened.close();
+    const database = new PgDatabase(opened.location, { poolSize: 1 });
+    try {
+      return (await database.row<{ rows: number }>("SELECT idx_tup_read::int AS rows FROM pg_stat_user_indexes WHERE indexrelname = $1", [index]))!.rows;
+    } finally {
+      await database.close();
+      backend = opened.reopen() as PostgresBackend;
+    }
+  };
 
   it("indexes a message whose id committed after a higher one, and finds it meanwhile", async () => {
     await insertMessages(opened, ["first", "second", "third"]);
@@ -165,22 +179,11 @@ describe("PostgreSQL search", () => {
     await backend.database.run(`ALTER DATABASE ${name} SET cpu_index_tuple_cost = 0`);
     await backend.database.run(`ALTER DATABASE ${name} SET random_page_cost = 1000`);
     await backend.database.run(`ALTER DATABASE ${name} SET seq_page_cost = 1000`);
-    // Statistics of a session reach pg_stat_user_indexes when it ends: each count is read after closing every pool.
-    const primaryKeyRowsRead = async () => {
-      await opened.close();
-      const database = new PgDatabase(opened.location, { poolSize: 1 });
-      try {
-        return (await database.row<{ rows: number }>("SELECT idx_tup_read::int AS rows FROM pg_stat_user_indexes WHERE indexrelname = 'message_search_pkey'"))!.rows;
-      } finally {
-        await database.close();
-      }
-    };
-    const before = await primaryKeyRowsRead();
-    backend = opened.reopen() as PostgresBackend;
+    const before = await indexRowsRead("message_search_pkey");
     const found = await search("plover", { limit: 10 });
     expect(seqs(found.matches)).toEqual([5706, 5406, 5106, 4806, 4506, 4206, 3906, 3606, 3306, 3006]);
     // The window holds 3,000 rows; the grep's other statements read a few entries of the key (none grows with history).
-    const read = (await primaryKeyRowsRead()) - before;
+    const read = (await indexRowsRead("message_search_pkey")) - before;
     expect(read).toBeLessThan(100);
   });
 
@@ -208,22 +211,12 @@ describe("PostgreSQL search", () => {
     expect(await chunkCount()).toBeGreaterThan(400);
     const name = new URL(opened.location).pathname.slice(1);
     await backend.database.run(`ALTER DATABASE ${name} SET enable_bitmapscan = off`);
-    const primaryKeyRowsRead = async () => {
-      await opened.close();
-      const database = new PgDatabase(opened.location, { poolSize: 1 });
-      try {
-        return (await database.row<{ rows: number }>("SELECT idx_tup_read::int AS rows FROM pg_stat_user_indexes WHERE indexrelname = 'file_chunks_pkey'"))!.rows;
-      } finally {
-        await database.close();
-      }
-    };
-    const before = await primaryKeyRowsRead();
-    backend = opened.reopen() as PostgresBackend;
+    const before = await indexRowsRead("file_chunks_pkey");
     const found = await search("walrusqq");
     // One match per stored file: its newest line holding the word.
     expect(found.matches.map((match) => (match as { inFile?: { line: number } }).inFile?.line)).toEqual([98_001]);
     // The index's highest chunk id is one entry of the key; a walk would read every chunk of the window.
-    expect((await primaryKeyRowsRead()) - before).toBeLessThan(10);
+    expect((await indexRowsRead("file_chunks_pkey")) - before).toBeLessThan(10);
   });
 
   it("finds a regex in the newest chunk of stored content and in older ones, the newest chunk read in the same statement", async () => {
