@@ -7,13 +7,14 @@
  * text with a note that the rest is stored) rather than not at all. Items are read newest-first in pages with
  * their stored token counts, each page once per call (newest-context-items.ts), so the cost follows the assembled
  * context, not the stored history. When older items are left out, the context starts with the memory floor
- * (memory-floor.ts, spec 023): the newest summary left out, shortened, and how to reach the rest; its room is kept
- * out of the budget, or, when the budget is smaller than the floor, is the caller's allowance beyond it.
+ * (memory-floor.ts, spec 023): the newest summary left out, shortened, and how to reach the rest, found by one store
+ * read (ContextStore.olderContext); its room is kept out of the budget, or, when the budget is smaller than the
+ * floor, is the caller's allowance beyond it.
  */
 import type { TokenEstimator } from "../contracts.js";
 import type { AgentMessage } from "../host/openclaw-types.js";
 import { ItemFlags, decodeMessage } from "../messages/message-codec.js";
-import type { ContextItemRecord, ConversationId, SummaryRecord } from "../records.js";
+import type { ContextItemRecord, ConversationId } from "../records.js";
 import type { ContextStore, MessageStore, SummaryReadStore } from "../store/store.js";
 import { boundUnit } from "./bounded-message.js";
 import { buildMemoryFloor, MEMORY_FLOOR_TOKENS, type MemoryFloor } from "./memory-floor.js";
@@ -21,11 +22,16 @@ import { NewestContextItems } from "./newest-context-items.js";
 import { summaryToMessage } from "./summary-message.js";
 import { type Sized, repairToolPairing } from "./tool-pairing.js";
 
-/** Context items per read: the first page covers a typical turn, later pages are larger (fewer queries). */
-const FIRST_PAGE_SIZE = 256;
+/**
+ * Context items per read, sized so that one read most often covers the budget (on a server's backend each read is a
+ * round trip): the first page as if an item cost TOKENS_PER_ITEM_GUESS (most cost more), the next ones for what is
+ * left of the budget at the tokens per item read so far, with a quarter to spare; always MIN_PAGE_SIZE to PAGE_SIZE.
+ */
+const TOKENS_PER_ITEM_GUESS = 64;
+const MIN_PAGE_SIZE = 64;
 const PAGE_SIZE = 1_024;
-/** Pages of older items searched for the memory floor's summary (compaction keeps summaries near the context's end). */
-const SUMMARY_SEARCH_PAGES = 2;
+/** Older items searched for the memory floor's summary (compaction keeps summaries near the context's end). */
+const SUMMARY_SEARCH_ITEMS = 2 * PAGE_SIZE;
 
 export interface AssemblerDeps {
   store: ContextStore & MessageStore & SummaryReadStore;
@@ -72,13 +78,13 @@ export class Assembler {
       const room = Math.max(0, Math.min(MEMORY_FLOOR_TOKENS, Math.floor(wanted.roomTokens)));
       // The floor's cost comes out of the budget when the budget holds it (beyond it otherwise, up to its room): what
       // it leaves is selected again, and the floor is rebuilt for what that leaves out, within the cost reserved.
-      const first = await this.floorFor(context, selection, wanted.storedMessages, room);
+      const first = await this.floorFor(request.conversationId, selection, wanted.storedMessages, room);
       if (first.tokens < budget) {
         selection = await this.select(context, budget - first.tokens);
         // The selection is loaded while its floor is built (on a server's backend, a round trip saved).
         loading = this.load([...selection.items].reverse());
         loading.catch(() => undefined);
-        floor = await this.floorFor(context, selection, wanted.storedMessages, first.tokens);
+        floor = await this.floorFor(request.conversationId, selection, wanted.storedMessages, first.tokens);
       } else {
         selection = { items: [], oversizedNewest: [], olderLeftOut: selection.newestLeftOut, newestLeftOut: selection.newestLeftOut };
         floor = first;
@@ -95,7 +101,7 @@ export class Assembler {
         boundedNewest = true;
       } else if (wanted && !floor) {
         // Not even the newest unit can be shown: the floor stands for all of it.
-        floor = await this.floorFor(context, selection, wanted.storedMessages, Math.min(MEMORY_FLOOR_TOKENS, wanted.roomTokens));
+        floor = await this.floorFor(request.conversationId, selection, wanted.storedMessages, Math.min(MEMORY_FLOOR_TOKENS, wanted.roomTokens));
       }
     }
     if (floor) kept = [{ message: floor.message, tokens: floor.tokens, isSummary: false, isFloor: true }, ...kept];
@@ -113,35 +119,11 @@ export class Assembler {
   }
 
   /** The memory floor for what a selection leaves out, within `room` tokens. */
-  private async floorFor(context: NewestContextItems, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
+  private async floorFor(conversationId: ConversationId, selection: Selection, storedMessages: number, room: number): Promise<MemoryFloor> {
     const from = selection.olderLeftOut ?? selection.newestLeftOut;
-    // Both at once (on a server's backend, a round trip saved).
-    const [summary, timestamp] = from === null ? [null, 0] : await Promise.all([this.newestSummaryFrom(context, from), this.timeOf(context, from)]);
-    return buildMemoryFloor({ storedMessages, summary, roomTokens: room, timestamp, tokens: this.deps.tokens });
-  }
-
-  /** When the context item at `ordinal` happened: a message's time, a summary's latest source. */
-  private async timeOf(context: NewestContextItems, ordinal: number): Promise<number> {
-    const [item] = await context.page(ordinal + 1, 1);
-    if (item?.summaryRowId != null) return (await this.deps.store.getSummariesByRowIds([item.summaryRowId]))[0]?.latestAt ?? 0;
-    if (item?.messageId != null) return (await this.deps.store.getMessages([item.messageId]))[0]?.createdAt ?? 0;
-    return 0;
-  }
-
-  /**
-   * The newest summary among the context items at or before `ordinal` (newest first), read page by page; null when
-   * a page budget's worth of older items holds none (raw history not compacted yet).
-   */
-  private async newestSummaryFrom(context: NewestContextItems, ordinal: number): Promise<SummaryRecord | null> {
-    let cursor = ordinal + 1;
-    for (let page = 0; page < SUMMARY_SEARCH_PAGES; page++) {
-      const items = await context.page(cursor, PAGE_SIZE);
-      const found = items.find((item) => item.summaryRowId !== null);
-      if (found) return (await this.deps.store.getSummariesByRowIds([found.summaryRowId!]))[0] ?? null;
-      if (items.length < PAGE_SIZE) return null;
-      cursor = items.at(-1)!.ordinal;
-    }
-    return null;
+    // One read for both (on a server's backend, one round trip; a raw history's search for a summary reads no pages).
+    const older = from === null ? { newestAt: 0, newestSummary: null } : await this.deps.store.olderContext(conversationId, from, SUMMARY_SEARCH_ITEMS);
+    return buildMemoryFloor({ storedMessages, summary: older.newestSummary, roomTokens: room, timestamp: older.newestAt, tokens: this.deps.tokens });
   }
 
   private async load(items: readonly ContextItemRecord[]): Promise<Sized[]> {
@@ -178,7 +160,8 @@ export class Assembler {
     let total = 0;
     let cursor: number | null = null;
     for (;;) {
-      const pageSize = cursor === null ? FIRST_PAGE_SIZE : PAGE_SIZE;
+      const pending = unit.reduce((sum, member) => sum + member.tokenCount, 0);
+      const pageSize = pageSizeFor(budget - total - pending, selected.length + unit.length, total + pending);
       const page = await context.page(cursor, pageSize);
       for (const item of page) {
         cursor = item.ordinal;
@@ -201,6 +184,12 @@ export class Assembler {
     // Results left in `unit` have no calling message in the context: orphans, never assembled.
     return { items: selected, oversizedNewest: [], olderLeftOut: null, newestLeftOut: null };
   }
+}
+
+/** Items to read next for `left` tokens of budget, after `items` items that cost `tokens` (module comment of PAGE_SIZE). */
+function pageSizeFor(left: number, items: number, tokens: number): number {
+  const perItem = items === 0 ? TOKENS_PER_ITEM_GUESS : Math.max(1, tokens / items);
+  return Math.min(PAGE_SIZE, Math.max(MIN_PAGE_SIZE, Math.ceil((1.25 * Math.max(0, left)) / perItem)));
 }
 
 interface Selection {

@@ -1,8 +1,8 @@
 /**
  * The context items of one assemble call, newest first, read from the store in pages and kept for the call: the
- * selection, the memory floor's search for a summary and the second selection after the floor's cost all walk down
- * from the newest item, so each re-read is answered from what was read (on a server database every page is a round
- * trip and its rows are parsed again), and the call sees one list even while another process appends.
+ * selection and the second selection after the memory floor's cost both walk down from the newest item, so each
+ * re-read is answered from what was read (on a server database every page is a round trip and its rows are parsed
+ * again), and the call sees one list even while another process appends.
  */
 import type { ContextItemRecord, ConversationId } from "../records.js";
 import type { ContextStore } from "../store/store.js";

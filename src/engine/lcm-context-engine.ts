@@ -45,6 +45,7 @@ import { isExpansionSessionKey, type GrantStore } from "../store/grant-store.js"
 import type { SearchIndex } from "../store/search-index.js";
 import type { SessionLifecycleStore } from "../store/session-store.js";
 import type { BudgetRecord, LcmStore } from "../store/store.js";
+import { budgetChanges } from "../store/turn-chunks.js";
 import type { SummarizerSelector } from "../summarize/summarizer-selection.js";
 import { compactionBudget } from "../services/compaction-service.js";
 import { runCompact, runMaintain } from "./compaction-hooks.js";
@@ -403,10 +404,11 @@ export class LcmContextEngine implements ContextEngine {
   }
 
   /**
-   * Records the turn's budget for compaction, unless another process holds the write lock: assemble must not wait
-   * on it (the turn is about to call the model), and the next turn records its own.
+   * Records the turn's budget for compaction when it changed, unless another process holds the write lock: assemble
+   * must not wait on it (the turn is about to call the model), and the next turn records its own.
    */
   private async recordBudgetIfFree(conversation: ConversationRecord, record: BudgetRecord): Promise<void> {
+    if (!budgetChanges(conversation, record)) return;
     try {
       await this.deps.storage.withWriteDeadline(BUDGET_WRITE_DEADLINE_MS, () => this.deps.store.recordBudget(conversation.conversationId, record));
     } catch (error) {

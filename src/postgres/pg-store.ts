@@ -18,7 +18,7 @@ import type {
   MessageRecord,
   SummaryRecord,
 } from "../records.js";
-import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
+import type { AppendResult, BudgetRecord, LcmStore, OlderContext, TurnIdentity } from "../store/store.js";
 import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { fromPgText, type PgDatabase, toPgText, toPgTextOrNull } from "./pg-database.js";
 import { appendLocked, identityCandidates, lockAndClaimTurn, lockWithIdentities } from "./pg-message-writer.js";
@@ -237,6 +237,15 @@ export class PgStore implements LcmStore {
     return rows.map(toContextItem);
   }
 
+  /** One statement: the newest item's time, and the newest summary among the `within` newest items with its parents. */
+  async olderContext(conversationId: ConversationId, ordinal: number, within: number): Promise<OlderContext> {
+    const row = await this.database.row<{ newest_at: number | null } & Partial<PgSummaryWithParentsRow>>(
+      OLDER_CONTEXT_SQL, [conversationId, ordinal, Math.max(0, Math.floor(within))],
+    );
+    const newestSummary = row?.id == null ? null : toSummary(row as PgSummaryWithParentsRow, row.parent_ids ?? []);
+    return { newestAt: row?.newest_at ?? 0, newestSummary };
+  }
+
   // ── large files (rows are written with their message, pg-message-writer.ts) ─────────────────────────────
 
   async getLargeFile(fileId: FileId): Promise<LargeFileRecord | null> {
@@ -292,6 +301,22 @@ const PARENT_IDS = `ARRAY(SELECT parent.summary_id FROM summary_parents p JOIN s
  * would open a second connection on a cold open's first assemble.
  */
 const FIND_CONVERSATION_SQL = preparedStatement("SELECT * FROM conversations WHERE agent_id = $1 AND session_id = $2 AND archived_at IS NULL");
+
+/**
+ * ContextStore.olderContext: the items at or before $2 (at most $3, newest first), the newest one's time, and the
+ * newest summary among them with its parents' ids; one row, its summary columns null when there is none.
+ */
+const OLDER_CONTEXT_SQL = preparedStatement(
+  `SELECT
+     (SELECT coalesce(m.created_at, x.latest_at) FROM (
+        SELECT message_id, summary_id FROM context_items WHERE conversation_id = $1 AND ordinal <= $2 ORDER BY ordinal DESC LIMIT 1) newest
+      LEFT JOIN messages m ON m.message_id = newest.message_id LEFT JOIN summaries x ON x.id = newest.summary_id) AS newest_at,
+     ${SUMMARY_COLUMNS}, ${PARENT_IDS}
+   FROM (SELECT 1) one
+   LEFT JOIN summaries s ON s.id = (SELECT summary_id FROM (
+     SELECT ordinal, summary_id FROM context_items WHERE conversation_id = $1 AND ordinal <= $2 ORDER BY ordinal DESC LIMIT $3) recent
+     WHERE summary_id IS NOT NULL ORDER BY ordinal DESC LIMIT 1)`,
+);
 
 /** A summary by its id (lcm_describe, lcm_expand): one plan for every id. */
 const SUMMARY_BY_ID_SQL = preparedStatement(`SELECT ${SUMMARY_COLUMNS}, ${PARENT_IDS} FROM summaries s WHERE s.summary_id = $1`, { plan: "generic" });

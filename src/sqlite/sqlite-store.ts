@@ -21,7 +21,7 @@ import type {
   SummaryRecord,
 } from "../records.js";
 import type { ImportedHistoryStore, ImportedMessageToMatch } from "../store/imported-history-store.js";
-import type { AppendResult, BudgetRecord, LcmStore, TurnIdentity } from "../store/store.js";
+import type { AppendResult, BudgetRecord, LcmStore, OlderContext, TurnIdentity } from "../store/store.js";
 import { chunksOf, recordableTokens, turnTagOf } from "../store/turn-chunks.js";
 import { SqliteImportedHistoryStore } from "./sqlite-imported-history-store.js";
 import { SqliteLargeFileStore, insertLargeFiles } from "./sqlite-large-file-store.js";
@@ -371,6 +371,22 @@ export class SqliteStore implements LcmStore, ImportedHistoryStore {
       .map(toContextItem);
   }
 
+
+  async olderContext(conversationId: ConversationId, ordinal: number, within: number): Promise<OlderContext> {
+    const newest = this.db.get<{ at: number | null }>(
+      `SELECT coalesce(m.created_at, s.latest_at) AS at FROM context_items c
+       LEFT JOIN messages m ON m.message_id = c.message_id LEFT JOIN summaries s ON s.id = c.summary_id
+       WHERE c.conversation_id = ? AND c.ordinal <= ? ORDER BY c.ordinal DESC LIMIT 1`,
+      conversationId, ordinal,
+    );
+    const found = this.db.get<{ summary_id: number }>(
+      `SELECT summary_id FROM (SELECT ordinal, summary_id FROM context_items WHERE conversation_id = ? AND ordinal <= ? ORDER BY ordinal DESC LIMIT ?)
+       WHERE summary_id IS NOT NULL ORDER BY ordinal DESC LIMIT 1`,
+      conversationId, ordinal, Math.max(0, Math.floor(within)),
+    );
+    const newestSummary = found ? (await this.getSummariesByRowIds([found.summary_id]))[0] ?? null : null;
+    return { newestAt: newest?.at ?? 0, newestSummary };
+  }
 
   // ── large files (rows are written with their message in appendInTransaction) ─────────────────────────
 

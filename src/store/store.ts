@@ -89,6 +89,19 @@ export interface ContextStore {
   listContextNewestFirst(conversationId: ConversationId, beforeOrdinal: number | null, limit: number): Promise<ContextItemRecord[]>;
   /** Context items with ordinal > `afterOrdinal` (all when null), oldest first, at most `limit`. */
   listContextOldestFirst(conversationId: ConversationId, afterOrdinal: number | null, limit: number): Promise<ContextItemRecord[]>;
+  /**
+   * What the memory floor (spec 023) needs of the items at or before `ordinal`, in one read: when the newest of them
+   * happened, and the newest summary among the `within` newest of them.
+   */
+  olderContext(conversationId: ConversationId, ordinal: number, within: number): Promise<OlderContext>;
+}
+
+/** ContextStore.olderContext's answer. */
+export interface OlderContext {
+  /** When the newest item happened: a message's time, a summary's latest source (ms); 0 when there is no item. */
+  newestAt: number;
+  /** The newest summary among the items searched; null when they hold none (raw history not compacted yet). */
+  newestSummary: SummaryRecord | null;
 }
 
 export interface SummaryReadStore {

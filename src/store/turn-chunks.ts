@@ -1,11 +1,13 @@
 /**
  * What every backend's message writes share: how a large append or turn is cut into transactions (chunks that each
  * hold the event loop and a transaction for a short while), the tag that scopes a new turn's colliding fingerprints,
- * and how a host's token count is clamped before it is recorded. Backend-neutral; the SQLite and PostgreSQL stores
+ * how a host's token count is clamped before it is recorded, and whether a budget record changes anything. Backend-neutral; the SQLite and PostgreSQL stores
  * both import it, so both cut the same turn at the same messages.
  */
 import { createHash } from "node:crypto";
 import type { EncodedMessage } from "../messages/message-codec.js";
+import type { ConversationRecord } from "../records.js";
+import type { BudgetRecord } from "./store.js";
 
 /** Messages per write transaction: each chunk holds the event loop for a few milliseconds. */
 export const CHUNK_MESSAGES = 500;
@@ -44,4 +46,21 @@ const MAX_RECORDED_TOKENS = 1_000_000_000_000;
  */
 export function recordableTokens(value: number | undefined): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.min(Math.floor(value), MAX_RECORDED_TOKENS) : undefined;
+}
+
+/**
+ * Whether recording `budget` would change what `conversation` holds: the engine writes an unchanged budget no more
+ * (a turn's assemble sees the same budget as the last one most of the time; on a server's backend, a round trip saved).
+ */
+export function budgetChanges(
+  conversation: Pick<ConversationRecord, "lastTokenBudget" | "lastWindowTokens" | "lastReserveTokens" | "lastAssembly">,
+  budget: BudgetRecord,
+): boolean {
+  const changes = (value: number | undefined, stored: number | null) => {
+    const recorded = recordableTokens(value);
+    return recorded !== undefined && recorded !== stored;
+  };
+  return changes(budget.tokenBudget, conversation.lastTokenBudget) || changes(budget.windowTokens, conversation.lastWindowTokens) ||
+    changes(budget.reserveTokens, conversation.lastReserveTokens) ||
+    (budget.assembly !== undefined && JSON.stringify(budget.assembly) !== JSON.stringify(conversation.lastAssembly));
 }

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import plugin from "../../index.js";
 import { resetSharedCircuitBreakers } from "../../src/compaction/circuit-breaker.js";
 import { openSharedDatabase } from "../../src/sqlite/connection-registry.js";
@@ -101,6 +101,25 @@ describe("the assemble budget of a turn", () => {
     await engine.commitTurn({ ...SESSION, advancementKey: "t1", messages: [userMessage("hello")], runtimeContext: { tokenBudget: 16_000 } });
     const conversation = await harness.store.findConversation({ agentId: "main", sessionId: "s1" });
     expect(conversation).toMatchObject({ lastTokenBudget: 5_000, lastReserveTokens: 4_000, lastWindowTokens: 16_000 });
+  });
+
+  it("writes a turn's budget only when it changed (an unchanged one costs no write)", async () => {
+    const harness = await seeded();
+    const writes = vi.spyOn(harness.store, "recordBudget");
+    const conversation = async () => (await harness.store.findConversation({ agentId: "main", sessionId: "s1" }))!;
+    const limits = (promptTokenBudget: number) => ({ limits: { promptTokenBudget, maxOutputTokens: 4_000 } });
+    await harness.newEngine().assemble({ ...SESSION, messages: [], tokenBudget: 5_000, runtimeSettings: limits(5_000) });
+    expect(writes).toHaveBeenCalledTimes(1);
+    const recorded = await conversation();
+    expect(recorded).toMatchObject({ lastTokenBudget: 5_000, lastReserveTokens: 4_000 });
+    // The next turn sees the same budget and assembles the same context: nothing to write.
+    await harness.newEngine().assemble({ ...SESSION, messages: [], tokenBudget: 5_000, runtimeSettings: limits(5_000) });
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(await conversation()).toEqual(recorded);
+    // A smaller budget is written.
+    await harness.newEngine().assemble({ ...SESSION, messages: [], tokenBudget: 3_000, runtimeSettings: limits(3_000) });
+    expect(writes).toHaveBeenCalledTimes(2);
+    expect(await conversation()).toMatchObject({ lastTokenBudget: 3_000, lastReserveTokens: 4_000 });
   });
 
   it("does not let a long prompt shrink what compaction aims at, nor record the budget a prompt took whole", async () => {
