@@ -44,18 +44,28 @@ const COVERING_SQL = preparedStatement(
   { plan: "generic" },
 );
 
-/** A summary's children, source messages ($3 at most), parents and place in the context, and its archived sources. */
-const LINEAGE_SQL = preparedStatement(
-  `SELECT
-    ARRAY(SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id WHERE p.parent_summary_id = $1 ORDER BY s.id) AS children,
-    ARRAY(SELECT message_id FROM summary_messages WHERE summary_id = $1 ORDER BY ordinal LIMIT $3) AS messages,
-    ARRAY(SELECT parent_summary_id FROM summary_parents WHERE summary_id = $1 ORDER BY ordinal) AS parents,
-    EXISTS (SELECT 1 FROM context_items WHERE conversation_id = $2 AND summary_id = $1) AS in_context,
+/**
+ * A summary's children, source messages (`limit` at most), parents and place in the context, and its archived sources;
+ * the summary's row id and conversation given as SQL (parameters, or a row of the statement's FROM).
+ */
+function lineageColumns(summary: string, conversation: string, limit: string): string {
+  return `ARRAY(SELECT s.summary_id FROM summary_parents p JOIN summaries s ON s.id = p.summary_id WHERE p.parent_summary_id = ${summary} ORDER BY s.id) AS children,
+    ARRAY(SELECT message_id FROM summary_messages WHERE summary_id = ${summary} ORDER BY ordinal LIMIT ${limit}) AS messages,
+    ARRAY(SELECT parent_summary_id FROM summary_parents WHERE summary_id = ${summary} ORDER BY ordinal) AS parents,
+    EXISTS (SELECT 1 FROM context_items WHERE conversation_id = ${conversation} AND summary_id = ${summary}) AS in_context,
     (SELECT json_agg(archive ORDER BY archive.archive_id) FROM (
        SELECT a.archive_id, a.kind, a.path, a.created_at, a.conversation_id, a.agent_id, a.session_id, a.seq_start, a.seq_end,
               array_agg(m.message_id ORDER BY m.message_id) AS ids
        FROM summary_messages sm JOIN messages m ON m.message_id = sm.message_id JOIN retention_archives a ON a.archive_id = m.archive_id
-       WHERE sm.summary_id = $1 GROUP BY a.archive_id) archive) AS archived`,
+       WHERE sm.summary_id = ${summary} GROUP BY a.archive_id) archive) AS archived`;
+}
+
+/** The lineage of summary row $1 in conversation $2 ($3 source messages at most). */
+const LINEAGE_SQL = preparedStatement(`SELECT ${lineageColumns("$1", "$2", "$3")}`, { plan: "generic" });
+
+/** The lineage of the summary whose id is $1 ($2 source messages at most); no row when there is no such summary. */
+const LINEAGE_BY_ID_SQL = preparedStatement(
+  `SELECT ${lineageColumns("target.id", "target.conversation_id", "$2")} FROM summaries target WHERE target.summary_id = $1`,
   { plan: "generic" },
 );
 
@@ -93,18 +103,12 @@ export class PgRecallReads {
    * the context as columns of one row, and the archives holding sources as JSON (rare: retention's archived messages).
    */
   async summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage> {
-    const row = await this.db.row<{ children: string[]; messages: (string | number)[]; parents: (string | number)[]; in_context: boolean; archived: (ArchiveRow & { ids: number[] })[] | null }>(
-      LINEAGE_SQL,
-      [summaryRowId, conversationId, messageLimit],
-    );
-    return {
-      childSummaryIds: row?.children ?? [],
-      // BIGINT arrays arrive as strings (the pool's number parser covers single BIGINTs only).
-      sourceMessageIds: (row?.messages ?? []).map(Number),
-      parentRowIds: (row?.parents ?? []).map(Number),
-      inContext: row?.in_context ?? false,
-      archivedSources: (row?.archived ?? []).map((archive) => ({ ...toLocation(archive), messageIds: archive.ids.map(Number) })),
-    };
+    return toLineage(await this.db.row<LineageRow>(LINEAGE_SQL, [summaryRowId, conversationId, messageLimit]));
+  }
+
+  async summaryLineageById(summaryId: SummaryId, messageLimit: number): Promise<SummaryLineage | null> {
+    const row = await this.db.row<LineageRow>(LINEAGE_BY_ID_SQL, [toPgText(summaryId), messageLimit]);
+    return row ? toLineage(row) : null;
   }
 
   async archivedIdLocation(id: string): Promise<ArchivedLocation | null> {
@@ -176,4 +180,17 @@ function archivedText(messageId: number, seq: number, conversationId: number, ar
   const content = `[archived by retention: message ${messageId} (seq ${seq}) of conversation ${conversationId} is in ` +
     `${archivePath} (gzip JSONL, the line with "messageId":${messageId}); only the summaries above it remain here]`;
   return { content, tokenCount: Math.ceil(content.length / 4) };
+}
+
+type LineageRow = { children: string[]; messages: (string | number)[]; parents: (string | number)[]; in_context: boolean; archived: (ArchiveRow & { ids: number[] })[] | null };
+
+function toLineage(row: LineageRow | null): SummaryLineage {
+  return {
+    childSummaryIds: row?.children ?? [],
+    // BIGINT arrays arrive as strings (the pool's number parser covers single BIGINTs only).
+    sourceMessageIds: (row?.messages ?? []).map(Number),
+    parentRowIds: (row?.parents ?? []).map(Number),
+    inContext: row?.in_context ?? false,
+    archivedSources: (row?.archived ?? []).map((archive) => ({ ...toLocation(archive), messageIds: archive.ids.map(Number) })),
+  };
 }

@@ -253,6 +253,10 @@ export class PgRetrievalStore implements RetrievalStore {
     return this.recall.summaryLineage(summaryRowId, conversationId, messageLimit);
   }
 
+  summaryLineageById(summaryId: SummaryId, messageLimit: number): Promise<SummaryLineage | null> {
+    return this.recall.summaryLineageById(summaryId, messageLimit);
+  }
+
   getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]> {
     return this.recall.getMessageTexts(messageIds);
   }

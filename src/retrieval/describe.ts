@@ -6,7 +6,7 @@
 import { isLcmError, LcmError } from "../errors.js";
 import { isBinaryFile } from "../text/file-types.js";
 import type { FileId, LargeFileRecord, MessageId, SummaryId, SummaryRecord } from "../records.js";
-import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { RetrievalStore, SummaryLineage } from "../store/retrieval-store.js";
 import type { FileContentPage, FileContentReader, FileLinePage } from "./file-content.js";
 import { isoTime } from "../search/iso-time.js";
 import { describeLimit, type ResultLimit } from "./window-share.js";
@@ -77,8 +77,17 @@ export type FilePageRequest =
 
 export type Description = SummaryDescription | FileDescription;
 
-export async function describeSummary(store: RetrievalStore, summary: SummaryRecord): Promise<SummaryDescription> {
-  const lineage = await store.summaryLineage(summary.rowId, summary.conversationId, MAX_SOURCE_MESSAGE_IDS);
+/**
+ * The lineage a description shows, read by the summary's id: a caller reads it while the id is located (on a server's
+ * backend, a round trip saved) and passes it to describeSummary. Null for an id that is not a summary's or not stored.
+ */
+export function readDescribedLineage(store: Pick<RetrievalStore, "summaryLineageById">, summaryId: string): Promise<SummaryLineage | null> {
+  return store.summaryLineageById(summaryId, MAX_SOURCE_MESSAGE_IDS);
+}
+
+/** `lineage`: the summary's, read by readDescribedLineage (read here when null). */
+export async function describeSummary(store: RetrievalStore, summary: SummaryRecord, lineage: SummaryLineage | null = null): Promise<SummaryDescription> {
+  lineage ??= await store.summaryLineage(summary.rowId, summary.conversationId, MAX_SOURCE_MESSAGE_IDS);
   return {
     type: "summary",
     summaryId: summary.summaryId,

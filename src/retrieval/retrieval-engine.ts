@@ -7,9 +7,9 @@ import type { Clock, TokenEstimator } from "../contracts.js";
 import { LcmError } from "../errors.js";
 import { FILE_ID_PATTERN, SUMMARY_ID_PATTERN, type LargeFileRecord, type SummaryRecord } from "../records.js";
 import type { LargeFileStore } from "../store/large-file-store.js";
-import type { RetrievalStore } from "../store/retrieval-store.js";
+import type { RetrievalStore, SummaryLineage } from "../store/retrieval-store.js";
 import type { SummaryReadStore } from "../store/store.js";
-import { describeFile, describeFileWithin, describeSummary, type Description, type FilePageRequest } from "./describe.js";
+import { describeFile, describeFileWithin, describeSummary, type Description, type FilePageRequest, readDescribedLineage } from "./describe.js";
 import { DEFAULT_PAGE_BYTES, DEFAULT_PAGE_LINES, type FileContentReader } from "./file-content.js";
 import type { FileSearchSource } from "../search/file-search.js";
 import { grep, type GrepRequest, type GrepResult } from "../search/grep.js";
@@ -91,10 +91,11 @@ export class RetrievalEngine {
   /**
    * Describes what `locate` found. Files show one page of content: by lines when `startLine` or `maxLines` is
    * given, else by bytes from `offset`. Callers reject a request that mixes the two. With a `limit` (the reader's
-   * model window, or a number of characters), the page fits it (describe.ts describeFileWithin).
+   * model window, or a number of characters), the page fits it (describe.ts describeFileWithin). A summary shows
+   * `lineage` when given (`describedLineage`), else its lineage read here.
    */
-  async describe(located: Located, page: FilePageOptions = {}, limit: ResultLimit | null = null): Promise<Description> {
-    if (located.kind === "summary") return describeSummary(this.deps.store, located.summary);
+  async describe(located: Located, page: FilePageOptions = {}, limit: ResultLimit | null = null, lineage: SummaryLineage | null = null): Promise<Description> {
+    if (located.kind === "summary") return describeSummary(this.deps.store, located.summary, lineage);
     const byLines = page.startLine !== undefined || page.maxLines !== undefined;
     const request: FilePageRequest = byLines
       ? { unit: "lines", startLine: page.startLine ?? 1, maxLines: page.maxLines ?? DEFAULT_PAGE_LINES }
@@ -102,6 +103,15 @@ export class RetrievalEngine {
     return limit === null
       ? describeFile(located.file, this.deps.files, request)
       : describeFileWithin(located.file, this.deps.files, request, limit);
+  }
+
+  /**
+   * The lineage `describe` shows for the summary with this id, read by the id alone so that it can be read while the
+   * id is located (null for a file's id or an unknown one). What it reads is shown only once `describe` is called.
+   */
+  describedLineage(id: string): Promise<SummaryLineage | null> {
+    const trimmed = id.trim();
+    return SUMMARY_ID_PATTERN.test(trimmed) ? readDescribedLineage(this.deps.store, trimmed) : Promise.resolve(null);
   }
 
   async grep(request: GrepRequest): Promise<GrepResult> {

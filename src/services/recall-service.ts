@@ -101,12 +101,15 @@ export class RecallService {
     // shown before `authorize`. Handled here too, so a scope that fails first leaves no unhandled rejection behind.
     const locating = this.deps.recall.retrieval.locate(id, "id");
     locating.catch(() => undefined);
+    // So is a summary's lineage, by its id (a second round trip saved).
+    const lineage = this.deps.recall.retrieval.describedLineage(id);
+    lineage.catch(() => undefined);
     const scope = await this.scope(reader, scopeRequest);
     const located = await locating;
     if (!located) throw notFound(id, "id");
     await this.authorize(reader, scope, located, id, "id");
     // An agent's file page fits its model window, a client's its limit (retrieval/window-share.ts).
-    return this.deps.recall.retrieval.describe(located, page, this.limit(reader, scope));
+    return this.deps.recall.retrieval.describe(located, page, this.limit(reader, scope), await lineage);
   }
 
   /** lcm_expand_query and `lcm expand --prompt`: the summaries to start from, then a bounded expansion answers. */

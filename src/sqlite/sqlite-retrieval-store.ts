@@ -401,6 +401,11 @@ export class SqliteRetrievalStore implements RetrievalStore {
     };
   }
 
+  async summaryLineageById(summaryId: SummaryId, messageLimit: number): Promise<SummaryLineage | null> {
+    const summary = this.db.get<{ id: number; conversation_id: number }>("SELECT id, conversation_id FROM summaries WHERE summary_id = ?", summaryId);
+    return summary ? this.summaryLineage(summary.id, summary.conversation_id, messageLimit) : null;
+  }
+
   async archivedIdLocation(id: string): Promise<ArchivedLocation | null> {
     return this.archives.archivedIdLocation(id);
   }

@@ -321,6 +321,8 @@ export interface RetrievalStore {
    */
   coveringSummaryIds(conversationId: ConversationId, seqs: number[]): Promise<Map<number, SummaryId | null>>;
   summaryLineage(summaryRowId: number, conversationId: ConversationId, messageLimit: number): Promise<SummaryLineage>;
+  /** summaryLineage of the summary with this id; null when no such summary is stored. */
+  summaryLineageById(summaryId: SummaryId, messageLimit: number): Promise<SummaryLineage | null>;
   /** Plain-text messages in the order of `messageIds`; unknown ids are skipped. */
   getMessageTexts(messageIds: MessageId[]): Promise<MessageText[]>;
   /** Conversations recall may read for an agent (null: every agent), excluding delegated-expansion sessions. */

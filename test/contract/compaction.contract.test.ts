@@ -55,6 +55,22 @@ describe.each(backendKinds())("compaction on %s", (kind) => {
     expect(await invariants()).toEqual([]);
   });
 
+  it("answers the memory floor's read: the newest older item's time and the newest summary within reach", async () => {
+    const { summarizeLeaf, store, conversationId, items } = await stored(4);
+    const { draft } = await summarizeLeaf(0, 4);
+    // Context now: the summary at ordinal 1, then the messages at ordinals 5 to 8.
+    const summary = (await store.getSummary(draft.summaryId))!;
+    const [newest] = await store.getMessages([items[7]!.messageId!]);
+    expect(await store.olderContext(conversationId, 8, 10)).toEqual({ newestAt: newest!.createdAt, newestSummary: summary });
+    // Four items back from ordinal 8 reach ordinal 5: no summary among them.
+    expect(await store.olderContext(conversationId, 8, 4)).toEqual({ newestAt: newest!.createdAt, newestSummary: null });
+    // At or before ordinal 3 is the summary alone (ordinals 2 to 4 were replaced by it): its latest source's time.
+    expect(summary.latestAt).toBeLessThan(newest!.createdAt);
+    expect(await store.olderContext(conversationId, 3, 1)).toEqual({ newestAt: summary.latestAt, newestSummary: summary });
+    expect(await store.olderContext(conversationId, 0, 10)).toEqual({ newestAt: 0, newestSummary: null });
+    expect(await store.olderContext(987_654, 8, 10)).toEqual({ newestAt: 0, newestSummary: null });
+  });
+
   it("never deletes messages or their parts", async () => {
     const { summarizeLeaf, store, conversationId } = await stored(4);
     const before = await store.getMessagesBySeq(conversationId, 1, 100, 100);
@@ -138,6 +154,12 @@ describe.each(backendKinds())("compaction on %s", (kind) => {
     expect(await opened.backend.retrieval.summaryLineage(result.summaryRowId, conversationId, 500)).toEqual({
       childSummaryIds: [], sourceMessageIds: [], parentRowIds: leaves.map((item) => item.summaryRowId), inContext: true, archivedSources: [],
     });
+    // By the summary's id (lcm_describe reads it while the id is located): the same lineage; null for an unknown id.
+    expect(await opened.backend.retrieval.summaryLineageById(parents[0]!.summaryId, 3))
+      .toEqual(await opened.backend.retrieval.summaryLineage(leaves[0]!.summaryRowId!, conversationId, 3));
+    expect(await opened.backend.retrieval.summaryLineageById(draft.summaryId, 500))
+      .toEqual(await opened.backend.retrieval.summaryLineage(result.summaryRowId, conversationId, 500));
+    expect(await opened.backend.retrieval.summaryLineageById("sum_0000000000000000", 500)).toBeNull();
     expect(await compactionStore.getSummarySources(987_654)).toEqual({ messageIds: [], parentRowIds: [] });
     expect(await invariants()).toEqual([]);
   });
