@@ -210,8 +210,10 @@ export const BackupOutputSchema = Type.Object({
 export const MigrateOutputSchema = Type.Object({
   direction: Type.Union([Type.Literal("sqlite-to-postgres"), Type.Literal("postgres-to-sqlite")]),
   source: Type.String({ minLength: 1 }), target: Type.String({ minLength: 1 }), copied: Count, durationMs: Count,
-  /** Messages and summaries the SQLite target's full-text index took in (0 towards PostgreSQL, which indexes itself). */
+  /** Messages and summaries the target's full-text index took in after the copy. */
   indexed: Count,
+  /** Bytes of stored files' content the target's index took in after the copy. */
+  indexedFileBytes: Count,
   tables: Type.Array(Type.Object({ table: Type.String(), sourceRows: Count, copied: Count, alreadyThere: Count })),
 });
 

@@ -111,9 +111,16 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
     const total = COPIED_TABLES.reduce((sum, table) => sum + rows[table.name]!.length, 0);
     expect(first.copied).toBe(total);
     expect(first.tables.find((table) => table.table === "messages")).toMatchObject({ copied: rows.messages!.length, alreadyThere: 0 });
+    // The command leaves the copy searchable: every message, summary and stored file indexed, nothing left to a gateway.
+    expect(first.indexed).toBe(rows.messages!.length + rows.summaries!.length);
+    expect(first.indexedFileBytes).toBeGreaterThanOrEqual(OUTPUT.length);
+    const queues = new PgDatabase(url, { poolSize: 1 });
+    opened.push(queues);
+    expect(await queues.row(`SELECT (SELECT count(*) FROM message_search_pending) AS messages, (SELECT count(*) FROM summary_search_pending) AS summaries,
+      (SELECT count(*) FROM file_index WHERE state <> 'indexed') AS files`)).toEqual({ messages: 0, summaries: 0, files: 0 });
 
     const second = await migrate(["sqlite-to-postgres", sourcePath, url]);
-    expect(second.copied).toBe(0);
+    expect(second).toMatchObject({ copied: 0, indexed: 0, indexedFileBytes: 0 });
     expect(second.tables.find((table) => table.table === "messages")).toMatchObject({ copied: 0, alreadyThere: rows.messages!.length });
 
     // The engine on the PostgreSQL copy assembles the same context as on the SQLite original.
@@ -144,7 +151,8 @@ describe("lcm migrate sqlite-to-postgres and back", () => {
     const backPath = join(tempDir(), "back.db");
     const back = await migrate(["postgres-to-sqlite", url, backPath]);
     expect(back.copied).toBe(total);
-    expect(back.indexed).toBeGreaterThan(0);
+    expect(back.indexed).toBe(rows.messages!.length + rows.summaries!.length);
+    expect(back.indexedFileBytes).toBeGreaterThanOrEqual(OUTPUT.length);
     await expectSameRows(sqliteCopy(sourcePath), sqliteCopy(backPath));
     const check = new DatabaseSync(backPath, { readOnly: true });
     expect(check.prepare("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });

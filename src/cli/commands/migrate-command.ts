@@ -4,7 +4,11 @@
  * table. Idempotent and resumable: run again after an interruption, it copies what is missing and nothing twice. A
  * target holding other data is refused with nothing changed. Stored files stay where they are (their rows name them
  * by absolute path on PostgreSQL), and their content goes into PostgreSQL with their rows; on the way back, a file this
- * machine lacks is written from PostgreSQL's copy beside the SQLite file. Each backend builds its own search index.
+ * machine lacks is written from PostgreSQL's copy beside the SQLite file. Each backend builds its own search index, and
+ * the command builds the target's before it ends (messages, summaries, stored files' content): a migrated history is
+ * searchable at once, not after a gateway's turns have indexed it 5,000 rows at a time (a 1M-message history: 200
+ * turns, during which a regex search of older history could run out of its budget and find nothing). An interrupted
+ * run leaves the rest queued; run again, it copies nothing and indexes what is left.
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
@@ -18,11 +22,17 @@ export type MigrateDirection = "sqlite-to-postgres" | "postgres-to-sqlite";
 
 export type MigrateOutput = TableCopyReport & {
   direction: MigrateDirection;
-  /** Messages and summaries the target's full-text index took in afterwards (SQLite target; PostgreSQL's indexes itself). */
+  /** Messages and summaries the target's full-text index took in afterwards. */
   indexed: number;
+  /** Bytes of stored files' content the target's index took in afterwards. */
+  indexedFileBytes: number;
 };
 
 interface MigrateOptions { json?: boolean; batchRows?: string }
+
+/** Rows and stored content indexed per step of the target's indexing (each step's progress is shown). */
+const INDEX_ROWS_PER_STEP = 10_000;
+const INDEX_FILE_BYTES_PER_STEP = 4 * 1024 * 1024;
 
 /** Adds `lcm migrate` and its two directions. */
 export function defineMigrateCommands(lcm: Command, environment: CliEnvironment): void {
@@ -69,36 +79,44 @@ export async function migrateCommand(
       batchRows, onProgress: (table, done, total) => progress.update(done, total, `${table} rows`),
     });
     progress.stop();
-    const indexed = direction === "postgres-to-sqlite" ? await indexCopiedRows(runtime, target) : 0;
-    return { data: { ...report, direction, indexed }, text: describe(report, direction, indexed) };
+    const { indexed, indexedFileBytes } = await indexCopiedRows(runtime, target);
+    return { data: { ...report, direction, indexed, indexedFileBytes }, text: describe(report, direction, indexed, indexedFileBytes) };
   } finally {
     progress.stop();
     for (const backend of opened.reverse()) await backend.close();
   }
 }
 
-/** Brings the SQLite target's full-text index up to the copied rows, so the file is searchable as it is. */
-async function indexCopiedRows(runtime: CliRuntime, backend: LcmBackend): Promise<number> {
+/** Brings the target's full-text indexes up to the copied rows and stored files, so it is searchable as it is. */
+async function indexCopiedRows(runtime: CliRuntime, backend: LcmBackend): Promise<{ indexed: number; indexedFileBytes: number }> {
   const index = backend.searchIndex;
   const remaining = async () => await index.pendingMessages() + await index.pendingSummaries();
   const waiting = await remaining();
   const progress = runtime.progress("Indexing");
   let left = waiting;
+  let indexedFileBytes = 0;
   try {
     while (left > 0) {
-      await index.indexPending({ maxRows: 10_000 });
+      await index.indexPending({ maxRows: INDEX_ROWS_PER_STEP });
       const now = await remaining();
       if (now >= left) break;
       left = now;
       progress.update(waiting - left, waiting, "rows indexed");
     }
+    // Then the stored files' content, a byte budget at a time, until a step finds none left.
+    for (;;) {
+      const { fileBytes } = await index.indexPending({ maxRows: 0, maxFileBytes: INDEX_FILE_BYTES_PER_STEP });
+      if (fileBytes === 0) break;
+      indexedFileBytes += fileBytes;
+      progress.update(indexedFileBytes, indexedFileBytes, "bytes of stored files indexed");
+    }
   } finally {
     progress.stop();
   }
-  return waiting - left;
+  return { indexed: waiting - left, indexedFileBytes };
 }
 
-function describe(report: TableCopyReport, direction: MigrateDirection, indexed: number): string {
+function describe(report: TableCopyReport, direction: MigrateDirection, indexed: number, indexedFileBytes: number): string {
   const resumed = report.tables.some((table) => table.alreadyThere > 0);
   const lines = [
     report.copied === 0 && resumed
@@ -111,9 +129,8 @@ function describe(report: TableCopyReport, direction: MigrateDirection, indexed:
     lines.push(`  ${table.table}: ${count(table.copied)} copied${table.alreadyThere > 0 ? `, ${count(table.alreadyThere)} already there` : ""} (source: ${count(table.sourceRows)})`);
   }
   lines.push(direction === "sqlite-to-postgres"
-    ? "Stored files stay where they are; the PostgreSQL rows name them by absolute path, and their content is kept in PostgreSQL too. " +
-      "The gateway indexes the copied rows for search."
-    : `Stored files stay where they are (those not on this machine were written from PostgreSQL beside the SQLite file). ` +
-      `${count(indexed)} messages and summaries indexed for search.`);
+    ? "Stored files stay where they are; the PostgreSQL rows name them by absolute path, and their content is kept in PostgreSQL too."
+    : "Stored files stay where they are (those not on this machine were written from PostgreSQL beside the SQLite file).");
+  lines.push(`Indexed for search: ${count(indexed)} messages and summaries, ${count(indexedFileBytes)} bytes of stored files' content.`);
   return lines.join("\n");
 }
