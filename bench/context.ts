@@ -27,6 +27,8 @@ export interface BenchContext {
   scratchDatabase(label: string): Promise<ScratchDatabase>;
   /** The first searches after a bulk ingest, when the run measured them already (PostgreSQL: right after the load). */
   firstSearches?: PhaseResult[];
+  /** PostgreSQL: the load's indexing done by the background indexer, measured as backlog.index (when asked for). */
+  backlogIndexing?: PhaseResult;
 }
 
 export interface ScratchDatabase {

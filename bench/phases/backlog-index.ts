@@ -8,6 +8,9 @@
  */
 import { constants, copyFileSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { AgentTool } from "../../src/host/openclaw-types.js";
+import { openPostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import type { PgSearchIndex } from "../../src/postgres/pg-search-index.js";
 import type { BacklogIndexThread } from "../../src/sqlite/backlog-index-thread.js";
 import { closeSharedDatabase, openSharedDatabase } from "../../src/sqlite/connection-registry.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
@@ -23,7 +26,8 @@ import { WalSampler } from "../wal-sampler.js";
 const SEARCH_EVERY_MS = 1_000;
 
 export async function runBacklogIndexPhase(context: BenchContext): Promise<PhaseResult[]> {
-  if (context.target.kind === "postgres") return [pending("backlog.index", "PostgreSQL indexes in turn (no backlog worker)")];
+  // PostgreSQL's is measured as the run's database is loaded (run-size.ts): its copy is exactly such a backlog.
+  if (context.target.kind === "postgres") return [context.backlogIndexing ?? pending("backlog.index", "measured while the run's database is loaded")];
   const path = join(DATA_DIR, `backlog-index-n${context.manifest.size}.db`);
   removeDatabase(path);
   copyFileSync(datasetPaths(context.manifest.seed, context.manifest.size).database, path, constants.COPYFILE_FICLONE);
@@ -55,13 +59,6 @@ export async function measureBacklogIndexing(path: string, filesDirectory: strin
   const tool = host.tool("lcm_grep", { agentId: session.agent_id, sessionKey: session.session_key, sessionId: session.session_id })!;
   // The search phase's kinds of query in turn (bench/phases/search.ts): a rare word, the most common word by recency
   // and by relevance, a rare regex.
-  const cases: [string, Record<string, unknown>][] = [
-    ["rare", { pattern: RARE_TERM, mode: "full_text" }],
-    ["common", { pattern: COMMON_TERM, mode: "full_text", sort: "recency" }],
-    ["commonRelevance", { pattern: COMMON_TERM, mode: "full_text", sort: "relevance" }],
-    ["regex", { pattern: RARE_PATTERN, mode: "regex" }],
-  ];
-  const byCase = new Map<string, number[]>(cases.map(([name]) => [name, []]));
   const phase = new Phase("backlog.index");
   const writtenBefore = writtenBytes();
   const probe = startLoopProbe();
@@ -73,20 +70,8 @@ export async function measureBacklogIndexing(path: string, filesDirectory: strin
     return phase.abandon("pending", "the backlog worker did not start");
   }
   const thread = db.backlogIndexer as BacklogIndexThread;
-  let truncated = 0;
-  let hits = 0;
-  for (let turn = 0; thread.isRunning; turn++) {
-    const [name, params] = cases[turn % cases.length]!;
-    const cpuBefore = threadCpuMs();
-    const result = await phase.time(() => tool.execute("backlog", { ...params, allConversations: true }));
-    const cpuMs = threadCpuMs() - cpuBefore;
-    byCase.get(name)!.push(phase.samples.at(-1)!);
-    const details = result.details as { matches?: unknown[]; truncated?: boolean };
-    if (details.truncated === true) truncated++;
-    if (name === "rare") hits = details.matches?.length ?? 0;
-    log(`backlog.index: ${index.pending("messages_fts")} waiting, ${name} ${round(phase.samples.at(-1)!)} ms (${round(cpuMs)} ms of this thread's CPU), truncated ${details.truncated === true}`);
-    await new Promise((resolve) => setTimeout(resolve, SEARCH_EVERY_MS));
-  }
+  const { byCase, truncated, hits } = await searchWhile(phase, tool, () => thread.isRunning, (name, ms, truncatedNow, cpuMs) =>
+    log(`backlog.index: ${index.pending("messages_fts")} waiting, ${name} ${round(ms)} ms (${round(cpuMs)} ms of this thread's CPU), truncated ${truncatedNow}`));
   await thread.exited;
   const seconds = (performance.now() - started) / 1000;
   const loop = probe.stop();
@@ -104,6 +89,72 @@ export async function measureBacklogIndexing(path: string, filesDirectory: strin
       maxWalMb: round(sizes.maxWalBytes / 2 ** 20, 1),
     },
   });
+}
+
+/**
+ * PostgreSQL: the database at `url` right after its tables were copied (every message waiting for the index) indexed
+ * by the background indexer (PgSearchIndex.indexBacklogInBackground: chunks on this thread's event loop) while
+ * lcm_grep runs every SEARCH_EVERY_MS, as on SQLite. No bytes-written or log figures: the server writes them.
+ */
+export async function measurePostgresBacklogIndexing(host: BenchHost, url: string, log: (line: string) => void = () => {}): Promise<PhaseResult> {
+  const backend = openPostgresBackend(url, "shared");
+  const index = backend.searchIndex as PgSearchIndex;
+  const text = (await backend.database.row<{ bytes: number; n: number }>("SELECT sum(octet_length(content))::bigint AS bytes, count(*)::bigint AS n FROM messages"))!;
+  const session = (await backend.database.row<{ agent_id: string; session_key: string; session_id: string }>(
+    "SELECT agent_id, session_key, session_id FROM conversations ORDER BY message_count DESC LIMIT 1",
+  ))!;
+  const tool = host.tool("lcm_grep", { agentId: session.agent_id, sessionKey: session.session_key, sessionId: session.session_id })!;
+  const phase = new Phase("backlog.index");
+  const probe = startLoopProbe();
+  const started = performance.now();
+  if (!(await index.indexBacklogInBackground(host.logger as never, 1))) return phase.abandon("pending", "the background indexing did not start");
+  let running = true;
+  const run = index.backgroundRun()!.finally(() => { running = false; });
+  const { byCase, truncated, hits } = await searchWhile(phase, tool, () => running, async (name, ms, truncatedNow) =>
+    log(`backlog.index: ${await index.pendingMessages()} waiting, ${name} ${round(ms)} ms, truncated ${truncatedNow}`));
+  await run;
+  const seconds = (performance.now() - started) / 1000;
+  const loop = probe.stop();
+  return phase.finish({
+    values: {
+      messages: text.n, textBytes: text.bytes, seconds: round(seconds), messagesPerSecond: Math.round(text.n / seconds),
+      ending: (await index.pendingMessages()) === 0 ? "caught-up" : "stopped", longestBlockMs: round(loop.longest.wallMs),
+      longestBlockCpuMs: round(loop.longestCpu.cpuMs), searches: phase.samples.length, searchesTruncated: truncated, hits,
+      ...Object.fromEntries([...byCase].map(([name, samples]) => [`${name}P95Ms`, latencyOf(samples).p95])),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    },
+  });
+}
+
+/**
+ * The search phase's kinds of query in turn (bench/phases/search.ts: a rare word, the most common word by recency and
+ * by relevance, a rare regex; all conversations), one every SEARCH_EVERY_MS while `going()`; each timed in `phase`.
+ */
+async function searchWhile(
+  phase: Phase, tool: AgentTool, going: () => boolean, report: (name: string, ms: number, truncated: boolean, cpuMs: number) => unknown,
+): Promise<{ byCase: Map<string, number[]>; truncated: number; hits: number }> {
+  const cases: [string, Record<string, unknown>][] = [
+    ["rare", { pattern: RARE_TERM, mode: "full_text" }],
+    ["common", { pattern: COMMON_TERM, mode: "full_text", sort: "recency" }],
+    ["commonRelevance", { pattern: COMMON_TERM, mode: "full_text", sort: "relevance" }],
+    ["regex", { pattern: RARE_PATTERN, mode: "regex" }],
+  ];
+  const byCase = new Map<string, number[]>(cases.map(([name]) => [name, []]));
+  let truncated = 0;
+  let hits = 0;
+  for (let turn = 0; going(); turn++) {
+    const [name, params] = cases[turn % cases.length]!;
+    const cpuBefore = threadCpuMs();
+    const result = await phase.time(() => tool.execute("backlog", { ...params, allConversations: true }));
+    const cpuMs = threadCpuMs() - cpuBefore;
+    byCase.get(name)!.push(phase.samples.at(-1)!);
+    const details = result.details as { matches?: unknown[]; truncated?: boolean };
+    if (details.truncated === true) truncated++;
+    if (name === "rare") hits = details.matches?.length ?? 0;
+    await report(name, phase.samples.at(-1)!, details.truncated === true, cpuMs);
+    await new Promise((resolve) => setTimeout(resolve, SEARCH_EVERY_MS));
+  }
+  return { byCase, truncated, hits };
 }
 
 /** CPU time of this thread (a search's own, whatever the load; the worker's is not in it), where Node can tell. */

@@ -62,6 +62,11 @@ export class PgDatabase implements PgQueryable {
     this.readOnly = options.readOnly === true;
   }
 
+  /** Whether `close` was called: every statement from then on is refused. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** The pool, created with the driver on first use. */
   pool(): Promise<Pool> {
     if (this.closed) return Promise.reject(new LcmError("unavailable", `The PostgreSQL connection to ${this.location} was closed.`));

@@ -10,6 +10,8 @@
 import { analyzeDocument } from "../text/text-analysis.js";
 import { nextLoopTurn } from "../runtime/time-slice.js";
 import { searchableText } from "../messages/searchable-text.js";
+import type { Logger } from "../contracts.js";
+import { describeError } from "../errors.js";
 import type { IndexProgress, SearchIndex } from "../store/search-index.js";
 import { fromPgText, type PgDatabase } from "./pg-database.js";
 import { type PgQueryable, type PgStatement, preparedStatement } from "./pg-queryable.js";
@@ -19,6 +21,13 @@ import type { PgFileIndex } from "./pg-file-index.js";
 
 /** Rows per indexing transaction, at most. */
 export const INDEX_CHUNK_ROWS = 100;
+/** Messages waiting at which the background indexing takes over from the turns' maintenance (as SQLite's worker). */
+export const BACKLOG_IN_BACKGROUND_MESSAGES = 10_000;
+/** Bytes of stored content the background indexing takes per step (rows: one chunk a step). */
+const BACKGROUND_STEP_FILE_BYTES = 1024 * 1024;
+/** The background indexing of each pool in this process (one per database), and the pools where it failed. */
+const backgroundRuns = new WeakMap<PgDatabase, Promise<void>>();
+const backgroundFailed = new WeakSet<PgDatabase>();
 /** A chunk takes no further row once its analysis ran this long (its first row it always takes). */
 const CHUNK_TIME_MS = 12;
 
@@ -79,6 +88,47 @@ export class PgSearchIndex implements SearchIndex {
 
   async pendingMessages(): Promise<number> {
     return this.pending("messages");
+  }
+
+  /**
+   * A large backlog (a bulk import, a long history's bootstrap, a burst of sub-agents) indexed in the background, on
+   * this process's event loop: the same chunks as maintenance (each at most CHUNK_TIME_MS of analysis and one short
+   * transaction, the loop free between them), one after another until nothing is left, where maintenance takes
+   * 5,000 rows a turn (a 1M backlog: 200 turns). True while it runs: maintenance then leaves the backlog to it. One per
+   * database and process; another gateway runs its own, each chunk taking rows no other indexer holds. It stops when
+   * caught up or when the pool closes; a failure is logged once, and from then on this answers false (maintenance
+   * indexes in turn again). The analysis stays on the gateway's thread (SQLite's runs on a worker thread): the server
+   * does the rest, and a chunk is as short as a turn's own.
+   */
+  async indexBacklogInBackground(logger: Logger, whenAtLeast = BACKLOG_IN_BACKGROUND_MESSAGES): Promise<boolean> {
+    if (this.db.readOnly || backgroundFailed.has(this.db)) return false;
+    if (backgroundRuns.has(this.db)) return true;
+    const waiting = await this.pending("messages", whenAtLeast);
+    if (backgroundRuns.has(this.db)) return true; // started by another call meanwhile
+    if (waiting < whenAtLeast) return false;
+    const run = this.indexInBackground(logger).finally(() => backgroundRuns.delete(this.db));
+    backgroundRuns.set(this.db, run);
+    return true;
+  }
+
+  /** The background run of this database's pool, if one runs (tests wait for it). */
+  backgroundRun(): Promise<void> | undefined {
+    return backgroundRuns.get(this.db);
+  }
+
+  private async indexInBackground(logger: Logger): Promise<void> {
+    try {
+      // One chunk a step, the pool checked before each: a closing pool is never asked for a connection (one asked for
+      // while it closes waits for its connection timeout, 10 s).
+      for (const source of ["messages", "summaries"] as const) {
+        while (!this.db.isClosed && (await this.indexSource(source, INDEX_CHUNK_ROWS)) > 0) await nextLoopTurn();
+      }
+      while (!this.db.isClosed && (await this.files.indexPending(BACKGROUND_STEP_FILE_BYTES)) > 0) await nextLoopTurn();
+    } catch (error) {
+      if (this.db.isClosed) return;
+      backgroundFailed.add(this.db);
+      logger.warn(`Background indexing of the search backlog stopped: ${describeError(error)}. Maintenance indexes it in turn from now on.`);
+    }
   }
 
   async pendingSummaries(): Promise<number> {

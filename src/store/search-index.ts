@@ -30,8 +30,9 @@ export interface SearchIndex {
   indexPending(options?: { whenAtLeast?: number; maxRows?: number; maxFileBytes?: number }): Promise<IndexProgress>;
   /**
    * Hands a large backlog to a background indexer of the backend's own (SQLite: a worker thread, one process at a
-   * time). True while one indexes it: the caller leaves the backlog alone. False, or absent (PostgreSQL): no worker,
-   * the caller indexes in turn. A worker that fails is logged once on `logger` and the answer becomes false.
+   * time; PostgreSQL: chunks on the event loop, one run per process and database, gateways on other machines sharing
+   * the rows). True while one indexes it: the caller leaves the backlog alone. False, or absent: the caller indexes in
+   * turn. An indexer that fails is logged once on `logger` and the answer becomes false.
    */
   indexBacklogInBackground?(logger: Logger): Promise<boolean>;
 }

@@ -18,6 +18,7 @@ import { PgSearchIndex } from "../../src/postgres/pg-search-index.js";
 import { PgSearchReader } from "../../src/postgres/pg-search-reader.js";
 import { grep, type GrepRequest } from "../../src/search/grep.js";
 import { openTestBackend, type TestBackend } from "../helpers/backends.js";
+import { RecordingLogger } from "../helpers/engine.js";
 import { insertMessages, runFixtureSql } from "../helpers/sql-fixtures.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -277,6 +278,46 @@ describe("PostgreSQL search", () => {
     );
     expect(counts).toEqual({ indexed: 1_200, documents: 1_200, words: 4_800, total_words: 4_800 });
     expect(await backend.searchIndex.pendingMessages()).toBe(0);
+  });
+
+  it("indexes a large backlog in the background until nothing is left, then finds its oldest detail; maintenance's turn again after", async () => {
+    const texts = Array.from({ length: 1_500 }, (_, index) => index === 0 ? "the vault key is quokka-7741" : `message ${index} about topic${index % 7}`);
+    await insertMessages(opened, texts);
+    const logger = new RecordingLogger();
+    const index = backend.searchIndex as PgSearchIndex;
+    // Below its threshold the backlog is maintenance's: nothing starts, nothing is indexed.
+    expect(await index.indexBacklogInBackground(logger, 2_000)).toBe(false);
+    expect(index.backgroundRun()).toBeUndefined();
+    expect(await index.pendingMessages()).toBe(1_500);
+    expect(await index.indexBacklogInBackground(logger, 1_000)).toBe(true);
+    const run = index.backgroundRun();
+    expect(run).toBeDefined();
+    // One run per database in the process: another backend on the same pool is told it runs.
+    const sameProcess = new PgSearchIndex(backend.database, new PgFileIndex(backend.database));
+    expect(await sameProcess.indexBacklogInBackground(logger, 1_000)).toBe(true);
+    await run;
+    expect(await index.pendingMessages()).toBe(0);
+    expect(seqs((await search("quokka-7741")).matches)).toEqual([1]);
+    expect(seqs((await search("quokka-\\d+", { mode: "regex" })).matches)).toEqual([1]);
+    // Caught up: the next large backlog starts a new run; until then, maintenance indexes in turn.
+    expect(await index.indexBacklogInBackground(logger, 1_000)).toBe(false);
+    expect(logger.lines.filter((line) => line.level !== "debug")).toEqual([]);
+  });
+
+  it("stops indexing in the background when the pool closes, at once and quietly", async () => {
+    await insertMessages(opened, Array.from({ length: 3_000 }, (_, index) => `message ${index} about topic${index % 7}`));
+    const logger = new RecordingLogger();
+    const index = backend.searchIndex as PgSearchIndex;
+    expect(await index.indexBacklogInBackground(logger, 1_000)).toBe(true);
+    const run = index.backgroundRun()!;
+    while ((await index.pendingMessages()) === 3_000) await new Promise((resolve) => setTimeout(resolve, 5));
+    await backend.database.close(); // the gateway shutting down, midway
+    // A run that asked the closed pool for a connection would wait for its 10 s connection timeout: a shutdown held up.
+    const ended = await Promise.race([run.then(() => "ended"), new Promise((resolve) => setTimeout(resolve, 5_000, "still running"))]);
+    expect(ended).toBe("ended");
+    expect(logger.lines.filter((line) => line.level !== "debug")).toEqual([]);
+    backend = opened.reopen() as PostgresBackend;
+    expect(await backend.searchIndex.pendingMessages()).toBeGreaterThan(0);
   });
 
   it("stops a search statement at its timeout with a clear error, and changes nothing", async () => {
