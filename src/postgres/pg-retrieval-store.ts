@@ -68,6 +68,8 @@ export const SEARCH_INDEXES_UP_TO = 400;
 type MessageTextSql = MessageHitSql & { content: string; spans: string | null };
 
 export class PgRetrievalStore implements RetrievalStore {
+  /** RetrievalStore.scanWindowMax: a window of 65,536 messages filtered on the server, about 21 MB of text at 1M. */
+  readonly scanWindowMax = 65_536;
   private readonly index: PgSearchIndex;
   private readonly reader: PgSearchReader;
   private readonly text: PgTextSearch;

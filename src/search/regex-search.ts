@@ -15,6 +15,7 @@ import { planPrefilter, type RegexPrefilter, suffixMatch } from "./regex-prefilt
 import { RegexRunner } from "./regex-runner.js";
 import { regexSnippet } from "./regex-snippet.js";
 import { type UnreadableFiles, unindexedChunks, withChunkTexts } from "./stored-content.js";
+import { widerScan } from "./text-search.js";
 
 /** Rows per history window: bounds the rows (and memory) one SQL call and one worker batch handle. */
 const WINDOW_ROWS = 2_000;
@@ -186,6 +187,7 @@ async function* messageBatches(
     const backlogThrough = indexed.messagesBacklogThrough ?? 0;
     const floor = store.backlogMessages && literals && backlogThrough > through ? Math.min(backlogThrough, to - 1) : through;
     const blocksThrough = store.backlogBlockRows && literals ? indexed.messagesBlocksThrough ?? 0 : 0;
+    let width = WINDOW_ROWS;
     while (to > floor + 1) {
       // Where the backlog's blocks cover the rows, only those of blocks that may hold a literal are read.
       const page = to - 1 <= blocksThrough
@@ -196,9 +198,11 @@ async function* messageBatches(
         to = (page.next ?? floor) + 1;
         continue;
       }
-      const from = Math.max(floor + 1, to - WINDOW_ROWS);
-      yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
+      const from = Math.max(floor + 1, to - width);
+      const rows = await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
+      yield rows;
       to = from;
+      width = widerScan(width, rows.length, containsOf(prefilter) === null ? undefined : store.scanWindowMax);
     }
     while (to > through + 1) {
       const page = await store.backlogMessages!(filter, literals!, { from: through + 1, to: to - 1 }, CANDIDATE_PAGE);

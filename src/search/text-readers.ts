@@ -14,6 +14,7 @@ export function messageReader(store: RetrievalStore, filter: TextFilter): TextSo
     prepare: (terms) => store.prepareText("messages", terms),
     candidates: (prepared, selection, window, limit) => store.messageTextCandidates(prepared, filter, selection, window, limit),
     scan: (window, contains) => store.scanMessages(filter, { by: "messageId", from: window.from, to: window.to }, contains),
+    ...(store.scanWindowMax ? { scanWindowMax: store.scanWindowMax } : {}),
     ...(store.backlogMessages ? { backlog: (window, anyOf, limit) => store.backlogMessages!(filter, anyOf, window, limit) } : {}),
     ...(store.backlogBlockRows ? { blockRows: (window, anyOf, contains, maxRows) => store.backlogBlockRows!(filter, anyOf, contains, window, maxRows) } : {}),
     idOf: (row) => row.messageId,

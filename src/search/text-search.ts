@@ -56,6 +56,8 @@ export interface TextSourceReader<Row extends { text: string }> {
   candidates(prepared: PreparedTextQuery, selection: TextSelection, window: { from: number; to: number }, limit: number): Promise<TextCandidates<Row>>;
   /** Rows with id in [from, to), newest first, passing `contains`. */
   scan(window: { from: number; to: number }, contains: ContainsFilter | null): Promise<Row[]>;
+  /** The widest window `scan` may examine with a `contains` (RetrievalStore.scanWindowMax); absent: SCAN_ROWS. */
+  scanWindowMax?: number;
   /**
    * Rows above the index in [from, to] that may hold one of `anyOf`, through the backlog's trigram index (messages on
    * SQLite, spec 030 2b; RetrievalStore.backlogMessages), newest first; null when it does not cover the window.
@@ -358,13 +360,16 @@ async function scanTail<Row extends { text: string }>(
   if (prepared.newest <= floor) return { stoppedAt: null };
   const contains = tailFilter(terms, groups);
   let to = prepared.newest + 1;
+  let width = SCAN_ROWS;
   while (to > floor + 1) {
     if (now() > deadline) return { stoppedAt: to };
-    const from = Math.max(floor + 1, to - SCAN_ROWS);
-    for (const row of await reader.scan({ from, to }, contains)) {
+    const from = Math.max(floor + 1, to - width);
+    const rows = await reader.scan({ from, to }, contains);
+    for (const row of rows) {
       if (QueryMatcher.holdsGroup(matcher.match(row.text), groups.length > 0 ? groups : [[]])) await take(row);
     }
     to = from;
+    width = widerScan(width, rows.length, contains === null ? undefined : reader.scanWindowMax);
     await yieldToEventLoop();
   }
   return { stoppedAt: null };
@@ -394,6 +399,15 @@ async function scanUnindexed<Row extends { text: string }>(
   } finally {
     await batches.return?.();
   }
+}
+
+/**
+ * The next scan window's width: four times wider, up to `max`, after a window whose filter passed fewer than a tenth
+ * of SCAN_ROWS (a server's backend filters a window in SQL and sends only what passes, RetrievalStore.scanWindowMax);
+ * unchanged without a `max`.
+ */
+export function widerScan(width: number, passed: number, max: number | undefined): number {
+  return max !== undefined && passed < SCAN_ROWS / 10 ? Math.min(max, width * 4) : width;
 }
 
 /** A read of candidates for `selection` in a window of ids, newest first, at most `limit` (TextSourceReader.candidates). */

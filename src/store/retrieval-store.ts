@@ -268,6 +268,13 @@ export interface RetrievalStore {
    */
   scanMessages(filter: TextFilter, window: ScanWindow, contains: ContainsFilter | null): Promise<MessageHitRow[]>;
   /**
+   * Optional (PostgreSQL): the widest window of ids a message scan with `contains` may examine. The server filters the
+   * rows and sends only those passing, so a search widens a window that passed few rows (four times, up to this): a
+   * large backlog's scan then takes tens of reads, not thousands. Absent (SQLite, whose scans run on the calling
+   * thread): windows keep the caller's width.
+   */
+  readonly scanWindowMax?: number;
+  /**
    * Optional (SQLite): messages above the full-text index's watermark with id in [from, to] whose text may hold one of
    * `anyOf` (folded substrings, case-insensitively), read through the backlog's trigram index, newest first: the
    * candidates among at most `limit` of its entries, and the id below which to read on (`next`, null when none are
