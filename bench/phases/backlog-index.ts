@@ -57,8 +57,6 @@ export async function measureBacklogIndexing(path: string, filesDirectory: strin
   )!;
   const host = new BenchHost(benchConfig(path, filesDirectory));
   const tool = host.tool("lcm_grep", { agentId: session.agent_id, sessionKey: session.session_key, sessionId: session.session_id })!;
-  // The search phase's kinds of query in turn (bench/phases/search.ts): a rare word, the most common word by recency
-  // and by relevance, a rare regex.
   const phase = new Phase("backlog.index");
   const writtenBefore = writtenBytes();
   const probe = startLoopProbe();
