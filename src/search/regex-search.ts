@@ -187,11 +187,12 @@ async function* messageBatches(
     const backlogThrough = indexed.messagesBacklogThrough ?? 0;
     const floor = store.backlogMessages && literals && backlogThrough > through ? Math.min(backlogThrough, to - 1) : through;
     const blocksThrough = store.backlogBlockRows && literals ? indexed.messagesBlocksThrough ?? 0 : 0;
+    const contains = containsOf(prefilter);
     let width = WINDOW_ROWS;
     while (to > floor + 1) {
       // Where the backlog's blocks cover the rows, only those of blocks that may hold a literal are read.
       const page = to - 1 <= blocksThrough
-        ? await store.backlogBlockRows!(filter, literals!, containsOf(prefilter), { from: floor + 1, to: to - 1 }, BLOCK_WINDOW_ROWS)
+        ? await store.backlogBlockRows!(filter, literals!, contains, { from: floor + 1, to: to - 1 }, BLOCK_WINDOW_ROWS)
         : null;
       if (page) {
         yield page.rows;
@@ -199,17 +200,17 @@ async function* messageBatches(
         continue;
       }
       const from = Math.max(floor + 1, to - width);
-      const rows = await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
+      const rows = await store.scanMessages(filter, { by: "messageId", from, to }, contains);
       yield rows;
       to = from;
-      width = widerScan(width, rows.length, containsOf(prefilter) === null ? undefined : store.scanWindowMax);
+      width = widerScan(width, rows.length, contains === null ? undefined : store.scanWindowMax);
     }
     while (to > through + 1) {
       const page = await store.backlogMessages!(filter, literals!, { from: through + 1, to: to - 1 }, CANDIDATE_PAGE);
       if (page === null) {
         // Not covered after all (a short literal, the index emptied meanwhile): read directly.
         const from = Math.max(through + 1, to - WINDOW_ROWS);
-        yield await store.scanMessages(filter, { by: "messageId", from, to }, containsOf(prefilter));
+        yield await store.scanMessages(filter, { by: "messageId", from, to }, contains);
         to = from;
         continue;
       }

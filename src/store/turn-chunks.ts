@@ -1,8 +1,8 @@
 /**
  * What every backend's message writes share: how a large append or turn is cut into transactions (chunks that each
  * hold the event loop and a transaction for a short while), the tag that scopes a new turn's colliding fingerprints,
- * how a host's token count is clamped before it is recorded, and whether a budget record changes anything. Backend-neutral; the SQLite and PostgreSQL stores
- * both import it, so both cut the same turn at the same messages.
+ * how a host's token count is clamped before it is recorded, and whether a budget record changes anything.
+ * Backend-neutral; the SQLite and PostgreSQL stores both import it, so both cut the same turn at the same messages.
  */
 import { createHash } from "node:crypto";
 import type { EncodedMessage } from "../messages/message-codec.js";
