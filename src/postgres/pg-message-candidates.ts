@@ -12,7 +12,7 @@
  */
 import type { MessageHitRow, PreparedTextQuery, TextFilter, TextSelection } from "../store/retrieval-store.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
-import { argumentSpansSql, toSearchableText } from "./pg-search-index.js";
+import { argumentSpansSql, toSearchableText } from "./pg-searchable-text.js";
 import { MESSAGE_HIT, type MessageHitSql, messageFilter, probeFor, SqlParams, toMessageHit } from "./pg-retrieval-sql.js";
 
 

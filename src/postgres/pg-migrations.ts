@@ -300,6 +300,22 @@ export const PG_MIGRATIONS: PgMigration[] = [
       )`,
     ],
   },
+  {
+    version: 9,
+    name: "the backlog's blocks: a coarse filter over messages the full-text index has not reached",
+    // pg-backlog-blocks.ts: filled by the background run before it indexes a large backlog, read by searches meanwhile,
+    // emptied when it caught up. Derived data: not copied by lcm migrate, export or backup. PLAIN storage keeps each
+    // 4 KiB bloom in its row, uncompressed (its bits are random: compression would be tried on every write for nothing,
+    // and a TOASTed bloom read back in pieces for every bit tested).
+    statements: [
+      `CREATE TABLE message_backlog_blocks (
+        last_id  BIGINT PRIMARY KEY,
+        first_id BIGINT NOT NULL,
+        bloom    BYTEA NOT NULL
+      )`,
+      "ALTER TABLE message_backlog_blocks ALTER COLUMN bloom SET STORAGE PLAIN",
+    ],
+  },
 ];
 
 /** The newest schema version this build knows. */

@@ -34,7 +34,9 @@ import type {
 import { fromPgText, type PgDatabase, toPgText } from "./pg-database.js";
 import { PgFileIndex } from "./pg-file-index.js";
 import { PgFileRetrieval } from "./pg-file-retrieval.js";
-import { argumentSpansSql, PgSearchIndex, toSearchableText } from "./pg-search-index.js";
+import { PgSearchIndex } from "./pg-search-index.js";
+import { PgBacklogBlocks } from "./pg-backlog-blocks.js";
+import { argumentSpansSql, toSearchableText } from "./pg-searchable-text.js";
 import { PgSearchReader } from "./pg-search-reader.js";
 import { PgTextSearch, requirementQuery } from "./pg-text-search.js";
 import { PgRecallReads } from "./pg-recall-reads.js";
@@ -76,6 +78,7 @@ export class PgRetrievalStore implements RetrievalStore {
   private readonly files: PgFileRetrieval;
   private readonly recall: PgRecallReads;
   private readonly messages: PgMessageCandidates;
+  private readonly blocks: PgBacklogBlocks;
 
   /** `statementTimeoutMs`: how long one search statement may run (default SEARCH_STATEMENT_TIMEOUT_MS). */
   constructor(db: PgDatabase, options: { statementTimeoutMs?: number; index?: PgSearchIndex } = {}) {
@@ -85,6 +88,7 @@ export class PgRetrievalStore implements RetrievalStore {
     this.files = new PgFileRetrieval(this.reader, this.index.files, this.text);
     this.recall = new PgRecallReads(db);
     this.messages = new PgMessageCandidates(this.reader);
+    this.blocks = new PgBacklogBlocks(db);
   }
 
   async prepareText(source: TextSource, terms: QueryTerm[]): Promise<PreparedTextQuery> {
@@ -126,7 +130,16 @@ export class PgRetrievalStore implements RetrievalStore {
 
   async indexState(): Promise<IndexState> {
     const [messages, summaries] = await Promise.all([this.index.catchUp("messages", SEARCH_INDEXES_UP_TO), this.index.catchUp("summaries", SEARCH_INDEXES_UP_TO)]);
-    return { messagesThrough: messages.through, summariesThrough: summaries.through, messagesNewest: messages.newest, summariesNewest: summaries.newest };
+    return {
+      messagesThrough: messages.through, summariesThrough: summaries.through, messagesNewest: messages.newest, summariesNewest: summaries.newest,
+      ...(messages.blocks > messages.through ? { messagesBlocksThrough: messages.blocks } : {}),
+    };
+  }
+
+  backlogBlockRows(
+    filter: TextFilter, anyOf: readonly string[], contains: ContainsFilter | null, window: { from: number; to: number }, maxRows: number,
+  ): Promise<{ rows: MessageHitRow[]; next: number | null } | null> {
+    return this.blocks.rows(this.reader, filter, anyOf, contains, window, maxRows);
   }
 
   async messageCandidates(filter: SearchFilter, requirement: IndexRequirement, below: number | null, pageSize: number): Promise<CandidatePage<MessageHitRow>> {

@@ -9,11 +9,12 @@
  */
 import { analyzeDocument } from "../text/text-analysis.js";
 import { nextLoopTurn } from "../runtime/time-slice.js";
-import { searchableText } from "../messages/searchable-text.js";
 import type { Logger } from "../contracts.js";
 import { describeError } from "../errors.js";
 import type { IndexProgress, SearchIndex } from "../store/search-index.js";
-import { fromPgText, type PgDatabase } from "./pg-database.js";
+import type { PgDatabase } from "./pg-database.js";
+import { argumentSpansSql, toSearchableText } from "./pg-searchable-text.js";
+import { BLOCKS_THROUGH_SQL, PgBacklogBlocks } from "./pg-backlog-blocks.js";
 import { type PgQueryable, type PgStatement, preparedStatement } from "./pg-queryable.js";
 import { documentVector } from "./pg-search-document.js";
 import { PgTermDictionary } from "./pg-term-dictionary.js";
@@ -45,19 +46,6 @@ const SOURCES: Record<IndexSource, { pending: string; index: string; id: string;
   },
 };
 
-/** SQL for the tool-call argument spans of message `alias` (JSON [[start, end], …], or NULL when it has no call). */
-export function argumentSpansSql(alias: string): string {
-  return `CASE WHEN strpos(${alias}.content, '[tool call ') > 0 THEN (
-    SELECT json_agg(json_build_array(p.text_start, p.text_end) ORDER BY p.ordinal)::text FROM message_parts p
-    WHERE p.message_id = ${alias}.message_id AND p.kind = 'toolCall') END`;
-}
-
-/** The searchable text of a row read with `argumentSpansSql` (stored text is NUL-escaped: pg-database.ts). */
-export function toSearchableText(content: string, spans: string | null): string {
-  const text = fromPgText(content);
-  return spans === null ? text : searchableText(text, JSON.parse(spans) as [number, number][]);
-}
-
 /**
  * Per source, one row: rows waiting (at most `atMost` counted: a placeholder), the watermark and the newest id
  * (`catchUp`; the full-text look-up reads it in its own statement, pg-text-search.ts).
@@ -66,7 +54,8 @@ export function catchUpStateSql(source: IndexSource, atMost: string): string {
   const { pending, id } = SOURCES[source];
   const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
   return `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT ${atMost}) w) AS waiting,
-    coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`;
+    coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest,
+    ${source === "messages" ? BLOCKS_THROUGH_SQL : "0::bigint"} AS blocks`;
 }
 
 const CATCH_UP_SQL = Object.fromEntries((["messages", "summaries"] as const).map((source) => [source, preparedStatement(catchUpStateSql(source, "$1"), { plan: "generic" })])) as Record<IndexSource, PgStatement>;
@@ -76,14 +65,18 @@ export interface IndexState {
   waiting: number;
   through: number;
   newest: number;
+  /** The highest message id the backlog's blocks cover (pg-backlog-blocks.ts; 0: none, and always for summaries). */
+  blocks: number;
 }
 
 
 export class PgSearchIndex implements SearchIndex {
   private readonly dictionary: PgTermDictionary;
+  private readonly blocks: PgBacklogBlocks;
 
   constructor(private readonly db: PgDatabase, readonly files: PgFileIndex) {
     this.dictionary = new PgTermDictionary(db);
+    this.blocks = new PgBacklogBlocks(db);
   }
 
   async pendingMessages(): Promise<number> {
@@ -98,7 +91,8 @@ export class PgSearchIndex implements SearchIndex {
    * database and process; another gateway runs its own, each chunk taking rows no other indexer holds. It stops when
    * caught up or when the pool closes; a failure is logged once, and from then on this answers false (maintenance
    * indexes in turn again). The analysis stays on the gateway's thread (SQLite's runs on a worker thread): the server
-   * does the rest, and a chunk is as short as a turn's own.
+   * does the rest, and a chunk is as short as a turn's own. Before it indexes, the run covers the backlog with blocks
+   * (pg-backlog-blocks.ts), which searches read meanwhile instead of every waiting row.
    */
   async indexBacklogInBackground(logger: Logger, whenAtLeast = BACKLOG_IN_BACKGROUND_MESSAGES): Promise<boolean> {
     if (this.db.readOnly || backgroundFailed.has(this.db)) return false;
@@ -120,9 +114,12 @@ export class PgSearchIndex implements SearchIndex {
     try {
       // One chunk a step, the pool checked before each: a closing pool is never asked for a connection (one asked for
       // while it closes waits for its connection timeout, 10 s).
-      for (const source of ["messages", "summaries"] as const) {
-        while (!this.db.isClosed && (await this.indexSource(source, INDEX_CHUNK_ROWS)) > 0) await nextLoopTurn();
-      }
+      // First the blocks (seconds), so that searches read only the rows that may hold what they look for while the
+      // rows are indexed (minutes); emptied when every message is.
+      await this.blocks.fill(() => this.db.isClosed);
+      while (!this.db.isClosed && (await this.indexSource("messages", INDEX_CHUNK_ROWS)) > 0) await nextLoopTurn();
+      if (!this.db.isClosed && (await this.pending("messages")) === 0) await this.blocks.empty();
+      while (!this.db.isClosed && (await this.indexSource("summaries", INDEX_CHUNK_ROWS)) > 0) await nextLoopTurn();
       while (!this.db.isClosed && (await this.files.indexPending(BACKGROUND_STEP_FILE_BYTES)) > 0) await nextLoopTurn();
     } catch (error) {
       if (this.db.isClosed) return;

@@ -53,13 +53,16 @@ function prefixSuccessor(start: string): string | null {
 
 /**
  * An index's state as a search reads it with its look-up: rows waiting for the index (stored content: files), how far
- * it reaches (`through`), the newest row id, and (stored content) the bytes waiting.
+ * it reaches (`through`), the newest row id, (stored content) the bytes waiting, and (messages) how far the backlog's
+ * blocks reach.
  */
 export interface IndexReadState {
   waiting: number;
   through: number;
   newest: number;
   bytes: number;
+  /** Messages: the highest id the backlog's blocks cover (pg-backlog-blocks.ts; 0: none). */
+  blocks: number;
 }
 
 interface PgPrepared extends PreparedTextQuery {
@@ -97,10 +100,11 @@ function sampleSql(index: IndexName, query: string): string {
  */
 function stateSql(index: IndexName): string {
   if (index === "files") {
-    return `SELECT files AS waiting, coalesce(through, 0) AS through, coalesce(through, 0) AS newest, ceil(coalesce(bytes, 0))::bigint AS bytes
+    return `SELECT files AS waiting, coalesce(through, 0) AS through, coalesce(through, 0) AS newest, ceil(coalesce(bytes, 0))::bigint AS bytes,
+        0::bigint AS blocks
       FROM (${BACKLOG_SELECT}) backlog`;
   }
-  return `SELECT waiting, through, newest, 0::bigint AS bytes FROM (${catchUpStateSql(index, "$11")}) caught`;
+  return `SELECT waiting, through, newest, 0::bigint AS bytes, blocks FROM (${catchUpStateSql(index, "$11")}) caught`;
 }
 
 /**
@@ -127,7 +131,9 @@ function lookUpSql(index: IndexName): string {
   UNION ALL
   SELECT -2, 'state', NULL, waiting::bigint, through::bigint FROM state
   UNION ALL
-  SELECT -3, 'newest', NULL, newest::bigint, bytes FROM state`;
+  SELECT -3, 'newest', NULL, newest::bigint, bytes FROM state
+  UNION ALL
+  SELECT -4, 'blocks', NULL, blocks::bigint, NULL FROM state`;
 }
 
 const LOOK_UP_SQL = Object.fromEntries((Object.keys(INDEXES) as IndexName[]).map((index) => [index, preparedStatement(lookUpSql(index), { plan: "generic" })])) as Record<IndexName, PgStatement>;
@@ -152,6 +158,7 @@ export class PgTextSearch {
       const prepared: PgPrepared = {
         terms, forms: looked.forms, prefixMatch: looked.prefixMatch, frequencies: [], documents: looked.documents,
         averageWords: looked.totalWords / Math.max(1, looked.documents), indexedThrough: state.through, newest: state.newest,
+        ...(state.blocks > state.through ? { backlogBlocksThrough: state.blocks } : {}),
       };
       prepared.frequencies = await this.frequencies(reads, index, prepared, shares, looked.samples);
       return { prepared, state };
@@ -167,7 +174,7 @@ export class PgTextSearch {
     const stemmed = lookups.flatMap((lookup, position) => (lookup.stemKey === null ? [] : [{ position, key: lookup.stemKey, word: terms[position]!.words[0]! }]));
     const listed = lookups.flatMap((lookup, position) => (lookup.start !== null && /[^0-9]/.test(lookup.start) ? [{ position, start: lookup.start }] : []));
     const rows = await reads.rows<{
-      position: number; kind: "stem" | "prefix" | "counts" | "sample" | "state" | "newest"; term: string | null; documents: number | null; total_words: number | null;
+      position: number; kind: "stem" | "prefix" | "counts" | "sample" | "state" | "newest" | "blocks"; term: string | null; documents: number | null; total_words: number | null;
     }>(
       LOOK_UP_SQL[index],
       [
@@ -182,7 +189,7 @@ export class PgTextSearch {
     let documents = 0;
     let totalWords = 0;
     const samples = new Map<number, Sample>();
-    const state: IndexReadState = { waiting: 0, through: 0, newest: 0, bytes: 0 };
+    const state: IndexReadState = { waiting: 0, through: 0, newest: 0, bytes: 0, blocks: 0 };
     // Sample and state rows carry their numbers in the counts' two number columns.
     for (const row of rows) {
       if (row.kind === "sample") samples.set(row.position, { count: row.documents ?? 0, oldest: row.total_words });
@@ -192,7 +199,7 @@ export class PgTextSearch {
       } else if (row.kind === "newest") {
         state.newest = row.documents ?? 0;
         state.bytes = row.total_words ?? 0;
-      }
+      } else if (row.kind === "blocks") state.blocks = row.documents ?? 0;
       else if (row.kind === "counts") {
         documents = row.documents ?? 0;
         totalWords = row.total_words ?? 0;

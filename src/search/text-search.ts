@@ -65,7 +65,7 @@ export interface TextSourceReader<Row extends { text: string }> {
   backlog?(window: { from: number; to: number }, anyOf: readonly string[], limit: number): Promise<CandidatePage<Row> | null>;
   /**
    * Rows in [from, to] that may hold one of `anyOf` by the backlog's blocks and pass `contains`, newest first, about
-   * `maxRows` rows of blocks examined (messages on SQLite, spec 030 2c; RetrievalStore.backlogBlockRows); the rows of
+   * `maxRows` rows of blocks examined (messages, spec 030 2c; RetrievalStore.backlogBlockRows); the rows of
    * the window above `next` not returned hold none. Null when the blocks do not cover `to`.
    */
   blockRows?(
@@ -443,7 +443,7 @@ function backlogReads<Row extends { text: string }>(
   const blockRows = reader.blockRows?.bind(reader);
   const blocksThrough = blockRows ? Math.min(prepared.backlogBlocksThrough ?? 0, prepared.newest) : 0;
   const backlog = reader.backlog?.bind(reader);
-  if (!backlog || Math.max(covered, blocksThrough) <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
+  if ((!backlog && !blockRows) || Math.max(covered, blocksThrough) <= prepared.indexedThrough || coresOf(terms, groups) === null) return null;
   // Rows above what the trigram index covers (arrived during the run, or not reached yet by its fill) are read
   // directly, newest first, a window of SCAN_ROWS at a time, in the same reads: the windows start at the newest row.
   // The backlog's blocks, where they cover those rows, say which runs of them cannot hold the selection's cores:
@@ -491,7 +491,8 @@ function backlogReads<Row extends { text: string }>(
         await yieldToEventLoop();
         continue;
       }
-      const page = await backlog({ from: prepared.indexedThrough + 1, to: read.unreadTo }, read.anyOf, BACKLOG_PAGE);
+      // Below `covered` and above the index: only where a trigram index covers rows (`covered` is the index otherwise).
+      const page = backlog ? await backlog({ from: prepared.indexedThrough + 1, to: read.unreadTo }, read.anyOf, BACKLOG_PAGE) : null;
       if (page === null) throw new Error(`The backlog's trigram index no longer covers rows up to ${read.unreadTo}; search again.`);
       for (const row of page.rows) {
         if (QueryMatcher.holdsGroup(matcher.match(row.text), selection.groups)) read.matched.push({ row, wordCount: null });

@@ -1,15 +1,8 @@
 /**
- * The backlog's blocks (schema 19, spec 030 Design 2c): a coarse filter over a large backlog, built by the worker in
- * a first pass of a few seconds at 1M, before the trigram index (sqlite-backlog-trigram.ts), whose fill takes tens
- * of seconds. Until the trigram index covers a row, a search read it directly; now it first asks these blocks which
- * of them may hold what it looks for, and reads only their rows.
- *
- * A block is BACKLOG_BLOCK_ROWS consecutive messages (by id) and two bits set per trigram of their text (a Bloom
- * filter of BLOCK_BITS bits): the text a row is indexed as in the trigram index (trigramText), ASCII letters lowered,
- * as UTF-16 code units. A substring every match holds (a folded core, an ASCII regex literal) has all its trigrams in
- * the text of the row holding it, so a block missing one of a substring's bits holds no row with it: never a miss.
- * Few blocks pass without holding it: at 1M, 7,554 distinct trigrams per block (p50) set 37% of the bits, so a
- * trigram a block lacks passes 14% of the time, a substring of three trigrams 0.3%.
+ * The backlog's blocks on SQLite (schema 19, spec 030 Design 2c; what a block is: text/backlog-blocks.ts), built by
+ * the worker in a first pass of a few seconds at 1M, before the trigram index (sqlite-backlog-trigram.ts), whose fill
+ * takes tens of seconds. Until the trigram index covers a row, a search read it directly; now it first asks these
+ * blocks which of them may hold what it looks for, and reads only their rows.
  *
  * `search_index_state` 'backlog_blocks': the highest message id the blocks cover (0: none); the blocks cover every id
  * from their first block's first id to it, without gaps. Lowered with the other watermarks when the newest messages
@@ -18,74 +11,18 @@
  */
 import type { Database } from "./database.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
-import { trigramText } from "./sqlite-backlog-trigram.js";
+import { BACKLOG_BLOCK_ROWS, blocksOf, substringBits } from "../text/backlog-blocks.js";
 
 export const BACKLOG_BLOCKS = "backlog_blocks";
-/** Rows per block: a block that may hold a match is read directly (about 256 × 320 characters at 1M). */
-export const BACKLOG_BLOCK_ROWS = 256;
-/** Characters after which a block ends before BACKLOG_BLOCK_ROWS rows, so that long rows do not fill its bits. */
-const BLOCK_CHARACTERS = 256 * 1_024;
-/** Bits per block (4 KiB): 7,500 distinct trigrams, two bits each, set 37% of them. */
-const BLOCK_BITS = 32_768;
 /** Blocks written per transaction (the rows read and their bits computed before it). */
 const BLOCKS_PER_SLICE = 32;
 /** Ids examined per call of `rangesThatMayHold` (about 512 blocks, 2 MiB of bits: a few ms). */
 const IDS_PER_CALL = 131_072;
-/** Shortest substring the blocks can rule out (one trigram). */
-const MIN_LITERAL = 3;
 
 /** How a pass goes on the worker: when to stop, whether this indexer may go on (called in each transaction). */
 export interface BlocksPace {
   shouldStop?: () => boolean;
   holds?: () => boolean;
-}
-
-/** The hash of a trigram of code units (ASCII letters lowered before): its two bits are its low and high halves. */
-function trigramHash(first: number, second: number, third: number): number {
-  let hash = Math.imul(first, 0x9e3779b1) ^ Math.imul(second, 0x85ebca77) ^ Math.imul(third, 0xc2b2ae3d);
-  hash ^= hash >>> 15;
-  hash = Math.imul(hash, 0x2c1b3c6d);
-  hash ^= hash >>> 12;
-  return hash;
-}
-
-function lowerAscii(code: number): number {
-  return code >= 65 && code <= 90 ? code + 32 : code;
-}
-
-/** Sets the bits of every trigram of `text` in `bits`. */
-function addTrigrams(bits: Uint8Array, text: string): void {
-  if (text.length < MIN_LITERAL) return;
-  let first = lowerAscii(text.charCodeAt(0));
-  let second = lowerAscii(text.charCodeAt(1));
-  for (let index = 2; index < text.length; index++) {
-    const third = lowerAscii(text.charCodeAt(index));
-    // bitsOf, inlined: this loop runs once per character of the backlog.
-    const hash = trigramHash(first, second, third);
-    const low = hash & (BLOCK_BITS - 1);
-    const high = (hash >>> 16) & (BLOCK_BITS - 1);
-    bits[low >>> 3]! |= 1 << (low & 7);
-    bits[high >>> 3]! |= 1 << (high & 7);
-    first = second;
-    second = third;
-  }
-}
-
-/** Per substring, the hashes of its trigrams; null when one is shorter than a trigram (nothing can be ruled out). */
-function substringHashes(anyOf: readonly string[]): number[][] | null {
-  if (anyOf.length === 0 || anyOf.some((literal) => literal.length < MIN_LITERAL)) return null;
-  return anyOf.map((literal) => {
-    const hashes = new Set<number>();
-    for (let index = 2; index < literal.length; index++) {
-      hashes.add(trigramHash(lowerAscii(literal.charCodeAt(index - 2)), lowerAscii(literal.charCodeAt(index - 1)), lowerAscii(literal.charCodeAt(index))));
-    }
-    return [...hashes];
-  });
-}
-
-/** The two bits a trigram's hash sets: its low and high halves. */
-function bitsOf(hash: number): [number, number] {
-  return [hash & (BLOCK_BITS - 1), (hash >>> 16) & (BLOCK_BITS - 1)];
 }
 
 /**
@@ -95,8 +32,7 @@ function bitsOf(hash: number): [number, number] {
  */
 function mayHoldSql(substrings: readonly number[][]): [string, (string | number)[]] {
   const params: (string | number)[] = [];
-  const alternatives = substrings.map((hashes) => {
-    const bits = [...new Set(hashes.flatMap(bitsOf))];
+  const alternatives = substrings.map((bits) => {
     return `(${bits.map((bit) => {
       // The byte's high four bits are its first hex digit, the low four its second.
       const inByte = bit & 7;
@@ -106,12 +42,6 @@ function mayHoldSql(substrings: readonly number[][]): [string, (string | number)
     }).join(" AND ")})`;
   });
   return [alternatives.join(" OR "), params];
-}
-
-interface Block {
-  firstId: number;
-  lastId: number;
-  bloom: Uint8Array;
 }
 
 export class BacklogBlocks {
@@ -136,7 +66,7 @@ export class BacklogBlocks {
         from, BACKLOG_BLOCK_ROWS * BLOCKS_PER_SLICE,
       );
       if (read.length === 0) break;
-      const blocks = blocksOf(from, read);
+      const blocks = blocksOf(from, read.map(([id, content, spans]) => [id, toSearchableText(content, spans)] as const));
       const count = await this.db.write(() => {
         if (pace.holds?.() === false) return -1;
         if (this.coveredThrough() !== from) return 0;
@@ -166,7 +96,7 @@ export class BacklogBlocks {
   rangesThatMayHold(
     anyOf: readonly string[], window: { from: number; to: number }, maxBlocks: number,
   ): { ranges: { from: number; to: number }[]; next: number | null } | null {
-    const substrings = substringHashes(anyOf);
+    const substrings = substringBits(anyOf);
     if (substrings === null || window.to < window.from || window.to > this.through()) return null;
     const bounds = this.db.get<{ first: number | null; upper: number | null }>(
       `SELECT (SELECT first_id FROM ${BACKLOG_BLOCKS} ORDER BY last_id LIMIT 1) AS first,
@@ -203,29 +133,4 @@ export class BacklogBlocks {
       "SELECT max(through) AS through FROM search_index_state WHERE name IN (?, 'backlog_trigram', 'messages_fts')", BACKLOG_BLOCKS,
     )!.through;
   }
-}
-
-/** Rows read oldest first above `from`, cut into blocks: BACKLOG_BLOCK_ROWS rows or BLOCK_CHARACTERS characters each. */
-function blocksOf(from: number, rows: readonly [number, string, string | null][]): Block[] {
-  const blocks: Block[] = [];
-  let block: Block | null = null;
-  let rowsIn = 0;
-  let characters = 0;
-  for (const [id, content, spans] of rows) {
-    if (!block) {
-      block = { firstId: (blocks.at(-1)?.lastId ?? from) + 1, lastId: id, bloom: new Uint8Array(BLOCK_BITS / 8) };
-      rowsIn = 0;
-      characters = 0;
-    }
-    const text = trigramText(toSearchableText(content, spans));
-    addTrigrams(block.bloom, text);
-    block.lastId = id;
-    characters += text.length;
-    if (++rowsIn >= BACKLOG_BLOCK_ROWS || characters >= BLOCK_CHARACTERS) {
-      blocks.push(block);
-      block = null;
-    }
-  }
-  if (block) blocks.push(block);
-  return blocks;
 }

@@ -19,7 +19,7 @@
  */
 import type { Database } from "./database.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
-import { fold } from "../text/text-analysis.js";
+import { trigramText } from "../text/backlog-blocks.js";
 import { windowIds } from "./fts-window.js";
 
 /** Shortest substring a trigram query can look for. */
@@ -35,11 +35,6 @@ export interface TrigramPace {
   budgetMs: number;
   shouldStop?: () => boolean;
   holds?: () => boolean;
-}
-
-/** The text a row is indexed as: its searchable text, folded when it is not all ASCII. */
-export function trigramText(searchable: string): string {
-  return /^[\x00-\x7f]*$/.test(searchable) ? searchable : fold(searchable);
 }
 
 /**

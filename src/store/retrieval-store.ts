@@ -37,7 +37,7 @@ export interface IndexState {
   summariesNewest: number;
   /** SQLite, during a backlog run: messages up to this id are in the backlog's trigram index (`backlogMessages`). */
   messagesBacklogThrough?: number;
-  /** SQLite, during a backlog run: messages up to this id are covered by the backlog's blocks (`backlogBlockRows`). */
+  /** During a backlog run: messages up to this id are covered by the backlog's blocks (`backlogBlockRows`). */
   messagesBlocksThrough?: number;
 }
 
@@ -78,8 +78,8 @@ export interface PreparedTextQuery {
    */
   backlogThrough?: number;
   /**
-   * Messages only, SQLite: the newest row id the backlog's blocks cover (spec 030, 2c), a coarse filter over rows the
-   * trigram index does not cover yet (RetrievalStore.backlogBlockRows); absent or at most `indexedThrough`: none.
+   * Messages only: the newest row id the backlog's blocks cover (spec 030, 2c), a coarse filter over rows no index
+   * covers yet (RetrievalStore.backlogBlockRows); absent or at most `indexedThrough`: none.
    */
   backlogBlocksThrough?: number;
   /** The newest row id stored. */
@@ -283,12 +283,12 @@ export interface RetrievalStore {
    */
   backlogMessages?(filter: TextFilter, anyOf: readonly string[], window: { from: number; to: number }, limit: number): Promise<CandidatePage<MessageHitRow> | null>;
   /**
-   * Optional (SQLite): messages in [from, to] that may hold one of `anyOf` (folded substrings, case-insensitively) by
-   * the backlog's blocks (spec 030, 2c) and pass `contains` (as `scanMessages`), newest first: the rows of the newest
-   * blocks whose bits allow one, about `maxRows` rows of blocks at most; no other row of the window above `next`
-   * holds one. `next`: the id below which to read on (null: none left in the window). Null when the blocks do not
-   * cover `to` or cannot narrow `anyOf` (a substring shorter than a trigram): read directly. A superset: the caller
-   * matches each row.
+   * Optional: messages in [from, to] that may hold one of `anyOf` (folded substrings, case-insensitively) by the
+   * backlog's blocks (spec 030, 2c; text/backlog-blocks.ts) and pass `contains` (as `scanMessages`), newest first: the
+   * rows of the newest blocks whose bits allow one, about `maxRows` rows of blocks at most; no other row of the
+   * window above `next` holds one. `next`: the id below which to read on (null: none left in the window). Null when
+   * the blocks do not cover `to` or cannot narrow `anyOf` (a substring shorter than a trigram): read directly. A
+   * superset: the caller matches each row.
    */
   backlogBlockRows?(
     filter: TextFilter, anyOf: readonly string[], contains: ContainsFilter | null, window: { from: number; to: number }, maxRows: number,

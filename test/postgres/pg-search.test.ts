@@ -8,8 +8,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isLcmError } from "../../src/errors.js";
+import type { ConversationId, FileId } from "../../src/records.js";
 import { LargeFileReader } from "../../src/large-files/large-file-reader.js";
 import type { PostgresBackend } from "../../src/postgres/open-postgres-backend.js";
+import { PgBacklogBlocks } from "../../src/postgres/pg-backlog-blocks.js";
 import { PgDatabase } from "../../src/postgres/pg-database.js";
 import { PgFileIndex } from "../../src/postgres/pg-file-index.js";
 import { PgRetrievalStore } from "../../src/postgres/pg-retrieval-store.js";
@@ -339,6 +341,118 @@ describe("PostgreSQL search", () => {
     scans.mockRestore();
     // Nothing was indexed by the searches (a backlog this large is left to the indexer): the reads above were scans.
     expect(await backend.searchIndex.pendingMessages()).toBe(40_001);
+  });
+
+  it("covers a large backlog with blocks first: searches read only the blocks that may hold their words until it is indexed", async () => {
+    // 40,001 messages waiting for the index, the oldest holding the only match: as a bulk copy leaves them.
+    await insertMessages(opened, ["the vault key is quokka-7741"]);
+    await backend.database.run(
+      `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
+       SELECT 1, g, 'user', 'filler message number ' || g, 1, g, 'k1-' || g FROM generate_series(2, 40001) g`,
+    );
+    const blocks = new PgBacklogBlocks(backend.database);
+    expect(await blocks.fill(() => false)).toBe(40_001);
+    expect(await blocks.fill(() => false)).toBe(0); // nothing above them is left
+    const count = async () => (await backend.database.row<{ n: number }>("SELECT count(*)::int AS n FROM message_backlog_blocks"))!.n;
+    expect(await count()).toBe(Math.ceil(40_001 / 256));
+    // What each read of the blocks found (the blocks that passed), and whether anything was read directly.
+    const reads = vi.spyOn(PgDatabase.prototype, "rows");
+    const blocksFound = async () => {
+      const found: number[] = [];
+      for (const [index, [sql]] of reads.mock.calls.entries()) {
+        if (typeof sql !== "string" || !sql.includes("'found' AS kind")) continue;
+        const rows = (await reads.mock.results[index]!.value) as { kind: string }[];
+        found.push(rows.filter((row) => row.kind === "found").length);
+      }
+      return found;
+    };
+    const scans = vi.spyOn(PgSearchReader.prototype, "rows");
+    const scanReads = () => scans.mock.calls.filter(([what]) => what === "message scan").length;
+    try {
+      for (const [pattern, mode] of [["quokka-7741", "full_text"], ["quokka-\\d{4}", "regex"]] as const) {
+        reads.mockClear();
+        scans.mockClear();
+        expect(seqs((await search(pattern, { mode })).matches)).toEqual([1]);
+        // One read of the blocks covers all 157: one passed (the first, holding the match), no row was read directly.
+        expect(await blocksFound()).toEqual([1]);
+        expect(scanReads()).toBe(0);
+      }
+      reads.mockClear();
+      expect((await search("wombat")).matches).toEqual([]);
+      expect(await blocksFound()).toEqual([0]);
+      // A message stored after the fill is above the blocks: read directly, and found.
+      await insertMessages(opened, ["a later quokka-9999"], { firstSeq: 40_002 });
+      scans.mockClear();
+      expect(seqs((await search("quokka-9999")).matches)).toEqual([40_002]);
+      expect(scanReads()).toBe(1);
+    } finally {
+      reads.mockRestore();
+      scans.mockRestore();
+    }
+    // Nothing was indexed by the searches: the reads above were the blocks'. The background run indexes it all and
+    // empties the blocks.
+    expect(await backend.searchIndex.pendingMessages()).toBe(40_002);
+    const index = backend.searchIndex as PgSearchIndex;
+    expect(await index.indexBacklogInBackground(new RecordingLogger(), 1_000)).toBe(true);
+    await index.backgroundRun();
+    expect(await count()).toBe(0);
+    expect(seqs((await search("quokka")).matches)).toEqual([40_002, 1]);
+  });
+
+  it("finds the message holding a stored file's reference through the backlog's blocks: the earliest that names it", async () => {
+    const fileId = "file_7f3a9c0d5e1b2a44";
+    await insertMessages(opened, ["first"]);
+    await backend.database.run(
+      `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
+       SELECT 1, g, 'user', CASE WHEN g IN (20000, 30000) THEN 'stored aside as ' || $1 ELSE 'filler message number ' || g END, 1, g, 'k1-' || g
+       FROM generate_series(2, 40001) g`,
+      [fileId],
+    );
+    await backend.database.run(
+      `INSERT INTO large_files (file_id, conversation_id, content_hash, byte_size, token_count, storage_path, exploration_summary, explorer, origin, created_at)
+       VALUES ($1, 1, 'h', 10, 3, '1/f.txt', 'a file', 'test', 'tool_result', 20000)`,
+      [fileId],
+    );
+    const reference = async () => (await backend.retrieval.fileReferences([{ fileId: fileId as FileId, conversationId: 1 as ConversationId, messageId: null }])).get(fileId as FileId);
+    const expected = async () => (await backend.database.row<{ id: number }>("SELECT message_id AS id FROM messages WHERE seq = 20000"))!.id;
+    // Without blocks: every waiting row read in id order until the first that names it.
+    expect((await reference())?.messageId).toBe(await expected());
+    await backend.database.run("UPDATE file_index SET message_id = NULL");
+    // With blocks: only the blocks that may hold the id are read (and the rows outside them, none here).
+    expect(await new PgBacklogBlocks(backend.database).fill(() => false)).toBe(40_001);
+    expect((await reference())?.messageId).toBe(await expected());
+    expect((await reference())?.seq).toBe(20_000);
+  });
+
+  it("covers with blocks a message whose id commits after a higher one: the fill waits for it, and searches find it", async () => {
+    await insertMessages(opened, ["first"]);
+    // Gateway A takes the next id and has not committed; gateway B stores higher ids and they are committed.
+    const client = await (await backend.database.pool()).connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        "INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key) VALUES (1, 2, 'user', 'the late walrus-4410', 1, 2, 'k1-2')",
+      );
+      await backend.database.run(
+        `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
+         SELECT 1, g, 'user', 'filler message number ' || g, 1, g, 'k1-' || g FROM generate_series(3, 600) g`,
+      );
+      const filled = new PgBacklogBlocks(backend.database).fill(() => false);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await client.query("COMMIT");
+      expect(await filled).toBe(600);
+    } finally {
+      client.release();
+    }
+    const scans = vi.spyOn(PgSearchReader.prototype, "rows");
+    try {
+      expect(seqs((await search("walrus-4410")).matches)).toEqual([2]);
+      expect(seqs((await search("walrus-\\d+", { mode: "regex" })).matches)).toEqual([2]);
+      // Found through the blocks, not by reading the rows (a block that left the late row out would hide it).
+      expect(scans.mock.calls.filter(([what]) => what === "message scan")).toEqual([]);
+    } finally {
+      scans.mockRestore();
+    }
   });
 
   it("stops a search statement at its timeout with a clear error, and changes nothing", async () => {
