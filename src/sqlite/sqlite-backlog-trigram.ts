@@ -20,6 +20,7 @@
 import type { Database } from "./database.js";
 import { argumentSpansSql, toSearchableText } from "./sqlite-searchable-text.js";
 import { trigramText } from "../text/backlog-blocks.js";
+import { segmentsPerLevel } from "./fts5-structure.js";
 import { windowIds } from "./fts-window.js";
 
 /** Shortest substring a trigram query can look for. */
@@ -35,7 +36,20 @@ export interface TrigramPace {
   budgetMs: number;
   shouldStop?: () => boolean;
   holds?: () => boolean;
+  /** Segments after which the fill stops (default MAX_SEGMENTS; tests set fewer). */
+  maxSegments?: number;
 }
+
+/**
+ * Segments the fill leaves at most (one per slice, never merged). FTS5 merges a level in one transaction once it
+ * holds 2,000 segments whatever `crisismerge` says (its FTS5_MAX_SEGMENT): at 10M messages the fill reached it, and
+ * that one merge of the whole index (2.6 GB) ran 120 s in a single transaction and grew the log to 5.2 GB. The fill
+ * stops short of it; the rows it did not reach are covered by the backlog's blocks (sqlite-backlog-blocks.ts),
+ * which a search reads instead.
+ */
+const MAX_SEGMENTS = 1_900;
+/** The id of FTS5's structure record in a table's `_data`. */
+const STRUCTURE_ROW_ID = 10;
 
 /**
  * The MATCH expression that finds every row holding one of `anyOf` (folded substrings): per substring the AND of
@@ -80,7 +94,7 @@ export class BacklogTrigram {
   async fill(pace: TrigramPace): Promise<number> {
     let filled = 0;
     let rows = Math.min(pace.rows, 1_000);
-    while (!pace.shouldStop?.()) {
+    while (!pace.shouldStop?.() && this.segments() < (pace.maxSegments ?? MAX_SEGMENTS)) {
       const from = Math.max(this.through(), this.messagesThrough());
       const read = this.db.tuples<[number, string, string | null]>(
         `SELECT m.message_id, m.content, ${argumentSpansSql("m")} FROM messages m WHERE m.message_id > ? ORDER BY m.message_id LIMIT ?`,
@@ -149,6 +163,12 @@ export class BacklogTrigram {
       if (ids.length >= limit) break;
     }
     return ids.slice(0, limit);
+  }
+
+  /** Segments in the index, all levels. */
+  private segments(): number {
+    const row = this.db.get<{ block: Uint8Array }>(`SELECT block FROM ${BACKLOG_TRIGRAM}_data WHERE id = ?`, STRUCTURE_ROW_ID);
+    return (segmentsPerLevel(row?.block) ?? []).reduce((sum, count) => sum + count, 0);
   }
 
   private messagesThrough(): number {

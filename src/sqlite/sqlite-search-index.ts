@@ -95,6 +95,8 @@ export interface IndexPace {
   analyseFirst?: boolean;
   shouldStop?: () => boolean;
   holds?: () => boolean;
+  /** Awaited after each chunk's commit, outside any transaction (the backlog worker bounds its log there). */
+  afterChunk?: () => Promise<void>;
 }
 
 /** The gateway thread's pace: chunks short enough that the event loop never waits long (maintain, searches). */
@@ -309,6 +311,7 @@ export class SqliteSearchIndex implements SearchIndex {
       if (count === 0 && added.length === 0) break;
       indexed += count;
       if (count > 0) chunks++;
+      await pace.afterChunk?.();
       // A full turn, timers included: a chunk that ran in a timer callback (after a wait for the lock or for the
       // merges) and one setImmediate ran the next chunk before any timer, two chunks in one block (22-29 ms of CPU).
       await nextLoopTurn();

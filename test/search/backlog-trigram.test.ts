@@ -11,6 +11,8 @@ import { parseTextQuery } from "../../src/text/text-query.js";
 import { SqliteRetrievalStore } from "../../src/sqlite/sqlite-retrieval-store.js";
 import { SqliteSearchIndex } from "../../src/sqlite/sqlite-search-index.js";
 import { BacklogTrigram } from "../../src/sqlite/sqlite-backlog-trigram.js";
+import { BacklogBlocks } from "../../src/sqlite/sqlite-backlog-blocks.js";
+import { segmentsPerLevel } from "../../src/sqlite/fts5-structure.js";
 import type { Database } from "../../src/sqlite/database.js";
 import { userMessage } from "../helpers/messages.js";
 import { BACKLOG_TOTAL, type BacklogEnv, commitFreshWord, grepAll, HEAVY_TIMEOUT_MS, importFilledThenTakenBack, ingestBulkBacklog, newestMessageId } from "../helpers/bulk-backlog.js";
@@ -118,6 +120,22 @@ describe("a search over a backlog through its trigram index", () => {
     }
     // The trigram index found "quokka ... fjord" too (its trigrams are there); the matcher did not return it.
     expect(JSON.stringify(gap[1]!.matches)).not.toMatch(/quokka near/);
+  }, HEAVY_TIMEOUT_MS);
+
+  it("stops its fill short of FTS5's merge of a whole level; the rows beyond are read through the blocks", async () => {
+    const env = createRecallEnv();
+    await bulkBacklog(env);
+    await new BacklogBlocks(env.db).fill({});
+    const trigram = new BacklogTrigram(env.db);
+    // A slice is a segment: three slices of 1,000 rows, then the fill stops (at 10M: 1,900, below FTS5's 2,000).
+    await trigram.fill({ rows: 1_000, budgetMs: 60_000, maxSegments: 3 });
+    const structure = env.db.get<{ block: Uint8Array }>("SELECT block FROM backlog_trigram_data WHERE id = 10")!.block;
+    expect(segmentsPerLevel(structure)).toEqual([3]);
+    expect(trigram.through()).toBe(3_000);
+    // The oldest row (in the trigram index) and one beyond it (in the blocks only) are both found.
+    expect((await grepAll(env, { pattern: "firstling", mode: "full_text" })).matches).toHaveLength(1);
+    expect((await grepAll(env, { pattern: "quokkafjord", mode: "full_text" })).matches).toHaveLength(1);
+    expect((await grepAll(env, { pattern: "quokkafjord", mode: "regex" })).matches).toHaveLength(1);
   }, HEAVY_TIMEOUT_MS);
 
   it("a fill stopped midway resumes where it stopped; meanwhile a search reads the rows above it as the index's", async () => {
