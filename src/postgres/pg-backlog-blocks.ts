@@ -9,14 +9,15 @@
  *
  * `message_backlog_blocks`: one row per block (last_id, first_id, bloom). The blocks cover every id from the first
  * block's first id to the highest last_id, without gaps: a fill that finds the full-text index past the blocks starts
- * over above it. Message ids are never used again (an identity column), so a block never vouches for a row it did not
- * see; rows deleted since only make it a looser filter. Emptied when the run has indexed every message. One fill at a
+ * over above it. Message ids are never used again (an identity column) and a fill waits for the rows still in flight
+ * below the ids it read (`slice`), so a block never vouches for a row it did not see; rows deleted since only make it
+ * a looser filter. Emptied when the run has indexed every message. One fill at a
  * time across gateways: each slice's transaction takes an advisory lock and checks that nobody covered its rows first.
  */
 import { BACKLOG_BLOCK_ROWS, blocksOf, substringBits } from "../text/backlog-blocks.js";
 import type { ContainsFilter, MessageHitRow, TextFilter } from "../store/retrieval-store.js";
 import type { PgDatabase } from "./pg-database.js";
-import { LCM_LOCK_NAMESPACE, type PgQueryable } from "./pg-queryable.js";
+import { LCM_LOCK_NAMESPACE } from "./pg-queryable.js";
 import { containsClause, MAX_TIME, MESSAGE_HIT, type MessageHitSql, messageFilter, MIN_TIME, SqlParams, toMessageHit } from "./pg-retrieval-sql.js";
 import { argumentSpansSql, toSearchableText } from "./pg-searchable-text.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
@@ -119,8 +120,8 @@ export class PgBacklogBlocks {
   }
 
   /** Deletes every block (the run indexed every message, or the index starts over). */
-  async empty(tx: PgQueryable = this.db): Promise<void> {
-    await tx.run(`DELETE FROM ${BACKLOG_BLOCKS_TABLE}`);
+  async empty(): Promise<void> {
+    await this.db.run(`DELETE FROM ${BACKLOG_BLOCKS_TABLE}`);
   }
 
   /**
