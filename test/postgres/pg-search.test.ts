@@ -40,6 +40,14 @@ describe("PostgreSQL search", () => {
       pattern, mode: "full_text", scope: "messages", conversationIds: [1], since: null, before: null, limit: 20, sort: "recency", ...options,
     }, { now: 100, regexBudgetMs: 10_000, files: new LargeFileReader({ store: backend.store }) });
   const seqs = (matches: { type: string }[]) => matches.map((match) => (match as { seq?: number }).seq);
+  /** 40,001 messages waiting for the index, the oldest holding the only match: as a bulk copy leaves them. */
+  const insertBulkBacklog = async () => {
+    await insertMessages(opened, ["the vault key is quokka-7741"]);
+    await backend.database.run(
+      `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
+       SELECT 1, g, 'user', 'filler message number ' || g, 1, g, 'k1-' || g FROM generate_series(2, 40001) g`,
+    );
+  };
   /**
    * Index entries `index` has read so far. Statistics of a session reach pg_stat_user_indexes when it ends, so every
    * pool is closed first and the backend reopened after.
@@ -323,12 +331,7 @@ describe("PostgreSQL search", () => {
   });
 
   it("scans a large backlog in windows widened on the server, finding its oldest detail in a few reads, full text and regex", async () => {
-    // 40,001 messages waiting for the index, the oldest holding the only match: as a bulk copy leaves them.
-    await insertMessages(opened, ["the vault key is quokka-7741"]);
-    await backend.database.run(
-      `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
-       SELECT 1, g, 'user', 'filler message number ' || g, 1, g, 'k1-' || g FROM generate_series(2, 40001) g`,
-    );
+    await insertBulkBacklog();
     expect(await backend.searchIndex.pendingMessages()).toBe(40_001);
     const scans = vi.spyOn(PgSearchReader.prototype, "rows");
     const scanReads = () => scans.mock.calls.filter(([what]) => what === "message scan").length;
@@ -344,12 +347,7 @@ describe("PostgreSQL search", () => {
   });
 
   it("covers a large backlog with blocks first: searches read only the blocks that may hold their words until it is indexed", async () => {
-    // 40,001 messages waiting for the index, the oldest holding the only match: as a bulk copy leaves them.
-    await insertMessages(opened, ["the vault key is quokka-7741"]);
-    await backend.database.run(
-      `INSERT INTO messages (conversation_id, seq, role, content, token_count, created_at, identity_key)
-       SELECT 1, g, 'user', 'filler message number ' || g, 1, g, 'k1-' || g FROM generate_series(2, 40001) g`,
-    );
+    await insertBulkBacklog();
     const blocks = new PgBacklogBlocks(backend.database);
     expect(await blocks.fill(() => false)).toBe(40_001);
     expect(await blocks.fill(() => false)).toBe(0); // nothing above them is left
