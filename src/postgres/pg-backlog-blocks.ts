@@ -20,6 +20,7 @@ import type { PgDatabase } from "./pg-database.js";
 import { LCM_LOCK_NAMESPACE } from "./pg-queryable.js";
 import { containsClause, MAX_TIME, MESSAGE_HIT, type MessageHitSql, messageFilter, MIN_TIME, SqlParams, toMessageHit } from "./pg-retrieval-sql.js";
 import { argumentSpansSql, toSearchableText } from "./pg-searchable-text.js";
+import { watermarkSql } from "./pg-index-watermark.js";
 import type { PgSearchReader } from "./pg-search-reader.js";
 
 export const BACKLOG_BLOCKS_TABLE = "message_backlog_blocks";
@@ -40,8 +41,7 @@ const FILL_LOCK = -2;
 export const BLOCKS_THROUGH_SQL = `coalesce((SELECT max(last_id) FROM ${BACKLOG_BLOCKS_TABLE}), 0)`;
 
 /** Where the next blocks start: above the blocks and above the full-text index (the oldest message waiting). */
-const COVERED_SQL = `SELECT ${BLOCKS_THROUGH_SQL} AS blocks,
-  coalesce((SELECT min(message_id) - 1 FROM message_search_pending WHERE NOT reindex), (SELECT max(message_id) FROM messages), 0) AS indexed`;
+const COVERED_SQL = `SELECT ${BLOCKS_THROUGH_SQL} AS blocks, ${watermarkSql("messages")} AS indexed`;
 
 /**
  * SQL that is true when a block's bloom has every bit of some substring (`bits`: per substring, from substringBits).

@@ -15,6 +15,7 @@ import type { IndexProgress, SearchIndex } from "../store/search-index.js";
 import type { PgDatabase } from "./pg-database.js";
 import { argumentSpansSql, toSearchableText } from "./pg-searchable-text.js";
 import { BLOCKS_THROUGH_SQL, PgBacklogBlocks } from "./pg-backlog-blocks.js";
+import { type IndexSource, newestIdSql, watermarkSql } from "./pg-index-watermark.js";
 import { type PgQueryable, type PgStatement, preparedStatement } from "./pg-queryable.js";
 import { documentVector } from "./pg-search-document.js";
 import { PgTermDictionary } from "./pg-term-dictionary.js";
@@ -32,7 +33,6 @@ const backgroundFailed = new WeakSet<PgDatabase>();
 /** A chunk takes no further row once its analysis ran this long (its first row it always takes). */
 const CHUNK_TIME_MS = 12;
 
-export type IndexSource = "messages" | "summaries";
 
 /** Where each index reads its rows: the queue, the index table, and the row's text (with tool-call spans). */
 const SOURCES: Record<IndexSource, { pending: string; index: string; id: string; rows: string; text: string; spans: string }> = {
@@ -51,10 +51,9 @@ const SOURCES: Record<IndexSource, { pending: string; index: string; id: string;
  * (`catchUp`; the full-text look-up reads it in its own statement, pg-text-search.ts).
  */
 export function catchUpStateSql(source: IndexSource, atMost: string): string {
-  const { pending, id } = SOURCES[source];
-  const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
+  const { pending } = SOURCES[source];
   return `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM ${pending} LIMIT ${atMost}) w) AS waiting,
-    coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest,
+    ${watermarkSql(source)} AS through, coalesce((${newestIdSql(source)}), 0) AS newest,
     ${source === "messages" ? BLOCKS_THROUGH_SQL : "0::bigint"} AS blocks`;
 }
 
@@ -146,10 +145,8 @@ export class PgSearchIndex implements SearchIndex {
    * newest id when none waits), and the newest id stored.
    */
   async through(source: IndexSource): Promise<{ through: number; newest: number }> {
-    const { pending, id } = SOURCES[source];
-    const newest = source === "messages" ? "SELECT max(message_id) FROM messages" : "SELECT max(id) FROM summaries";
     const row = await this.db.row<{ through: number; newest: number }>(
-      `SELECT coalesce((SELECT min(${id}) - 1 FROM ${pending} WHERE NOT reindex), (${newest}), 0) AS through, coalesce((${newest}), 0) AS newest`,
+      `SELECT ${watermarkSql(source)} AS through, coalesce((${newestIdSql(source)}), 0) AS newest`,
     );
     return { through: row?.through ?? 0, newest: row?.newest ?? 0 };
   }
